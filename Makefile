@@ -1,0 +1,35 @@
+# wo: two commands do all set-up on a fresh machine with python3 and pip.
+PY ?= python3
+VENV ?= .venv
+BIN = $(VENV)/bin
+MODEL ?= corpora/models/wo-ewt-dep.wo
+TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
+OUT = out
+
+.PHONY: install demo test bench bench-quick clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install -e '.[test,bench]'
+
+demo: install
+	mkdir -p $(OUT)
+	$(BIN)/wo linearize --model $(MODEL) --input $(TEST) --output $(OUT)/ewt-test.bag.txt --given none --jobs 2
+	$(BIN)/wo evaluate --hyp $(OUT)/ewt-test.bag.txt --ref $(TEST)
+	$(BIN)/wo linearize --model $(MODEL) --input $(TEST) --output $(OUT)/ewt-test.full.txt --given full --jobs 2
+	$(BIN)/wo evaluate --hyp $(OUT)/ewt-test.full.txt --ref $(TEST)
+
+test: install
+	$(BIN)/python -m pytest -q tests
+
+bench-quick: install
+	$(BIN)/python bench/run.py --quick
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf build $(OUT) wo/_fast/*.c wo/_fast/*.so

@@ -1,0 +1,37 @@
+"""Shared fixtures: real EWT slices from corpora/ and a small model trained on real data."""
+import os
+import pathlib
+
+import pytest
+
+from wo.data import read_conllu
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EWT = ROOT / "corpora" / "ud-en-ewt"
+SHIPPED = ROOT / "corpora" / "models" / "wo-ewt-dep.wo"
+
+
+@pytest.fixture(scope="session")
+def ewt_dev():
+    return read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))
+
+
+@pytest.fixture(scope="session")
+def ewt_train_slice():
+    return read_conllu(str(EWT / "en_ewt-ud-train.conllu.xz"))[:400]
+
+
+@pytest.fixture(scope="session")
+def small_model(tmp_path_factory, ewt_train_slice):
+    """A model trained for 2 epochs on 400 real EWT train sentences (~10 s)."""
+    from wo.train import train
+
+    path = tmp_path_factory.mktemp("model") / "small.wo"
+    train(ewt_train_slice, [], 2, str(path), hash_bits=18, log=lambda m: None)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def model_path(small_model):
+    """The shipped pretrained model when present (it is in the repository), else the small one."""
+    return str(SHIPPED) if SHIPPED.exists() else small_model

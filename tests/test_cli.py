@@ -1,0 +1,68 @@
+import json
+import lzma
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import EWT
+from wo.cli import main
+
+
+def _slice(tmp_path, n=25):
+    with lzma.open(EWT / "en_ewt-ud-dev.conllu.xz", "rt", encoding="utf-8") as fh:
+        blocks = fh.read().split("\n\n")[:n]
+    p = tmp_path / "slice.conllu"
+    p.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    return p
+
+
+def test_linearize_and_evaluate_end_to_end(tmp_path, model_path, capsys):
+    src = _slice(tmp_path)
+    out = tmp_path / "out.txt"
+    rc = main(["linearize", "--model", model_path, "--input", str(src), "--output", str(out),
+               "--given", "full", "--budget-factor", "10", "--quiet"])
+    assert rc == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 25
+    capsys.readouterr()
+    rc = main(["evaluate", "--hyp", str(out), "--ref", str(src), "--json"])
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["recovered"] == 100.0
+    assert res["bleu"] > 30.0          # full trees constrain the order heavily
+    assert "tok:none" in res["signature"] and "case:mixed" in res["signature"]
+
+
+def test_jsonl_output(tmp_path, model_path):
+    src = _slice(tmp_path, 5)
+    out = tmp_path / "out.jsonl"
+    assert main(["linearize", "--model", model_path, "--input", str(src), "--output", str(out),
+                 "--format", "jsonl", "--quiet"]) == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 5 and all(r["status"] in ("ok", "fallback") for r in rows)
+    assert all(len(r["tokens"]) == len(r["heads"]) == len(r["pos"]) for r in rows)
+
+
+def test_malformed_input_reports_file_and_line(tmp_path, model_path, capsys):
+    src = _slice(tmp_path, 3)
+    lines = src.read_text().splitlines()
+    bad_line = next(i for i, ln in enumerate(lines) if ln and not ln.startswith("#") and i > 12)
+    cols = lines[bad_line].split("\t")
+    lines[bad_line] = "\t".join(cols[:7])
+    src.write_text("\n".join(lines) + "\n")
+    rc = main(["linearize", "--model", model_path, "--input", str(src), "--output",
+               str(tmp_path / "o.txt"), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert f"{src}:{bad_line + 1}:" in err and "columns" in err
+
+
+def test_bad_model_is_a_clear_error_without_traceback(tmp_path):
+    src = _slice(tmp_path, 2)
+    bad = tmp_path / "bad.wo"
+    bad.write_text("not a model")
+    p = subprocess.run([sys.executable, "-m", "wo.cli", "linearize", "--model", str(bad), "--input",
+                        str(src), "--output", str(tmp_path / "o.txt")], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "not a wo model" in p.stderr and "Traceback" not in p.stderr

@@ -1,0 +1,99 @@
+import numpy as np
+import pytest
+
+from wo._fast._search import SearchCore
+from wo.data import TagDictionary, is_projective, make_instance, scramble
+from wo.linearizer import Linearizer, given_for, linearize_many
+from wo.train import training_instances
+
+
+def test_forced_decoding_reaches_every_projective_dev_tree(ewt_dev, ewt_train_slice):
+    td = TagDictionary.build(ewt_train_slice)
+    core = SearchCore(np.zeros(1 << 12, dtype=np.float32), 12)
+    checked = 0
+    for i, s in enumerate(ewt_dev):
+        if not is_projective(s.heads):
+            continue
+        sc, perm = scramble(s, 5, i)
+        sc.meta["_gold_pos"] = [int(p) for p in perm]
+        inst = make_instance(sc.forms, [None] * len(sc), [-1] * len(sc), td, gold=sc)
+        reached, order, heads = core.forced(*inst.arrays(), inst.gold, 10 ** 7)
+        assert reached, s.sent_id
+        toks = [int(inst.canon[inst.leaf_tok[leaf]]) for leaf in order]
+        assert [sc.forms[t] for t in toks] == s.forms
+        # recognised tree equals the reference tree
+        for c in range(inst.n):
+            g = inst.gold[0][c]
+            assert heads[c] == g
+        checked += 1
+    assert checked > 1900
+
+
+@pytest.mark.parametrize("given", ["none", "pos", "heads", "full"])
+def test_outputs_are_permutations_that_keep_given_pos_and_heads(model_path, ewt_dev, given):
+    lin = Linearizer.load(model_path, budget_factor=10)
+    for i, s in enumerate(ewt_dev[:60]):
+        sc, _ = scramble(s, 1, i)
+        pos, heads = given_for(sc, given, 1.0, 1.0, 1, i)
+        r = lin.linearize(sc.forms, pos, heads)
+        assert sorted(r.order) == list(range(len(sc)))
+        assert sorted(r.tokens) == sorted(sc.forms)
+        assert sum(1 for h in r.heads if h == 0) == 1
+        where = {orig: j for j, orig in enumerate(r.order)}
+        for j, orig in enumerate(r.order):
+            if pos[orig] is not None:
+                assert r.pos[j] == pos[orig]
+            if heads[orig] == 0:
+                assert r.heads[j] == 0
+            elif heads[orig] > 0:
+                assert r.heads[j] == where[heads[orig] - 1] + 1
+        if given == "full" and r.status == "ok":
+            # projective output tree
+            arcs = [(min(j + 1, h), max(j + 1, h)) for j, h in enumerate(r.heads) if h > 0]
+            assert not any(a < c < b < d for a, b in arcs for c, d in arcs)
+
+
+def test_partial_constraints_respected(model_path, ewt_dev):
+    lin = Linearizer.load(model_path, budget_factor=10)
+    for i, s in enumerate(ewt_dev[100:140]):
+        sc, _ = scramble(s, 3, i)
+        pos, heads = given_for(sc, "full", 0.5, 0.5, 3, i)
+        r = lin.linearize(sc.forms, pos, heads)
+        where = {orig: j for j, orig in enumerate(r.order)}
+        for j, orig in enumerate(r.order):
+            if pos[orig] is not None:
+                assert r.pos[j] == pos[orig]
+            if heads[orig] > 0:
+                assert r.heads[j] == where[heads[orig] - 1] + 1
+
+
+def test_same_output_for_jobs_1_and_2_and_for_two_shuffles(model_path, ewt_dev):
+    sents = ewt_dev[200:260]
+    a = [(scramble(s, 1, i)[0].forms, None, None) for i, s in enumerate(sents)]
+    b = [(scramble(s, 99, i)[0].forms, None, None) for i, s in enumerate(sents)]
+    r1 = linearize_many(model_path, a, jobs=1, chunk=16, budget_factor=10)
+    r2 = linearize_many(model_path, a, jobs=2, chunk=16, budget_factor=10)
+    r3 = linearize_many(model_path, b, jobs=1, chunk=16, budget_factor=10)
+    assert [r.text() for r in r1] == [r.text() for r in r2]
+    assert [r.heads for r in r1] == [r.heads for r in r2]
+    assert [r.text() for r in r1] == [r.text() for r in r3]
+
+
+def test_training_lowers_violations_per_epoch(ewt_train_slice):
+    td = TagDictionary.build(ewt_train_slice)
+    insts, _ = training_instances(ewt_train_slice[:150], td)
+    W = np.zeros(1 << 18, dtype=np.float32)
+    U = np.zeros(1 << 18)
+    core = SearchCore(W, 18, U)
+    per_epoch, reached = [], []
+    for _ in range(3):
+        u0, ok = core.n_updates, 0
+        for inst in insts:
+            r, _, _ = core.train_one(*inst.arrays(), inst.gold, 4 * inst.n, 30 * inst.n)
+            core.avg_count += 1
+            ok += r
+        per_epoch.append(core.n_updates - u0)
+        reached.append(ok)
+    assert per_epoch[2] < per_epoch[0]
+    assert reached[2] > reached[0]
+    assert np.abs(W).sum() > 0

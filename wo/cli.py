@@ -1,0 +1,198 @@
+"""Command-line interface: ``wo train``, ``wo linearize``, ``wo evaluate``.
+
+Exit codes: 0 success; 1 some sentences failed (their output line is the fallback, see
+``--on-error``); 2 user error (bad arguments, unreadable or malformed input, bad model).
+User errors print ``wo: file:line: message`` on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import List
+
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USER = 0, 1, 2
+
+
+def _err(msg: str) -> None:
+    print(f"wo: {msg}", file=sys.stderr)
+
+
+def _atomic_write(path: str, lines: List[str]) -> None:
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".wo-out-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for ln in lines:
+                fh.write(ln + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cmd_train(a) -> int:
+    from .data import read_conllu
+    from .train import train
+
+    tr = read_conllu(a.train)
+    dv = read_conllu(a.dev) if a.dev else []
+    if a.dev_limit:
+        dv = dv[:a.dev_limit]
+    rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
+                train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
+                train_name=os.path.basename(a.train), dev_name=os.path.basename(a.dev or ""))
+    print(json.dumps(rec, indent=1))
+    return EXIT_OK
+
+
+def cmd_linearize(a) -> int:
+    from tqdm import tqdm
+
+    from .data import read_conllu, scramble
+    from .linearizer import given_for, linearize_many
+    from .model import Model
+
+    Model.load(a.model)  # fail early with a clear message
+    sents = read_conllu(a.input)
+    items = []
+    for i, s in enumerate(sents):
+        sc, _ = scramble(s, a.seed, i)
+        pos, heads = given_for(sc, a.given, a.reveal_pos, a.reveal_heads, a.seed, i)
+        items.append((sc.forms, pos, heads))
+    opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
+            "timeout": a.timeout}
+    t0 = time.perf_counter()
+    bar = tqdm(total=len(items), unit="sent", disable=a.quiet, file=sys.stderr)
+    res = linearize_many(a.model, items, jobs=a.jobs, progress=bar.update, **opts)
+    bar.close()
+    secs = time.perf_counter() - t0
+    failed = 0
+    lines = []
+    for s, r in zip(sents, res):
+        if r.status == "error":
+            failed += 1
+            _err(f"{a.input}:{s.line}: {r.message}")
+        if a.format == "jsonl":
+            lines.append(json.dumps({"sent_id": s.sent_id, "tokens": r.tokens, "heads": r.heads,
+                                     "pos": r.pos, "score": r.score, "status": r.status,
+                                     "seconds": round(r.seconds, 6), "pops": r.pops}))
+        else:
+            lines.append(r.text())
+    _atomic_write(a.output, lines)
+    if not a.quiet:
+        st = {}
+        for r in res:
+            st[r.status] = st.get(r.status, 0) + 1
+        print(f"wo: {len(res)} sentences in {secs:.2f}s ({len(res) / max(secs, 1e-9):.1f} sentences/s), "
+              f"status {st}", file=sys.stderr)
+    return EXIT_SOME_FAILED if failed else EXIT_OK
+
+
+def _read_lines_or_conllu(path: str) -> List[str]:
+    from .data import open_text, read_conllu
+
+    with open_text(path) as fh:
+        head = fh.read(4096)
+    if "\t" in head and any(ln.split("\t")[0].isdigit() for ln in head.splitlines()):
+        return [s.text() for s in read_conllu(path)]
+    with open_text(path) as fh:
+        return [ln.rstrip("\n") for ln in fh]
+
+
+def cmd_evaluate(a) -> int:
+    from .evaluate import score
+
+    hyps = _read_lines_or_conllu(a.hyp)
+    refs = _read_lines_or_conllu(a.ref)
+    if len(hyps) != len(refs):
+        _err(f"{a.hyp}: {len(hyps)} sentences but {a.ref} has {len(refs)}")
+        return EXIT_USER
+    sc = score(hyps, refs)
+    if a.json:
+        print(json.dumps(sc.__dict__))
+    else:
+        print(sc)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR
+
+    p = argparse.ArgumentParser(prog="wo", description="Word ordering (text linearization).")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("train", help="train a model (Zhang & Clark 2015, Algorithm 3)")
+    t.add_argument("--train", required=True, help="training CoNLL-U (.xz ok)")
+    t.add_argument("--dev", help="dev CoNLL-U for per-epoch BLEU (best epoch is kept)")
+    t.add_argument("--dev-limit", type=int, default=0, help="use only the first N dev sentences")
+    t.add_argument("--epochs", type=int, default=5)
+    t.add_argument("--model", required=True, help="output model file")
+    t.add_argument("--beam-factor", type=float, default=DEFAULT_BEAM_FACTOR, help="chart size k*n")
+    t.add_argument("--hash-bits", type=int, default=22, help="weight table of 2^b float32")
+    t.add_argument("--train-budget", type=float, default=30.0, help="training pops per word")
+    t.add_argument("--budget-factor", type=float, default=DEFAULT_BUDGET_FACTOR,
+                   help="default decoding pops per word stored in the model")
+    t.add_argument("--seed", type=int, default=1)
+    t.set_defaults(func=cmd_train)
+
+    li = sub.add_parser("linearize", help="order the words of each input sentence")
+    li.add_argument("--model", required=True)
+    li.add_argument("--input", required=True, help="CoNLL-U input; it is shuffled per sentence first")
+    li.add_argument("--output", required=True)
+    li.add_argument("--given", default="none", choices=["none", "pos", "heads", "full"],
+                    help="which columns are trusted constraints (none = bag of words: forms only)")
+    li.add_argument("--reveal-pos", type=float, default=1.0, help="share of given POS kept")
+    li.add_argument("--reveal-heads", type=float, default=1.0, help="share of given heads kept")
+    li.add_argument("--seed", type=int, default=1, help="shuffle / reveal seed")
+    li.add_argument("--budget", type=int, default=None, help="pop budget per sentence (pops)")
+    li.add_argument("--budget-factor", type=float, default=None, help="pop budget in pops per word")
+    li.add_argument("--beam-factor", type=float, default=None, help="chart size k*n")
+    li.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
+    li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
+    li.add_argument("--format", default="text", choices=["text", "jsonl"])
+    li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    li.set_defaults(func=cmd_linearize)
+
+    e = sub.add_parser("evaluate", help="BLEU (sacrebleu, tokenize none), exact match, words recovered")
+    e.add_argument("--hyp", required=True, help="one tokenized sentence per line")
+    e.add_argument("--ref", required=True, help="CoNLL-U or one tokenized sentence per line")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=cmd_evaluate)
+    return p
+
+
+def main(argv=None) -> int:
+    from .data import InputError
+    from .model import ModelError
+
+    args = build_parser().parse_args(argv)
+    for name in ("reveal_pos", "reveal_heads"):
+        v = getattr(args, name, None)
+        if v is not None and not 0.0 <= v <= 1.0:
+            _err(f"--{name.replace('_', '-')} must be in [0, 1]")
+            return EXIT_USER
+    if getattr(args, "jobs", 1) < 1:
+        _err("--jobs must be >= 1")
+        return EXIT_USER
+    try:
+        return args.func(args)
+    except (InputError, ModelError) as exc:
+        _err(str(exc))
+        return EXIT_USER
+    except FileNotFoundError as exc:
+        _err(f"{exc.filename}: no such file")
+        return EXIT_USER
+    except UnicodeDecodeError as exc:
+        _err(f"invalid UTF-8 input ({exc.reason} at byte {exc.start})")
+        return EXIT_USER
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

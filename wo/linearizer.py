@@ -1,0 +1,165 @@
+"""Decoding front end: :class:`Linearizer` (Python API) and the parallel corpus driver.
+
+Per-sentence decoding runs in the Cython core (``wo._fast._search.SearchCore``); joblib
+spreads sentences over processes that memory-map the model weights.
+"""
+from __future__ import annotations
+
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ._fast._search import SearchCore
+from .data import Sentence, choose_given, make_instance
+from .model import Model
+
+STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout"}
+DEFAULT_BEAM_FACTOR = 4.0
+DEFAULT_BUDGET_FACTOR = 30.0
+
+
+@dataclass
+class Result:
+    """One linearized sentence.
+
+    tokens: list[str] in output order; order: list[int], order[j] = input index (0-based) of
+    output token j; heads: list[int] 1-based head position in the output (0 = root);
+    pos: list[str] POS per output token; score: scaled model score F(e)/|e| of the output edge;
+    status: "ok" (goal edge popped), "fallback" (pop budget exhausted, greedy default output of
+    Zhang & Clark 2015 section 3.4), "timeout" or "error"; pops: int; edges: int (edges built);
+    seconds: float (wall clock); message: str (error text, else "").
+    """
+
+    tokens: List[str]
+    order: List[int]
+    heads: List[int]
+    pos: List[str]
+    score: float = 0.0
+    status: str = "ok"
+    pops: int = 0
+    edges: int = 0
+    seconds: float = 0.0
+    message: str = ""
+
+    def text(self) -> str:
+        return " ".join(self.tokens)
+
+
+class Linearizer:
+    """Word orderer over a trained model (Zhang & Clark 2015, Algorithm 4 with section 4 grammar).
+
+    Parameters: model (:class:`Model`); beam_factor k (chart size k*n); budget: pop budget per
+    sentence as pops per input word (``budget_factor``) or absolute ``max_pops``;
+    timeout: seconds per sentence (0 = none).  Raises ModelError via :meth:`load`.
+    """
+
+    def __init__(self, model: Model, beam_factor: Optional[float] = None,
+                 budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
+                 timeout: float = 0.0):
+        self.model = model
+        dec = model.header.get("decode", {})
+        self.beam_factor = float(beam_factor or dec.get("beam_factor", DEFAULT_BEAM_FACTOR))
+        self.budget_factor = float(budget_factor or dec.get("budget_factor", DEFAULT_BUDGET_FACTOR))
+        self.max_pops = max_pops
+        self.timeout = float(timeout or 0.0)
+        self.core = SearchCore(model.weights, model.hash_bits)
+
+    @classmethod
+    def load(cls, path: str, **options) -> "Linearizer":
+        """Load a model file (memory-mapped) and build a linearizer; see :class:`Linearizer`."""
+        return cls(Model.load(path), **options)
+
+    def budget(self, n: int) -> int:
+        """Pop budget for an n-word input (pops)."""
+        if self.max_pops:
+            return int(self.max_pops)
+        return max(8, int(self.budget_factor * n))
+
+    def linearize(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,
+                  heads: Optional[Sequence[int]] = None) -> Result:
+        """Order a bag of words.
+
+        words: list of n str; pos: optional list of n str-or-None (given POS); heads: optional
+        list of n int (1-based index into ``words`` of the given head, 0 = root, -1 = unknown).
+        Returns a :class:`Result`.  Raises ValueError for an empty input or heads out of range.
+        """
+        n = len(words)
+        if n == 0:
+            raise ValueError("empty input")
+        pos = list(pos) if pos is not None else [None] * n
+        heads = list(heads) if heads is not None else [-1] * n
+        if len(pos) != n or len(heads) != n:
+            raise ValueError("pos and heads must have one entry per word")
+        for h in heads:
+            if h < -1 or h > n:
+                raise ValueError(f"head {h} out of range for {n} words")
+        t0 = time.perf_counter()
+        inst = make_instance(words, pos, heads, self.model.tagdict)
+        beam = max(1, int(round(self.beam_factor * n)))
+        order, hd, score, status, pops, edges = self.core.decode(
+            *inst.arrays(), beam, self.budget(n), self.timeout)
+        toks_c = inst.leaf_tok[order]
+        outpos = np.empty(n, dtype=np.int64)
+        outpos[toks_c] = np.arange(n)
+        idx = [int(inst.canon[c]) for c in toks_c]
+        out_heads = [0 if hd[c] < 0 else int(outpos[hd[c]]) + 1 for c in toks_c]
+        return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
+                      float(score), STATUS_NAMES[int(status)], int(pops), int(edges),
+                      time.perf_counter() - t0)
+
+
+def given_for(sent: Sentence, given: str, reveal_pos: float, reveal_heads: float, seed: int, index: int):
+    """(pos, heads) constraints for sentence ``index`` (deterministic in seed and index)."""
+    rng = random.Random(seed * 7_000_003 + index + 1)
+    return choose_given(sent, given, reveal_pos, reveal_heads, rng)
+
+
+_CACHE: Dict[tuple, Linearizer] = {}
+
+
+def _worker(model_path: str, opts: dict, batch: List[tuple]) -> List[Result]:
+    key = (model_path, tuple(sorted(opts.items())))
+    lin = _CACHE.get(key)
+    if lin is None:
+        lin = Linearizer.load(model_path, **opts)
+        _CACHE.clear()
+        _CACHE[key] = lin
+    out = []
+    for words, pos, heads in batch:
+        try:
+            out.append(lin.linearize(words, pos, heads))
+        except (ValueError, MemoryError) as exc:
+            n = len(words)
+            out.append(Result(list(words), list(range(n)), [0] + [1] * (n - 1) if n else [],
+                              ["_"] * n, 0.0, "error", 0, 0, 0.0, str(exc)))
+    return out
+
+
+def linearize_many(model_path: str, items: Sequence[tuple], jobs: int = 1, chunk: int = 64,
+                   progress=None, **opts) -> List[Result]:
+    """Linearize ``items`` = [(words, pos, heads), ...] with ``jobs`` joblib processes.
+
+    Output order is input order and results are identical for any ``jobs`` (each sentence is
+    decoded independently with a deterministic pop budget).  ``progress`` is an optional
+    callable taking the number of sentences just finished.
+    """
+    batches = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
+    results: List[Result] = []
+    if jobs == 1:
+        for b in batches:
+            results.extend(_worker(model_path, opts, b))
+            if progress:
+                progress(len(b))
+        return results
+    from joblib import Parallel, delayed
+
+    par = Parallel(n_jobs=jobs, backend="loky", return_as="generator")
+    for b, res in zip(batches, par(delayed(_worker)(model_path, opts, b) for b in batches)):
+        results.extend(res)
+        if progress:
+            progress(len(b))
+    return results

@@ -1,0 +1,119 @@
+"""Model files: a JSON header plus a raw float32 weight table that workers memory-map.
+
+Layout (little-endian)::
+
+    8 bytes   magic b"WOMODEL\\0"
+    4 bytes   uint32 format version (FORMAT_VERSION)
+    4 bytes   uint32 header length H
+    H bytes   UTF-8 JSON header (hash_bits, feature_set, tag dictionary, training record,
+              weights_crc32, ...)
+    padding   zero bytes up to a multiple of 64
+    4*2^b     float32 weights
+
+The weights start at a 64-byte aligned offset so ``np.memmap`` (mode "r") shares the pages
+between joblib worker processes instead of copying the model per process.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import tempfile
+import zlib
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from .data import TagDictionary
+
+MAGIC = b"WOMODEL\0"
+FORMAT_VERSION = 1
+FEATURE_SET = "zc2015-table2-v1"
+
+
+class ModelError(Exception):
+    """The file is not a usable wo model (wrong version, truncated, corrupt, not a model)."""
+
+
+class Model:
+    """Scaled linear model: weights (float32, shape (2**hash_bits,)) + header.
+
+    Source: Zhang & Clark 2015, section 3.3 (scaled linear model) with hashed features.
+    """
+
+    def __init__(self, weights: np.ndarray, hash_bits: int, tagdict: TagDictionary,
+                 header: Optional[Dict[str, Any]] = None, path: Optional[str] = None):
+        if weights.shape != (1 << hash_bits,) or weights.dtype != np.float32:
+            raise ValueError("weights must be float32 of shape (2**hash_bits,)")
+        self.weights = weights
+        self.hash_bits = hash_bits
+        self.tagdict = tagdict
+        self.header = dict(header or {})
+        self.path = path
+
+    def save(self, path: str) -> None:
+        """Write atomically (temporary file + rename).  Raises OSError on I/O failure."""
+        w = np.ascontiguousarray(self.weights, dtype="<f4")
+        head = dict(self.header)
+        head.update({
+            "format_version": FORMAT_VERSION,
+            "feature_set": FEATURE_SET,
+            "hash_bits": self.hash_bits,
+            "tagdict": self.tagdict.to_json(),
+            "weights_crc32": zlib.crc32(w.tobytes()) & 0xFFFFFFFF,
+            "weights_bytes": int(w.nbytes),
+        })
+        hb = json.dumps(head, sort_keys=True).encode("utf-8")
+        pre = MAGIC + struct.pack("<II", FORMAT_VERSION, len(hb)) + hb
+        pad = (-len(pre)) % 64
+        d = os.path.dirname(os.path.abspath(path)) or "."
+        os.makedirs(d, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".wo-model-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(pre + b"\0" * pad)
+                fh.write(w.tobytes())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: str, mmap: bool = True, verify: bool = True) -> "Model":
+        """Load a model; weights are memory-mapped read-only when ``mmap``.
+
+        Raises ModelError naming the file for a non-model file, another format version, a
+        truncated file or a checksum mismatch; FileNotFoundError if it does not exist.
+        """
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            pre = fh.read(16)
+            if len(pre) < 16 or pre[:8] != MAGIC:
+                raise ModelError(f"{path}: not a wo model file (bad magic)")
+            version, hlen = struct.unpack("<II", pre[8:16])
+            if version != FORMAT_VERSION:
+                raise ModelError(f"{path}: model format version {version}, this wo reads version {FORMAT_VERSION}")
+            hb = fh.read(hlen)
+            if len(hb) < hlen:
+                raise ModelError(f"{path}: truncated model file (header incomplete)")
+        try:
+            head = json.loads(hb.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{path}: corrupt model header ({exc})") from None
+        if head.get("feature_set") != FEATURE_SET:
+            raise ModelError(f"{path}: feature set {head.get('feature_set')!r}, expected {FEATURE_SET!r}")
+        bits = int(head["hash_bits"])
+        offset = 16 + hlen
+        offset += (-offset) % 64
+        need = offset + 4 * (1 << bits)
+        if size != need:
+            raise ModelError(f"{path}: truncated or padded model file ({size} bytes, expected {need})")
+        if mmap:
+            w = np.memmap(path, dtype="<f4", mode="r", offset=offset, shape=(1 << bits,))
+        else:
+            w = np.fromfile(path, dtype="<f4", count=1 << bits, offset=offset)
+        if verify and (zlib.crc32(memoryview(w).cast("B")) & 0xFFFFFFFF) != head.get("weights_crc32"):
+            raise ModelError(f"{path}: corrupt model file (weights checksum mismatch)")
+        tagdict = TagDictionary.from_json(head.pop("tagdict"))
+        return cls(w, bits, tagdict, head, path)

@@ -1,0 +1,110 @@
+"""Training driver: scaled large-margin learning-guided search (Zhang & Clark 2015, Alg. 3, s. 4.4).
+
+One model is trained without input constraints (bags of words) and serves every input
+condition (section 5.5).  Parameters are averaged; dev BLEU is measured after each epoch and
+the best epoch is kept.
+"""
+from __future__ import annotations
+
+import random
+import sys
+import time
+from typing import Callable, List, Optional, Sequence
+
+import numpy as np
+
+from ._fast._search import SearchCore
+from .data import Sentence, TagDictionary, is_projective, make_instance, scramble
+from .evaluate import score
+from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR, Linearizer
+from .model import Model
+
+
+def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: int = 1):
+    """Scrambled, projective training instances with gold arrays.
+
+    Returns (instances, dropped) where dropped counts non-projective or unusable sentences.
+    """
+    out, dropped = [], 0
+    for i, s in enumerate(sents):
+        if len(s) == 0 or not is_projective(s.heads):
+            dropped += 1
+            continue
+        sc, perm = scramble(s, seed, i)
+        sc.meta["_gold_pos"] = [int(p) for p in perm]
+        n = len(sc)
+        out.append(make_instance(sc.forms, [None] * n, [-1] * n, tagdict, gold=sc))
+    return out, dropped
+
+
+def decode_bags(model: Model, sents: Sequence[Sentence], seed: int = 1, **opts) -> List[str]:
+    """Decode sentences as scrambled bags of words in-process; returns tokenized outputs."""
+    lin = Linearizer(model, **opts)
+    hyps = []
+    for i, s in enumerate(sents):
+        sc, _ = scramble(s, seed, i)
+        hyps.append(lin.linearize(sc.forms).text())
+    return hyps
+
+
+def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs: int, out: str,
+          hash_bits: int = 22, beam_factor: float = DEFAULT_BEAM_FACTOR,
+          train_budget_factor: float = 50.0, budget_factor: float = DEFAULT_BUDGET_FACTOR,
+          seed: int = 1, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+          train_name: str = "", dev_name: str = "") -> dict:
+    """Train and save the best-epoch averaged model to ``out``.
+
+    train_budget_factor: pop budget per training sentence, in pops per word.
+    Returns the training record (per-epoch seconds, updates, reached-gold share, dev BLEU).
+    """
+    t_all = time.perf_counter()
+    tagdict = TagDictionary.build(train_sents)
+    insts, dropped = training_instances(train_sents, tagdict, seed)
+    log(f"training on {len(insts)} sentences ({dropped} non-projective/empty dropped), "
+        f"{len(tagdict.table)} word types in the tag dictionary")
+    W = np.zeros(1 << hash_bits, dtype=np.float32)
+    U = np.zeros(1 << hash_bits, dtype=np.float64)
+    core = SearchCore(W, hash_bits, U)
+    rng = random.Random(seed)
+    record = {"epochs": [], "dropped_sentences": dropped, "train_sentences": len(insts),
+              "train": train_name, "dev": dev_name, "hash_bits": hash_bits}
+    best = None
+    for ep in range(1, epochs + 1):
+        idx = list(range(len(insts)))
+        rng.shuffle(idx)
+        t0 = time.perf_counter()
+        upd0, reached, pops = core.n_updates, 0, 0
+        for j in idx:
+            inst = insts[j]
+            n = inst.n
+            ok, p, _ = core.train_one(*inst.arrays(), inst.gold, max(1, int(round(beam_factor * n))),
+                                      max(8, int(train_budget_factor * n)))
+            core.avg_count += 1.0
+            reached += int(ok)
+            pops += p
+        secs = time.perf_counter() - t0
+        avg = (W - U / core.avg_count).astype(np.float32)
+        model = Model(avg, hash_bits, tagdict, {
+            "decode": {"beam_factor": beam_factor, "budget_factor": budget_factor},
+            "training": dict(record, epoch=ep)})
+        t1 = time.perf_counter()
+        dev_bleu = None
+        if dev_sents:
+            hyps = decode_bags(model, dev_sents, seed)
+            dev_bleu = score(hyps, [s.text() for s in dev_sents]).bleu
+        ent = {"epoch": ep, "seconds": round(secs, 2), "updates": int(core.n_updates - upd0),
+               "reached_gold": round(reached / max(1, len(insts)), 4), "pops": int(pops),
+               "dev_bleu": dev_bleu, "dev_seconds": round(time.perf_counter() - t1, 2)}
+        record["epochs"].append(ent)
+        log(f"epoch {ep}: {secs:.1f}s, updates {ent['updates']}, gold reached {ent['reached_gold']:.3f}, "
+            f"dev BLEU {dev_bleu if dev_bleu is None else round(dev_bleu, 2)}")
+        if best is None or (dev_bleu is not None and dev_bleu > best[0]) or dev_bleu is None:
+            best = (dev_bleu if dev_bleu is not None else 0.0, ep)
+            model.header["training"] = dict(record, best_epoch=ep, dev_bleu=dev_bleu)
+            model.save(out)
+    # final header carries the whole record
+    final = Model.load(out, mmap=False)
+    final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev_sents else None,
+                                    total_seconds=round(time.perf_counter() - t_all, 1))
+    final.save(out)
+    return final.header["training"]
