@@ -80,7 +80,7 @@ def cmd_linearize(a) -> int:
         if a.format == "jsonl":
             lines.append(json.dumps({"sent_id": s.sent_id, "tokens": r.tokens, "heads": r.heads,
                                      "pos": r.pos, "score": r.score, "status": r.status,
-                                     "seconds": round(r.seconds, 6), "pops": r.pops}))
+                                     "seconds": round(r.seconds, 6), "pops": r.pops, "edges": r.edges}))
         else:
             lines.append(r.text())
     _atomic_write(a.output, lines)

@@ -17,9 +17,10 @@ from ._fast._search import SearchCore
 from .data import Sentence, choose_given, make_instance
 from .model import Model
 
-STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout"}
+STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed"}
 DEFAULT_BEAM_FACTOR = 4.0
-DEFAULT_BUDGET_FACTOR = 30.0
+DEFAULT_BUDGET_FACTOR = 10.0
+DEFAULT_COMPLETE_BEAM = 8
 
 
 @dataclass
@@ -54,18 +55,21 @@ class Linearizer:
 
     Parameters: model (:class:`Model`); beam_factor k (chart size k*n); budget: pop budget per
     sentence as pops per input word (``budget_factor``) or absolute ``max_pops``;
-    timeout: seconds per sentence (0 = none).  Raises ModelError via :meth:`load`.
+    timeout: seconds per sentence (0 = none); complete_beam: beam of the completion phase run
+    when the budget is exhausted (0 = the greedy default output of section 3.4 only).  Raises ModelError via :meth:`load`.
     """
 
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
-                 timeout: float = 0.0):
+                 timeout: float = 0.0, complete_beam: Optional[int] = None):
         self.model = model
         dec = model.header.get("decode", {})
         self.beam_factor = float(beam_factor or dec.get("beam_factor", DEFAULT_BEAM_FACTOR))
         self.budget_factor = float(budget_factor or dec.get("budget_factor", DEFAULT_BUDGET_FACTOR))
         self.max_pops = max_pops
         self.timeout = float(timeout or 0.0)
+        self.complete_beam = int(complete_beam if complete_beam is not None
+                                 else dec.get("complete_beam", DEFAULT_COMPLETE_BEAM))
         self.core = SearchCore(model.weights, model.hash_bits)
 
     @classmethod
@@ -101,7 +105,7 @@ class Linearizer:
         inst = make_instance(words, pos, heads, self.model.tagdict)
         beam = max(1, int(round(self.beam_factor * n)))
         order, hd, score, status, pops, edges = self.core.decode(
-            *inst.arrays(), beam, self.budget(n), self.timeout)
+            *inst.arrays(), beam, self.budget(n), self.timeout, self.complete_beam)
         toks_c = inst.leaf_tok[order]
         outpos = np.empty(n, dtype=np.int64)
         outpos[toks_c] = np.arange(n)

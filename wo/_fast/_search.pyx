@@ -41,7 +41,9 @@ cdef enum:
     S_OK = 0           # a goal edge was popped
     S_BUDGET = 1       # pop budget exhausted: greedy default output (section 3.4)
     S_TIMEOUT = 2      # wall-clock timeout: greedy default output
+    S_COMPLETED = 3    # budget or timeout reached, goal found by beam completion over the chart
 STATUS_OK = S_OK
+STATUS_COMPLETED = S_COMPLETED
 STATUS_BUDGET = S_BUDGET
 STATUS_TIMEOUT = S_TIMEOUT
 
@@ -212,6 +214,7 @@ cdef class SearchCore:
     cdef eid_t* gold_ag
     cdef int ngold_ag, cap_gold
     cdef public long long n_updates
+    cdef public double max_tau
     cdef public double avg_count
     # statistics of the last call
     cdef public long long last_pops
@@ -264,6 +267,7 @@ cdef class SearchCore:
         self.gold_ag = <eid_t*>malloc(self.cap_gold * sizeof(eid_t))
         self.epoch = 0
         self.n_updates = 0
+        self.max_tau = 0.0
         self.avg_count = 1.0
         self.total_edges = 0
         if (self.E == NULL or self.surf == NULL or self.bits == NULL or self.akey == NULL
@@ -964,9 +968,186 @@ cdef class SearchCore:
             return x.F / x.nact > y.F / y.nact
         return a < b
 
+    # ------------------------------------------------------------------ completion
+    cdef eid_t _complete(self, int B) noexcept nogil:
+        """Beam completion when the pop budget is exhausted (extension of section 3.4's default output).
+
+        States start as the B largest chart edges; each step combines every state with every
+        disjoint chart or leaf edge (the four COMBINEs of Algorithm 4), keeps the B best new
+        edges by scaled score and stops when no state grows.  Returns the best goal edge or -1.
+        Cost: at most n steps x B x (k*n + leaves) x 4 edges.
+        """
+        cdef int i, j, t, nc = 0, ns = 0, nn
+        cdef eid_t e, s, c, best = -1
+        cdef double bk = 0.0, key
+        cdef eid_t* cands = <eid_t*>malloc((self.csize + self.nleaf + 1) * sizeof(eid_t))
+        cdef eid_t* states = <eid_t*>malloc((B + 1) * sizeof(eid_t))
+        cdef eid_t* nxt = <eid_t*>malloc((B + 1) * sizeof(eid_t))
+        cdef eid_t tmp
+        cdef bint ok
+        if cands == NULL or states == NULL or nxt == NULL:
+            free(cands); free(states); free(nxt)
+            return -1
+        for i in range(self.csize):
+            cands[nc] = self.cid[i]
+            nc += 1
+        for i in range(self.nleaf):          # leaf edges are edges 0..nleaf-1 when decoding
+            if self._materialise(i) < 0:
+                break
+            cands[nc] = i
+            nc += 1
+        # initial states: the B largest (then best-scored) chart edges
+        for i in range(1, self.csize):
+            j = i
+            while j > 0 and self._greedy_before(cands[j], cands[j - 1]):
+                tmp = cands[j]; cands[j] = cands[j - 1]; cands[j - 1] = tmp
+                j -= 1
+        for i in range(min(B, self.csize)):
+            states[ns] = cands[i]
+            ns += 1
+        if ns == 0 and nc > 0:
+            states[0] = cands[0]
+            ns = 1
+        while ns > 0:
+            self.asize = 0
+            for t in range(ns):
+                s = states[t]
+                for i in range(nc):
+                    c = cands[i]
+                    ok = True
+                    for j in range(self.W64):
+                        if self.bits[self.E[s].bits + j] & self.bits[self.E[c].bits + j]:
+                            ok = False
+                            break
+                    if not ok:
+                        continue
+                    if (self._try_combine(s, c, 1) < 0 or self._try_combine(s, c, 0) < 0
+                            or self._try_combine(c, s, 1) < 0 or self._try_combine(c, s, 0) < 0):
+                        self.asize = 0
+                        break
+            nn = 0
+            while self.asize > 0 and nn < B:
+                key = self.akey[0]
+                e = self._apop()
+                if nn > 0 and self.E[e].F == self.E[nxt[nn - 1]].F and self.E[e].nwords == self.E[nxt[nn - 1]].nwords:
+                    continue        # the same edge built from two states
+                if self.E[e].nwords == self.n:
+                    if self._is_goal(e) and (best < 0 or key > bk):
+                        best = e
+                        bk = key
+                    continue
+                if self._materialise(e) < 0:
+                    break
+                nxt[nn] = e
+                nn += 1
+            for t in range(nn):
+                states[t] = nxt[t]
+            ns = nn
+        self.asize = 0
+        if best >= 0:
+            self._materialise(best)
+        free(cands); free(states); free(nxt)
+        return best
+
+    cdef eid_t _merge_complete(self) noexcept nogil:
+        """Easy-first completion: merge the best pair of disjoint pieces until one remains.
+
+        Pieces start as a greedy partition of the words by chart edges (largest first, as in
+        section 3.4) plus the best leaf of every uncovered word.  Each step applies the
+        highest-scoring valid COMBINE of two pieces (scaled score); pair edges are kept on the
+        agenda and discarded lazily once a child has been merged.  Always reaches a goal when
+        the constraints are satisfiable (a complete dependent can always be attached to its
+        head on some side).  Returns the goal edge or -1.
+        """
+        cdef int i, j, np_ = 0, t
+        cdef eid_t e, a, b, tmp
+        cdef bint ok, alive_a, alive_b
+        cdef eid_t* pieces = <eid_t*>malloc((self.n + self.csize + 1) * sizeof(eid_t))
+        cdef eid_t* ids = <eid_t*>malloc((self.csize + 1) * sizeof(eid_t))
+        cdef uint64_t* cover = <uint64_t*>malloc(self.W64 * sizeof(uint64_t))
+        cdef int32_t* bestleaf = <int32_t*>malloc(self.n * sizeof(int32_t))
+        if pieces == NULL or ids == NULL or cover == NULL or bestleaf == NULL:
+            free(pieces); free(ids); free(cover); free(bestleaf)
+            return -1
+        memset(cover, 0, self.W64 * sizeof(uint64_t))
+        for i in range(self.csize):
+            ids[i] = self.cid[i]
+        for i in range(1, self.csize):
+            j = i
+            while j > 0 and self._greedy_before(ids[j], ids[j - 1]):
+                tmp = ids[j]; ids[j] = ids[j - 1]; ids[j - 1] = tmp
+                j -= 1
+        for i in range(self.csize):
+            a = ids[i]
+            ok = True
+            for j in range(self.W64):
+                if cover[j] & self.bits[self.E[a].bits + j]:
+                    ok = False
+                    break
+            if not ok:
+                continue
+            for j in range(self.W64):
+                cover[j] |= self.bits[self.E[a].bits + j]
+            pieces[np_] = a
+            np_ += 1
+        for i in range(self.n):
+            bestleaf[i] = -1
+        for i in range(self.nleaf):
+            t = self.leaf_tok[i]
+            if bestleaf[t] < 0 or self.E[i].F > self.E[bestleaf[t]].F:
+                bestleaf[t] = i
+        for t in range(self.n):
+            if not (cover[t // 64] >> (t % 64)) & 1 and bestleaf[t] >= 0:
+                if self._materialise(bestleaf[t]) < 0:
+                    break
+                pieces[np_] = bestleaf[t]
+                np_ += 1
+        self.asize = 0
+        for i in range(np_):
+            for j in range(np_):
+                if i != j:
+                    if self._try_combine(pieces[i], pieces[j], 1) < 0 or self._try_combine(pieces[i], pieces[j], 0) < 0:
+                        np_ = 0
+        while np_ > 1 and self.asize > 0:
+            e = self._apop()
+            a = self.E[e].left
+            b = self.E[e].right
+            alive_a = False
+            alive_b = False
+            for i in range(np_):
+                if pieces[i] == a:
+                    alive_a = True
+                elif pieces[i] == b:
+                    alive_b = True
+            if not (alive_a and alive_b):
+                continue
+            if self._materialise(e) < 0:
+                break
+            j = 0
+            for i in range(np_):
+                if pieces[i] != a and pieces[i] != b:
+                    pieces[j] = pieces[i]
+                    j += 1
+            np_ = j
+            for i in range(np_):
+                if (self._try_combine(e, pieces[i], 1) < 0 or self._try_combine(e, pieces[i], 0) < 0
+                        or self._try_combine(pieces[i], e, 1) < 0 or self._try_combine(pieces[i], e, 0) < 0):
+                    np_ = -1
+                    break
+            if np_ < 0:
+                break
+            pieces[np_] = e
+            np_ += 1
+        self.asize = 0
+        e = -1
+        if np_ == 1 and self._is_goal(pieces[0]):
+            e = pieces[0]
+        free(pieces); free(ids); free(cover); free(bestleaf)
+        return e
+
     # ------------------------------------------------------------------ decoding
     def decode(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, int beam,
-               long long max_pops, double timeout=0.0):
+               long long max_pops, double timeout=0.0, int complete_beam=4):
         """Decode one instance (Algorithm 4).
 
         Parameters
@@ -976,15 +1157,17 @@ cdef class SearchCore:
         leaf_tok : int32[L] token of each leaf edge;  leaf_pos : uint32[L] POS atom of each leaf;
         beam : chart size (k*n);  max_pops : pop budget;  timeout : seconds (0 = none).
 
+        complete_beam : beam of the completion phase run when the budget or timeout is reached
+        (0 = greedy default output only).
         Returns (order int32[n] leaf ids, heads int32[n] token -> head token or -1,
-        scaled score float, status int (0 ok, 1 budget, 2 timeout), pops int, edges int).
+        scaled score float, status int (0 ok, 1 budget, 2 timeout, 3 completed), pops int, edges int).
         Raises ValueError for inconsistent arrays, MemoryError when the pools cannot grow.
         """
         self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, None)
         self.gold_only = False
         self._reset(beam)
         cdef long long pops = 0
-        cdef eid_t e, goal = -1
+        cdef eid_t e, goal = -1, g2
         cdef int status = S_BUDGET, rc = 0
         cdef double t0 = _now()
         with nogil:
@@ -1007,6 +1190,13 @@ cdef class SearchCore:
                     rc = -1
                     break
                 self._cadd(e, self.E[e].F / self.E[e].nact)
+            if rc == 0 and goal < 0 and complete_beam > 0:
+                goal = self._complete(complete_beam)
+                g2 = self._merge_complete()
+                if g2 >= 0 and (goal < 0 or self.E[g2].F / self.E[g2].nact > self.E[goal].F / self.E[goal].nact):
+                    goal = g2
+                if goal >= 0:
+                    status = S_COMPLETED
         if rc < 0:
             raise MemoryError("search pools could not grow")
         self.last_pops = pops
@@ -1134,6 +1324,8 @@ cdef class SearchCore:
                 if sq < 1e-12:
                     return 0
                 tau = loss / sq
+                if self.max_tau > 0 and tau > self.max_tau:
+                    tau = self.max_tau
         self.n_updates += 1
         self.epoch += 1
         return 1
