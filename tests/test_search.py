@@ -17,7 +17,7 @@ def test_forced_decoding_reaches_every_projective_dev_tree(ewt_dev, ewt_train_sl
         sc, perm = scramble(s, 5, i)
         sc.meta["_gold_pos"] = [int(p) for p in perm]
         inst = make_instance(sc.forms, [None] * len(sc), [-1] * len(sc), td, gold=sc)
-        reached, order, heads = core.forced(*inst.arrays(), inst.gold, 10 ** 7)
+        reached, order, heads, _ = core.forced(*inst.arrays(), inst.gold, 10 ** 7)
         assert reached, s.sent_id
         toks = [int(inst.canon[inst.leaf_tok[leaf]]) for leaf in order]
         assert [sc.forms[t] for t in toks] == s.forms

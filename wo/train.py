@@ -49,12 +49,18 @@ def decode_bags(model: Model, sents: Sequence[Sentence], seed: int = 1, **opts) 
 
 def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs: int, out: str,
           hash_bits: int = 22, beam_factor: float = DEFAULT_BEAM_FACTOR,
-          train_budget_factor: float = 50.0, budget_factor: float = DEFAULT_BUDGET_FACTOR,
+          train_budget_factor: float = 30.0, budget_factor: float = DEFAULT_BUDGET_FACTOR,
           seed: int = 1, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-          train_name: str = "", dev_name: str = "") -> dict:
+          train_name: str = "", dev_name: str = "", max_tau: float = 0.05,
+          easy_first: bool = True) -> dict:
     """Train and save the best-epoch averaged model to ``out``.
 
     train_budget_factor: pop budget per training sentence, in pops per word.
+    max_tau: cap on the large-margin step size tau (PA-I style; 0 = the paper's uncapped step).
+    easy_first: after Algorithm 3 on a sentence, also make an easy-first pass
+    (``SearchCore.train_easy_first``) that trains the decisions of the decoder's merge
+    completion.  Measured on 3,000 EWT train sentences, 2 epochs, dev[:300]: bag BLEU 14.15 ->
+    14.40, full-tree BLEU 54.99 -> 60.29 (both with max_tau 0.05; uncapped: 13.20 / 51.38).
     Returns the training record (per-epoch seconds, updates, reached-gold share, dev BLEU).
     """
     t_all = time.perf_counter()
@@ -65,9 +71,12 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     W = np.zeros(1 << hash_bits, dtype=np.float32)
     U = np.zeros(1 << hash_bits, dtype=np.float64)
     core = SearchCore(W, hash_bits, U)
+    core.max_tau = max_tau
     rng = random.Random(seed)
     record = {"epochs": [], "dropped_sentences": dropped, "train_sentences": len(insts),
-              "train": train_name, "dev": dev_name, "hash_bits": hash_bits}
+              "train": train_name, "dev": dev_name, "hash_bits": hash_bits, "max_tau": max_tau,
+              "easy_first": easy_first, "beam_factor": beam_factor,
+              "train_budget_factor": train_budget_factor}
     best = None
     for ep in range(1, epochs + 1):
         idx = list(range(len(insts)))
@@ -79,13 +88,15 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
             n = inst.n
             ok, p, _ = core.train_one(*inst.arrays(), inst.gold, max(1, int(round(beam_factor * n))),
                                       max(8, int(train_budget_factor * n)))
+            if easy_first:
+                core.train_easy_first(*inst.arrays(), inst.gold)
             core.avg_count += 1.0
             reached += int(ok)
             pops += p
         secs = time.perf_counter() - t0
         avg = (W - U / core.avg_count).astype(np.float32)
         model = Model(avg, hash_bits, tagdict, {
-            "decode": {"beam_factor": beam_factor, "budget_factor": budget_factor},
+            "decode": {"beam_factor": beam_factor, "budget_factor": budget_factor, "complete_beam": 8},
             "training": dict(record, epoch=ep)})
         t1 = time.perf_counter()
         dev_bleu = None

@@ -5,6 +5,7 @@ from ._typedefs cimport uint32_t, int32_t, int16_t, uint8_t, uint64_t, int64_t
 cdef struct Edge:
     # One hypothesis: a projective dependency tree over a set of input words, with its order.
     score_t F              # unscaled score: sum of action scores over the derivation
+    uint64_t sig           # signature of (word, POS, constraint) string and tree: equal sig = same future
     eid_t left, right      # child edges (-1 for a leaf edge)
     int32_t head           # leaf id (token x POS) of the head word
     int32_t ldep1, ldep2   # leaf ids of the outermost and second-outermost left dependents of head

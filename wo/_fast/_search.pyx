@@ -209,12 +209,17 @@ cdef class SearchCore:
     cdef bint has_gold
     cdef bint gold_only
     cdef object _refs
+    # signatures of popped edges (decoding): open addressing, 0 = empty
+    cdef uint64_t* seen
+    cdef int seen_cap
     # training state
     cdef int epoch
     cdef eid_t* gold_ag
     cdef int ngold_ag, cap_gold
     cdef public long long n_updates
+    cdef int ne_mark
     cdef public double max_tau
+    cdef public int positive_choice
     cdef public double avg_count
     # statistics of the last call
     cdef public long long last_pops
@@ -233,6 +238,8 @@ cdef class SearchCore:
         self.tbuf = NULL
         self.gold_ag = NULL
         self.U = NULL
+        self.seen = NULL
+        self.seen_cap = 0
 
     def __init__(self, weights, int hash_bits, accum=None):
         if weights.shape[0] != (1 << hash_bits) or weights.dtype != np.float32:
@@ -268,6 +275,7 @@ cdef class SearchCore:
         self.epoch = 0
         self.n_updates = 0
         self.max_tau = 0.0
+        self.positive_choice = 0
         self.avg_count = 1.0
         self.total_edges = 0
         if (self.E == NULL or self.surf == NULL or self.bits == NULL or self.akey == NULL
@@ -277,6 +285,7 @@ cdef class SearchCore:
     def __dealloc__(self):
         free(self.E); free(self.surf); free(self.bits); free(self.akey); free(self.aid)
         free(self.ckey); free(self.cid); free(self.fbuf); free(self.tbuf); free(self.gold_ag)
+        free(self.seen)
 
     # ------------------------------------------------------------------ instance
     def _set_instance(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold=None):
@@ -392,6 +401,32 @@ cdef class SearchCore:
             for i in range(self.W64):
                 self.bits[x.bits + i] = self.bits[l.bits + i] | self.bits[r.bits + i]
         return 0
+
+    cdef int _seen_reset(self, long long max_pops) except -1:
+        cdef long long need = 1024
+        while need < 2 * max_pops + 2 and need < (1 << 26):
+            need *= 2
+        if self.seen_cap < need:
+            free(self.seen)
+            self.seen = <uint64_t*>malloc(need * sizeof(uint64_t))
+            if self.seen == NULL:
+                raise MemoryError()
+            self.seen_cap = <int>need
+        memset(self.seen, 0, self.seen_cap * sizeof(uint64_t))
+        return 0
+
+    cdef bint _seen_add(self, uint64_t sig) noexcept nogil:
+        """Insert sig; return True if it was already there (a duplicate edge)."""
+        if sig == 0:
+            sig = 1
+        cdef uint64_t mask = <uint64_t>(self.seen_cap - 1)
+        cdef uint64_t i = (sig ^ (sig >> 29)) & mask
+        while self.seen[i] != 0:
+            if self.seen[i] == sig:
+                return True
+            i = (i + 1) & mask
+        self.seen[i] = sig
+        return False
 
     # ------------------------------------------------------------------ agenda (max-heap)
     cdef inline bint _abetter(self, int i, int j) noexcept nogil:
@@ -729,6 +764,7 @@ cdef class SearchCore:
     # ------------------------------------------------------------------ edges
     cdef int _push_leaves(self) noexcept nogil:
         cdef int i, k
+        cdef uint32_t key3[4]
         cdef eid_t e
         cdef Edge* x
         cdef int tok
@@ -751,6 +787,9 @@ cdef class SearchCore:
                 x.span_hi = self.gold_idx[tok] + 1
             k = self._leaf_features(i)
             x.F = self._sum_weights(k)
+            key3[0] = self.tok_word[tok]; key3[1] = self.leaf_pos[i]
+            key3[2] = <uint32_t>self.given_head[tok]; key3[3] = <uint32_t>self.given_ndeps[tok]
+            x.sig = (<uint64_t>murmurhash3_words(key3, 4, 1) << 32) | murmurhash3_words(key3, 4, 2)
             if self.gold_only and not x.gold:
                 self.ne -= 1
                 continue
@@ -816,6 +855,10 @@ cdef class SearchCore:
         cdef Edge* x = &self.E[e]
         x.left = le; x.right = re; x.head = H.head
         x.headleft = <uint8_t>headleft
+        cdef uint32_t sk[5]
+        sk[0] = <uint32_t>(L.sig >> 32); sk[1] = <uint32_t>L.sig
+        sk[2] = <uint32_t>(R.sig >> 32); sk[3] = <uint32_t>R.sig; sk[4] = <uint32_t>headleft
+        x.sig = (<uint64_t>murmurhash3_words(sk, 5, 3) << 32) | murmurhash3_words(sk, 5, 4)
         if headleft:
             x.hpos = L.hpos
             x.ldep1 = H.ldep1; x.ldep2 = H.ldep2
@@ -1166,7 +1209,8 @@ cdef class SearchCore:
         self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, None)
         self.gold_only = False
         self._reset(beam)
-        cdef long long pops = 0
+        self._seen_reset(max_pops)
+        cdef long long pops = 0, dups = 0
         cdef eid_t e, goal = -1, g2
         cdef int status = S_BUDGET, rc = 0
         cdef double t0 = _now()
@@ -1178,6 +1222,11 @@ cdef class SearchCore:
                     status = S_TIMEOUT
                     break
                 e = self._apop()
+                if self._seen_add(self.E[e].sig):
+                    dups += 1          # same words, tags, tree and order as an expanded edge
+                    if dups > 64 * max_pops:
+                        break
+                    continue
                 pops += 1
                 if self._materialise(e) < 0:
                     rc = -1
@@ -1205,7 +1254,7 @@ cdef class SearchCore:
         return self._result(goal, status, pops)
 
     def forced(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, long long max_pops):
-        """Forced decoding: only gold edges are built; returns (reached, order leaf ids or None, heads).
+        """Forced decoding: only gold edges are built; returns (reached, order leaf ids or None, heads, scaled score).
 
         ``gold`` = (gold_head int32[n] (-1 root), gold_pos uint32[n] POS atoms, gold_idx int32[n]
         reference positions, sub_lo int32[n], sub_hi int32[n] subtree spans [lo, hi)).
@@ -1229,9 +1278,9 @@ cdef class SearchCore:
                 self._cadd(e, self.E[e].F / self.E[e].nact)
         self.gold_only = False
         if goal < 0:
-            return False, None, None
+            return False, None, None, 0.0
         r = self._result(goal, STATUS_OK, pops)
-        return True, r[0], r[1]
+        return True, r[0], r[1], r[2]
 
     # ------------------------------------------------------------------ training
     cdef double _rescore(self, eid_t e) noexcept nogil:
@@ -1345,6 +1394,8 @@ cdef class SearchCore:
         for i in range(self.ngold_ag):
             g = self.gold_ag[i]
             s = self._rescore(g) / self.E[g].nact
+            if self.positive_choice == 1:
+                s = -s
             if best < 0 or s < bs or (s == bs and g > best):
                 best = g
                 bs = s
@@ -1453,6 +1504,85 @@ cdef class SearchCore:
                 ev.append(out)
         valid = all(not self._cworse(i, (i - 1) // 2) for i in range(1, self.csize))
         return ev, sorted(self.cid[i] for i in range(self.csize)), valid
+
+    def train_easy_first(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold):
+        """Easy-first training pass that matches the merge completion of the decoder.
+
+        Pieces start as the gold leaves; at each step the highest-scoring valid COMBINE of two
+        pieces is compared with the best gold COMBINE: if it is not gold, a scaled large-margin
+        update (section 3.5) is made against the best gold one; the gold one is applied.
+        Returns (steps, updates).  ``gold`` as in :meth:`forced`.
+        """
+        if self.U == NULL:
+            raise ValueError("SearchCore was created without an accumulator: cannot train")
+        self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold)
+        self.gold_only = False
+        self._reset(1)
+        cdef long long upd0 = self.n_updates, steps = 0
+        cdef int i, j, np_ = 0, k
+        cdef eid_t e, g, a, b, best, bestg
+        cdef double key, bk, bgk
+        cdef eid_t* pieces = <eid_t*>malloc((self.n + 1) * sizeof(eid_t))
+        if pieces == NULL:
+            raise MemoryError()
+        with nogil:
+            self._push_leaves()
+            self.asize = 0
+            self.ngold_ag = 0
+            for i in range(self.nleaf):
+                if self.E[i].gold:
+                    self._materialise(i)
+                    pieces[np_] = i
+                    np_ += 1
+            while np_ > 1:
+                # all valid pair combinations under the current weights
+                self.ngold_ag = 0
+                best = -1
+                bestg = -1
+                for i in range(np_):
+                    for j in range(np_):
+                        if i == j:
+                            continue
+                        for k in range(2):
+                            e = self._new_pair(pieces[i], pieces[j], 1 - k)
+                            if e < 0:
+                                continue
+                            key = self.E[e].F / self.E[e].nact
+                            if best < 0 or key > bk:
+                                best = e
+                                bk = key
+                            if self.E[e].gold and (bestg < 0 or key > bgk):
+                                bestg = e
+                                bgk = key
+                if bestg < 0:
+                    break
+                if not self.E[best].gold:
+                    self._update(bestg, best)
+                a = self.E[bestg].left
+                b = self.E[bestg].right
+                self._materialise(bestg)
+                j = 0
+                for i in range(np_):
+                    if pieces[i] != a and pieces[i] != b:
+                        pieces[j] = pieces[i]
+                        j += 1
+                pieces[j] = bestg
+                np_ = j + 1
+                steps += 1
+        free(pieces)
+        return steps, self.n_updates - upd0
+
+    cdef eid_t _new_pair(self, eid_t le, eid_t re, int headleft) noexcept nogil:
+        """COMBINE without pushing: returns the new edge (scored under current weights) or -1."""
+        cdef int before = self.asize
+        cdef int r
+        self._rescore(le)
+        self._rescore(re)
+        r = self._try_combine(le, re, headleft)
+        if r <= 0:
+            return -1
+        self.asize = before
+        return self.ne - 1
 
     def features_of_last_edge(self):
         """Feature indices (uint32) of the action of the most recent edge (testing aid)."""
