@@ -51,11 +51,16 @@ def test_malformed_input_reports_file_and_line(tmp_path, model_path, capsys):
     cols = lines[bad_line].split("\t")
     lines[bad_line] = "\t".join(cols[:7])
     src.write_text("\n".join(lines) + "\n")
-    rc = main(["linearize", "--model", model_path, "--input", str(src), "--output",
-               str(tmp_path / "o.txt"), "--quiet"])
+    out = tmp_path / "o.txt"
+    rc = main(["linearize", "--model", model_path, "--input", str(src), "--output", str(out), "--quiet"])
     err = capsys.readouterr().err
-    assert rc == 2
+    assert rc == 1                      # some sentences failed, the others are linearized
     assert f"{src}:{bad_line + 1}:" in err and "columns" in err
+    lines = out.read_text().splitlines()
+    assert len(lines) == 3
+    rc = main(["linearize", "--model", model_path, "--input", str(src), "--output", str(tmp_path / "f.txt"),
+               "--quiet", "--on-error", "fail"])
+    assert rc == 2 and not (tmp_path / "f.txt").exists()
 
 
 def test_bad_model_is_a_clear_error_without_traceback(tmp_path):

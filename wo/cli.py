@@ -53,44 +53,31 @@ def cmd_train(a) -> int:
 def cmd_linearize(a) -> int:
     from tqdm import tqdm
 
-    from .data import read_conllu, scramble
-    from .linearizer import given_for, linearize_many
-    from .model import Model
+    from .batch import FailFast, Interrupted, run
 
-    Model.load(a.model)  # fail early with a clear message
-    sents = read_conllu(a.input)
-    items = []
-    for i, s in enumerate(sents):
-        sc, _ = scramble(s, a.seed, i)
-        pos, heads = given_for(sc, a.given, a.reveal_pos, a.reveal_heads, a.seed, i)
-        items.append((sc.forms, pos, heads))
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
             "timeout": a.timeout}
-    t0 = time.perf_counter()
-    bar = tqdm(total=len(items), unit="sent", disable=a.quiet, file=sys.stderr)
-    res = linearize_many(a.model, items, jobs=a.jobs, progress=bar.update, **opts)
+    bar = tqdm(unit="sent", disable=a.quiet, file=sys.stderr, dynamic_ncols=True)
+    try:
+        summ = run(a.model, a.input, a.output, input_format=a.input_format, output_format=a.format,
+                   given=a.given, reveal_pos=a.reveal_pos, reveal_heads=a.reveal_heads, seed=a.seed,
+                   jobs=a.jobs, on_error=a.on_error, max_length=a.max_length, backend=a.backend,
+                   scheduler=a.scheduler, progress=bar.update,
+                   report=lambda m: (bar.clear(), _err(m)), **opts)
+    except Interrupted as exc:
+        bar.close()
+        _err(f"interrupted: {exc.done} sentences written to {a.output}")
+        return 130
+    except FailFast as exc:
+        bar.close()
+        _err(str(exc))
+        return EXIT_USER
     bar.close()
-    secs = time.perf_counter() - t0
-    failed = 0
-    lines = []
-    for s, r in zip(sents, res):
-        if r.status == "error":
-            failed += 1
-            _err(f"{a.input}:{s.line}: {r.message}")
-        if a.format == "jsonl":
-            lines.append(json.dumps({"sent_id": s.sent_id, "tokens": r.tokens, "heads": r.heads,
-                                     "pos": r.pos, "score": r.score, "status": r.status,
-                                     "seconds": round(r.seconds, 6), "pops": r.pops, "edges": r.edges}))
-        else:
-            lines.append(r.text())
-    _atomic_write(a.output, lines)
     if not a.quiet:
-        st = {}
-        for r in res:
-            st[r.status] = st.get(r.status, 0) + 1
-        print(f"wo: {len(res)} sentences in {secs:.2f}s ({len(res) / max(secs, 1e-9):.1f} sentences/s), "
-              f"status {st}", file=sys.stderr)
-    return EXIT_SOME_FAILED if failed else EXIT_OK
+        print(f"wo: {a.input} read as {summ.input_format}; {summ.sentences} sentences in "
+              f"{summ.seconds:.2f}s ({summ.sentences_per_second:.1f} sentences/s), status {summ.status}",
+              file=sys.stderr)
+    return EXIT_SOME_FAILED if summ.failed else EXIT_OK
 
 
 def _read_lines_or_conllu(path: str) -> List[str]:
@@ -141,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     li = sub.add_parser("linearize", help="order the words of each input sentence")
     li.add_argument("--model", required=True)
-    li.add_argument("--input", required=True, help="CoNLL-U input; it is shuffled per sentence first")
+    li.add_argument("--input", required=True, help="input file; each sentence is shuffled with --seed first")
     li.add_argument("--output", required=True)
     li.add_argument("--given", default="none", choices=["none", "pos", "heads", "full"],
                     help="which columns are trusted constraints (none = bag of words: forms only)")
@@ -153,7 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
     li.add_argument("--beam-factor", type=float, default=None, help="chart size k*n")
     li.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
     li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
-    li.add_argument("--format", default="text", choices=["text", "jsonl"])
+    li.add_argument("--format", default="text", choices=["text", "detok", "conllu", "jsonl"],
+                    help="output: tokenized text, detokenized text, CoNLL-U, JSON lines")
+    li.add_argument("--input-format", default="auto", choices=["auto", "conllu", "bag", "zgen"])
+    li.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
+                    help="output of a failed sentence: its words in input order, an empty line, or stop")
+    li.add_argument("--max-length", type=int, default=200, help="refuse longer sentences (memory bound)")
+    li.add_argument("--backend", default="loky", choices=["loky", "dask"])
+    li.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     li.set_defaults(func=cmd_linearize)
 

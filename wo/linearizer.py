@@ -116,6 +116,24 @@ class Linearizer:
                       time.perf_counter() - t0)
 
 
+    def linearize_file(self, input_path: str, output_path: str, **options):
+        """Linearize a whole file with this linearizer's model; see :func:`wo.batch.run`.
+
+        options: input_format, output_format, given, reveal_pos, reveal_heads, seed, jobs,
+        on_error, max_length, backend, scheduler.  Returns a :class:`wo.batch.Summary`.
+        Raises ValueError if the model was not loaded from a file (workers need its path).
+        """
+        from .batch import run
+
+        if not self.model.path:
+            raise ValueError("linearize_file needs a model loaded from a file (Linearizer.load)")
+        opts = {"beam_factor": self.beam_factor, "budget_factor": self.budget_factor,
+                "max_pops": self.max_pops, "timeout": self.timeout, "complete_beam": self.complete_beam}
+        opts.update({k: v for k, v in options.items() if k in opts})
+        rest = {k: v for k, v in options.items() if k not in opts}
+        return run(self.model.path, input_path, output_path, **rest, **opts)
+
+
 def given_for(sent: Sentence, given: str, reveal_pos: float, reveal_heads: float, seed: int, index: int):
     """(pos, heads) constraints for sentence ``index`` (deterministic in seed and index)."""
     rng = random.Random(seed * 7_000_003 + index + 1)
@@ -143,27 +161,50 @@ def _worker(model_path: str, opts: dict, batch: List[tuple]) -> List[Result]:
     return out
 
 
-def linearize_many(model_path: str, items: Sequence[tuple], jobs: int = 1, chunk: int = 64,
-                   progress=None, **opts) -> List[Result]:
-    """Linearize ``items`` = [(words, pos, heads), ...] with ``jobs`` joblib processes.
+def linearize_many(model_path: str, items: Sequence[tuple], jobs: int = 1, chunk: int = 32,
+                   progress=None, on_batch=None, backend: str = "loky",
+                   scheduler: Optional[str] = None, **opts) -> List[Result]:
+    """Linearize ``items`` = [(words, pos, heads), ...] with ``jobs`` joblib workers.
 
-    Output order is input order and results are identical for any ``jobs`` (each sentence is
-    decoded independently with a deterministic pop budget).  ``progress`` is an optional
-    callable taking the number of sentences just finished.
+    Output order is input order and results are identical for any ``jobs`` and backend (each
+    sentence is decoded independently with a deterministic pop budget).  Workers load the
+    model from ``model_path`` (memory-mapped, cached per process).  ``backend``: "loky"
+    (local processes) or "dask" (joblib's Dask backend on the cluster at ``scheduler``, an
+    address such as tcp://127.0.0.1:8786; the model path must be readable by the workers).
+    ``progress(k)`` and ``on_batch(results)`` are called as batches finish, in order.
     """
     batches = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
     results: List[Result] = []
+
+    def take(b, res):
+        results.extend(res)
+        if on_batch:
+            on_batch(res)
+        if progress:
+            progress(len(b))
+
+    if backend == "dask":
+        import joblib
+        from dask.distributed import Client
+
+        client = Client(scheduler) if scheduler else Client(processes=False)
+        try:
+            with joblib.parallel_config(backend="dask"):
+                par = joblib.Parallel(n_jobs=-1, return_as="generator")
+                for b, res in zip(batches, par(joblib.delayed(_worker)(model_path, opts, b) for b in batches)):
+                    take(b, res)
+        finally:
+            client.close()
+        return results
+    if backend != "loky":
+        raise ValueError(f"unknown backend {backend!r} (loky or dask)")
     if jobs == 1:
         for b in batches:
-            results.extend(_worker(model_path, opts, b))
-            if progress:
-                progress(len(b))
+            take(b, _worker(model_path, opts, b))
         return results
     from joblib import Parallel, delayed
 
     par = Parallel(n_jobs=jobs, backend="loky", return_as="generator")
     for b, res in zip(batches, par(delayed(_worker)(model_path, opts, b) for b in batches)):
-        results.extend(res)
-        if progress:
-            progress(len(b))
+        take(b, res)
     return results

@@ -1,0 +1,317 @@
+"""Batch input and output: readers that never lose a sentence, validation, writers.
+
+Readers turn a file into :class:`Item` objects, one per input sentence, each either usable or
+carrying an error message and the line it refers to; a bad sentence never stops the others.
+
+Formats (``--input-format``):
+
+* ``conllu``: CoNLL-U (UD).  ``_`` in XPOS or HEAD means unknown.  Multiword-token ranges and
+  empty nodes are skipped (syntactic words only).
+* ``bag``: one sentence per line, space-separated tokens; a token ``word/TAG`` carries a POS tag
+  when TAG looks like a tag (``[A-Z$][A-Z0-9$.,:;()'`#|-]*`` or a punctuation tag).
+* ``zgen``: ZGen's 4-column format, one token per line: form, POS, head (0-based, -1 = none),
+  label; blank line between sentences.  A form ``__a_b__`` is a base-NP unit: its words keep
+  their internal order and move as one token; it is expanded on output.
+* ``auto``: chosen from the first non-comment lines (10 tab-separated columns: conllu; 4
+  columns with an integer third column: zgen; else bag).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+FORMATS = ("auto", "conllu", "bag", "zgen")
+OUTPUT_FORMATS = ("text", "detok", "conllu", "jsonl")
+_TAG = re.compile(r"^(?:[A-Z$][A-Z0-9$|_+-]*|[.,:;()'`#\"-]+|-[LR][RCS]B-)$")
+
+
+@dataclass
+class Item:
+    """One input sentence.
+
+    forms: list of n str (base-NP units joined with ``_`` stay one token); pos: list of n
+    (str or None); heads: list of n int (1-based, 0 root, -1 unknown); sent_id: str;
+    line: 1-based line of the sentence start (or of the offending line when ``error``);
+    error: message or None; units: per token, the list of words it stands for (ZGen base NPs).
+    """
+
+    forms: List[str]
+    pos: List[Optional[str]]
+    heads: List[int]
+    sent_id: str
+    line: int
+    error: Optional[str] = None
+    units: Optional[List[List[str]]] = None
+    gold: Optional[object] = None   # the data.Sentence when read from CoNLL-U
+
+    def __len__(self):
+        return len(self.forms)
+
+
+def detect_format(path: str) -> str:
+    """Detect the input format from content (see the module docstring)."""
+    from .data import open_text
+
+    try:
+        with open_text(path) as fh:
+            lines = []
+            for ln in fh:
+                if ln.strip() and not ln.startswith("#"):
+                    lines.append(ln.rstrip("\n"))
+                if len(lines) >= 20:
+                    break
+    except UnicodeDecodeError:
+        lines = []
+    if lines and sum(1 for ln in lines if len(ln.split("\t")) == 10) >= max(1, len(lines) // 2):
+        return "conllu"
+
+    def zgen_like(ln):
+        c = ln.split()
+        return len(c) == 4 and re.fullmatch(r"-?\d+", c[2]) is not None
+
+    if lines and sum(1 for ln in lines if zgen_like(ln)) >= max(1, (len(lines) + 1) // 2):
+        return "zgen"
+    return "bag"
+
+
+def _blocks(path: str):
+    """Yield (first line number, list of (line number, text or None if invalid UTF-8)) per block."""
+    import lzma
+
+    opener = lzma.open if str(path).endswith(".xz") else open
+    with opener(path, "rb") as fh:
+        data = fh.read()
+    cur: List[Tuple[int, Optional[str]]] = []
+    start = 1
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            txt: Optional[str] = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            txt = None
+        if txt is not None and not txt.strip():
+            if cur:
+                yield start, cur
+            cur = []
+            start = no + 1
+            continue
+        if not cur:
+            start = no
+        cur.append((no, txt))
+    if cur:
+        yield start, cur
+
+
+def _conllu_item(path: str, start: int, lines, index: int) -> Item:
+    from .data import Sentence
+
+    forms, lemmas, upos, xpos, feats, heads, deprels, misc = [], [], [], [], [], [], [], []
+    meta = {}
+    err = None
+    ids: List[int] = []
+    for no, txt in lines:
+        if txt is None:
+            err = err or (no, "invalid UTF-8")
+            continue
+        if txt.startswith("#"):
+            if "=" in txt:
+                k, v = txt[1:].split("=", 1)
+                meta[k.strip()] = v.strip()
+            continue
+        cols = txt.split("\t")
+        if len(cols) != 10:
+            err = err or (no, f"expected 10 tab-separated columns, found {len(cols)}")
+            continue
+        tid = cols[0]
+        if re.fullmatch(r"\d+-\d+", tid) or re.fullmatch(r"\d+\.\d+", tid):
+            continue
+        if not tid.isdigit():
+            err = err or (no, f"token id {tid!r} is not an integer")
+            continue
+        if cols[6] != "_" and not re.fullmatch(r"\d+", cols[6]):
+            err = err or (no, f"head {cols[6]!r} is not an integer")
+            continue
+        if int(tid) != len(ids) + 1:
+            err = err or (no, f"token id {tid} out of sequence (expected {len(ids) + 1})")
+        ids.append(int(tid))
+        forms.append(cols[1]); lemmas.append(cols[2]); upos.append(cols[3]); xpos.append(cols[4])
+        feats.append(cols[5]); heads.append(-1 if cols[6] == "_" else int(cols[6]))
+        deprels.append(cols[7]); misc.append(cols[9])
+    sid = meta.get("sent_id", str(index + 1))
+    sent = Sentence(forms, lemmas, upos, xpos, feats, heads, deprels, misc, sid, start, meta)
+    item = Item(forms, [None if t == "_" else t for t in xpos], heads, sid, start, gold=sent)
+    if err:
+        item.line, item.error = err
+    return item
+
+
+def _bag_item(start: int, lines, index: int) -> List[Item]:
+    out = []
+    for no, txt in lines:
+        if txt is None:
+            out.append(Item([], [], [], str(len(out) + index + 1), no, "invalid UTF-8"))
+            continue
+        forms, pos = [], []
+        for tok in txt.split():
+            w, sep, t = tok.rpartition("/")
+            if sep and w and _TAG.match(t):
+                forms.append(w); pos.append(t)
+            else:
+                forms.append(tok); pos.append(None)
+        out.append(Item(forms, pos, [-1] * len(forms), str(index + len(out) + 1), no))
+    return out
+
+
+def _zgen_item(start: int, lines, index: int) -> Item:
+    forms, pos, heads, units = [], [], [], []
+    err = None
+    raw_heads = []
+    for no, txt in lines:
+        if txt is None:
+            err = err or (no, "invalid UTF-8")
+            continue
+        c = txt.split()
+        if len(c) != 4:
+            err = err or (no, f"expected 4 columns (form POS head label), found {len(c)}")
+            continue
+        if not re.fullmatch(r"-?\d+", c[2]):
+            err = err or (no, f"head {c[2]!r} is not an integer")
+            continue
+        f = c[0]
+        if f.startswith("__") and f.endswith("__") and len(f) > 4:
+            units.append(f[2:-2].split("_"))
+        else:
+            units.append([f])
+        forms.append(f)
+        pos.append(None if c[1] in ("_", "-", "") else c[1])
+        raw_heads.append(int(c[2]))
+    n = len(forms)
+    for h in raw_heads:
+        heads.append(-1 if h < 0 else h + 1)  # ZGen: 0-based, -1 none; no explicit root marker
+    item = Item(forms, pos, heads, str(index + 1), start, units=units)
+    if err:
+        item.line, item.error = err
+    return item
+
+
+def read_items(path: str, fmt: str = "auto") -> Tuple[List[Item], str]:
+    """Read every sentence of ``path``; returns (items, format used).
+
+    Raises FileNotFoundError if the file does not exist; every other problem is attached to
+    the item it concerns (``Item.error``), never raised.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown input format {fmt!r}")
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "no such file", path)
+    if fmt == "auto":
+        fmt = detect_format(path)
+    items: List[Item] = []
+    for start, lines in _blocks(path):
+        if fmt == "conllu":
+            if all(t is not None and t.startswith("#") for _, t in lines):
+                continue
+            items.append(_conllu_item(path, start, lines, len(items)))
+        elif fmt == "zgen":
+            items.append(_zgen_item(start, lines, len(items)))
+        else:
+            items.extend(_bag_item(start, lines, len(items)))
+    return items, fmt
+
+
+def validate(item: Item, max_length: int, known_tags: Optional[set] = None) -> Optional[str]:
+    """Check an item's constraints; return an error message or None.
+
+    Problems: empty sentence, more than ``max_length`` tokens, heads out of range, a token
+    that is its own head, several roots, cycles in the given heads, POS tags not in
+    ``known_tags``.  Given heads that are acyclic with at most one root can always be
+    linearized projectively, so these checks are exactly the unsatisfiable cases.
+    """
+    n = len(item.forms)
+    if n == 0:
+        return "empty sentence"
+    if n > max_length:
+        return f"sentence has {n} tokens, more than --max-length {max_length} (refused to bound memory)"
+    for i, h in enumerate(item.heads):
+        if h < -1 or h > n:
+            return f"head {h} of token {i + 1} is out of range (sentence has {n} tokens)"
+        if h == i + 1:
+            return f"token {i + 1} is its own head"
+    if sum(1 for h in item.heads if h == 0) > 1:
+        return "several roots in the given heads"
+    for i in range(n):
+        seen = set()
+        j = i
+        while j >= 0 and item.heads[j] > 0:
+            if j in seen:
+                return f"cycle in the given heads through token {i + 1}"
+            seen.add(j)
+            j = item.heads[j] - 1
+    if known_tags is not None:
+        for i, t in enumerate(item.pos):
+            if t is not None and t not in known_tags:
+                return f"unknown POS tag {t!r} on token {i + 1}"
+    return None
+
+
+def detokenize(tokens: Sequence[str]) -> str:
+    """Detokenized English text (sacremoses)."""
+    from sacremoses import MosesDetokenizer
+
+    return MosesDetokenizer(lang="en").detokenize(list(tokens))
+
+
+def expand_units(item: Item, tokens: Sequence[str], order: Sequence[int]) -> List[str]:
+    """Expand ZGen base-NP units in output order."""
+    if not item.units:
+        return list(tokens)
+    out = []
+    for i in order:
+        out.extend(item.units[i])
+    return out
+
+
+def format_result(item: Item, res, fmt: str) -> str:
+    """One output record (without the trailing newline) for a result in ``fmt``."""
+    words = expand_units(item, res.tokens, res.order) if item.units else list(res.tokens)
+    if fmt == "text":
+        return " ".join(words)
+    if fmt == "detok":
+        return detokenize(words)
+    if fmt == "jsonl":
+        return json.dumps({"sent_id": item.sent_id, "tokens": words, "heads": res.heads, "pos": res.pos,
+                           "score": res.score, "status": res.status, "seconds": round(res.seconds, 6),
+                           "pops": res.pops, "edges": res.edges, "message": res.message},
+                          ensure_ascii=False)
+    # conllu
+    lines = [f"# sent_id = {item.sent_id}", f"# text = {detokenize(res.tokens)}"]
+    for j, (w, h, p) in enumerate(zip(res.tokens, res.heads, res.pos), 1):
+        lines.append(f"{j}\t{w}\t_\t_\t{p}\t_\t{h}\t_\t_\t_")
+    return "\n".join(lines) + "\n"
+
+
+class AtomicWriter:
+    """Write records to a temporary file in the target directory, renamed into place on close."""
+
+    def __init__(self, path: str):
+        self.path = path
+        d = os.path.dirname(os.path.abspath(path)) or "."
+        fd, self.tmp = tempfile.mkstemp(dir=d, prefix=".wo-out-")
+        self.fh = os.fdopen(fd, "w", encoding="utf-8")
+
+    def write(self, record: str) -> None:
+        self.fh.write(record + "\n")
+
+    def commit(self) -> None:
+        self.fh.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        self.fh.close()
+        if os.path.exists(self.tmp):
+            os.unlink(self.tmp)
