@@ -57,6 +57,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="dev only, fewer cells")
     ap.add_argument("--split", default="test", choices=["dev", "test"])
     ap.add_argument("--grid", action="store_true", help="Table-7 grid on dev (9 cells)")
+    ap.add_argument("--jobs-speedup", action="store_true", help="dev bags with --jobs 1 vs 2")
+    ap.add_argument("--skip-core", action="store_true", help="skip the test-set bag/full runs")
     args = ap.parse_args()
     os.makedirs(RES, exist_ok=True)
     split = "dev" if args.quick else args.split
@@ -69,7 +71,7 @@ def main():
     head = Model.load(args.model).header
     eps = head.get("training", {}).get("epochs", [])
     summary["epoch_seconds"] = [e["seconds"] for e in eps]
-    for given, name in (("none", "bag"), ("full", "full")):
+    for given, name in (() if args.skip_core else (("none", "bag"), ("full", "full"))):
         out = os.path.join(RES, f"ewt-{split}.{name}.jsonl")
         wall, rss, rows = run_linearize(args.model, src, out, given)
         sc = score_rows(rows, src)
@@ -98,6 +100,22 @@ def main():
                 grid[f"POS {pname} / heads {hname}"] = round(score_rows(rows, dev).bleu, 2)
                 print(f"POS {pname} / heads {hname}", grid[f"POS {pname} / heads {hname}"], flush=True)
         summary["table7_dev_bleu"] = grid
+    if args.jobs_speedup:
+        dev = os.path.join(EWT, "en_ewt-ud-dev.conllu.xz")
+        times = {}
+        for jobs in (1, 2, 1, 2, 1, 2):
+            out = os.path.join(RES, f"jobs{jobs}.jsonl")
+            wall, _, rows = run_linearize(args.model, dev, out, "none", ["--jobs", str(jobs)])
+            times.setdefault(jobs, []).append(wall)
+            print(f"jobs {jobs}: {wall:.2f}s", flush=True)
+        a = open(os.path.join(RES, "jobs1.jsonl")).read()
+        b = open(os.path.join(RES, "jobs2.jsonl")).read()
+        strip = lambda t: [{k: v for k, v in json.loads(x).items() if k != "seconds"} for x in t.splitlines()]
+        med = lambda xs: sorted(xs)[len(xs) // 2]
+        summary["jobs2_speedup"] = round(med(times[1]) / med(times[2]), 3)
+        summary["jobs_seconds"] = {str(k): v for k, v in times.items()}
+        summary["jobs_outputs_identical"] = strip(a) == strip(b)
+        print("jobs2_speedup", summary["jobs2_speedup"], "identical", summary["jobs_outputs_identical"])
     path = os.path.join(RES, "summary.json")
     old = {}
     if os.path.exists(path):
