@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
+from .data import permutation, remap_heads
 from .io import AtomicWriter, Item, format_result, read_items, validate
 from .linearizer import Result, linearize_many
 from .model import Model
@@ -66,14 +67,8 @@ def _model(path: str) -> Model:
 
 def shuffle_item(item: Item, seed: int, index: int) -> Item:
     """Shuffle an item's tokens with the fixed-seed permutation of :func:`wo.data.scramble`."""
-    n = len(item.forms)
-    perm = list(range(n))
-    random.Random(seed * 1_000_003 + index).shuffle(perm)
-    inv = {old: new for new, old in enumerate(perm)}
-    heads = []
-    for j in range(n):
-        h = item.heads[perm[j]]
-        heads.append(h if h <= 0 else inv[h - 1] + 1)
+    perm = permutation(len(item.forms), seed, index)
+    heads = remap_heads(item.heads, perm)
     return Item([item.forms[p] for p in perm], [item.pos[p] for p in perm], heads, item.sent_id,
                 item.line, item.error, [item.units[p] for p in perm] if item.units else None)
 

@@ -131,21 +131,31 @@ def read_conllu(path: str) -> List[Sentence]:
     return sents
 
 
+def permutation(n: int, seed: int, index: int) -> List[int]:
+    """The fixed-seed shuffle of sentence ``index``: perm[j] = original index of new token j.
+
+    Drawn from ``random.Random(seed * 1_000_003 + index)``, so it depends on no other sentence.
+    """
+    perm = list(range(n))
+    random.Random(seed * 1_000_003 + index).shuffle(perm)
+    return perm
+
+
+def remap_heads(heads: Sequence[int], perm: Sequence[int]) -> List[int]:
+    """1-based heads (0 root, -1 unknown) rewritten for tokens permuted by ``perm``."""
+    inv = {old: new for new, old in enumerate(perm)}
+    return [h if h <= 0 else inv[h - 1] + 1 for h in (heads[p] for p in perm)]
+
+
 def scramble(sent: Sentence, seed: int, index: int) -> Tuple[Sentence, np.ndarray]:
     """Shuffle a sentence's tokens with a fixed seed; remap heads; drop ``# text`` and ``SpaceAfter``.
 
-    The permutation is drawn from ``random.Random(seed * 1_000_003 + index)`` so it does not
-    depend on any other sentence.  Returns (scrambled sentence, perm) where ``perm[j]`` is the
+    The permutation is :func:`permutation` (it depends on no other sentence).  Returns (scrambled sentence, perm) where ``perm[j]`` is the
     original 0-based index of scrambled token j.
     """
     n = len(sent)
-    perm = list(range(n))
-    random.Random(seed * 1_000_003 + index).shuffle(perm)
-    inv = {old: new for new, old in enumerate(perm)}
-    heads = []
-    for j in range(n):
-        h = sent.heads[perm[j]]
-        heads.append(h if h <= 0 else inv[h - 1] + 1)
+    perm = permutation(n, seed, index)
+    heads = remap_heads(sent.heads, perm)
     misc = []
     for j in range(n):
         m = sent.misc[perm[j]]

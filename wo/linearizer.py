@@ -21,6 +21,8 @@ STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed"}
 DEFAULT_BEAM_FACTOR = 4.0
 DEFAULT_BUDGET_FACTOR = 10.0
 DEFAULT_COMPLETE_BEAM = 8
+DEFAULT_TREE_BEAM_FACTOR = 8.0
+DEFAULT_TREE_BUDGET_FACTOR = 50.0
 
 
 @dataclass
@@ -56,7 +58,9 @@ class Linearizer:
     Parameters: model (:class:`Model`); beam_factor k (chart size k*n); budget: pop budget per
     sentence as pops per input word (``budget_factor``) or absolute ``max_pops``;
     timeout: seconds per sentence (0 = none); complete_beam: beam of the completion phase run
-    when the budget is exhausted (0 = the greedy default output of section 3.4 only).  Raises ModelError via :meth:`load`.
+    when the budget is exhausted (0 = the greedy default output of section 3.4 only).
+    Unless beam or budget are given, inputs with at least half of their heads given use the
+    model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.  Raises ModelError via :meth:`load`.
     """
 
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
@@ -70,6 +74,11 @@ class Linearizer:
         self.timeout = float(timeout or 0.0)
         self.complete_beam = int(complete_beam if complete_beam is not None
                                  else dec.get("complete_beam", DEFAULT_COMPLETE_BEAM))
+        # tree linearization is cheap per pop: inputs with most heads given get a larger search
+        # unless the caller fixed the budget (tuned on EWT dev, see bench/results)
+        self._fixed = beam_factor is not None or budget_factor is not None or max_pops is not None
+        self.tree_beam_factor = float(dec.get("tree_beam_factor", DEFAULT_TREE_BEAM_FACTOR))
+        self.tree_budget_factor = float(dec.get("tree_budget_factor", DEFAULT_TREE_BUDGET_FACTOR))
         self.core = SearchCore(model.weights, model.hash_bits)
 
     @classmethod
@@ -104,8 +113,12 @@ class Linearizer:
         t0 = time.perf_counter()
         inst = make_instance(words, pos, heads, self.model.tagdict)
         beam = max(1, int(round(self.beam_factor * n)))
+        budget = self.budget(n)
+        if not self._fixed and 2 * sum(1 for h in heads if h >= 0) >= n:
+            beam = max(1, int(round(self.tree_beam_factor * n)))
+            budget = max(8, int(self.tree_budget_factor * n))
         order, hd, score, status, pops, edges = self.core.decode(
-            *inst.arrays(), beam, self.budget(n), self.timeout, self.complete_beam)
+            *inst.arrays(), beam, budget, self.timeout, self.complete_beam)
         toks_c = inst.leaf_tok[order]
         outpos = np.empty(n, dtype=np.int64)
         outpos[toks_c] = np.arange(n)

@@ -20,21 +20,23 @@ cdef inline uint32_t _fmix32(uint32_t h) noexcept nogil:
     h ^= h >> 16
     return h
 
+cdef inline uint32_t _scramble_k(uint32_t k1) noexcept nogil:
+    k1 *= <uint32_t>0xcc9e2d51
+    k1 = _rotl32(k1, 15)
+    k1 *= <uint32_t>0x1b873593
+    return k1
+
+cdef inline uint32_t _block(uint32_t h1, uint32_t k1) noexcept nogil:
+    h1 ^= _scramble_k(k1)
+    h1 = _rotl32(h1, 13)
+    return h1 * 5 + <uint32_t>0xe6546b64
+
 cdef uint32_t murmurhash3_words(const uint32_t* key, int nwords, uint32_t seed) noexcept nogil:
     """Hash ``nwords`` uint32 words (little-endian machine) with MurmurHash3_x86_32."""
     cdef uint32_t h1 = seed
-    cdef uint32_t c1 = <uint32_t>0xcc9e2d51
-    cdef uint32_t c2 = <uint32_t>0x1b873593
-    cdef uint32_t k1
     cdef int i
     for i in range(nwords):
-        k1 = key[i]
-        k1 *= c1
-        k1 = _rotl32(k1, 15)
-        k1 *= c2
-        h1 ^= k1
-        h1 = _rotl32(h1, 13)
-        h1 = h1 * 5 + <uint32_t>0xe6546b64
+        h1 = _block(h1, key[i])
     h1 ^= <uint32_t>(nwords * 4)
     return _fmix32(h1)
 
@@ -42,18 +44,11 @@ cdef uint32_t murmurhash3_bytes(const unsigned char* data, int length, uint32_t 
     """MurmurHash3_x86_32 of an arbitrary byte string."""
     cdef int nblocks = length // 4
     cdef uint32_t h1 = seed
-    cdef uint32_t c1 = <uint32_t>0xcc9e2d51
-    cdef uint32_t c2 = <uint32_t>0x1b873593
     cdef uint32_t k1
     cdef int i
     for i in range(nblocks):
         memcpy(&k1, data + 4 * i, 4)
-        k1 *= c1
-        k1 = _rotl32(k1, 15)
-        k1 *= c2
-        h1 ^= k1
-        h1 = _rotl32(h1, 13)
-        h1 = h1 * 5 + <uint32_t>0xe6546b64
+        h1 = _block(h1, k1)
     cdef const unsigned char* tail = data + nblocks * 4
     k1 = 0
     cdef int rem = length & 3
@@ -63,10 +58,7 @@ cdef uint32_t murmurhash3_bytes(const unsigned char* data, int length, uint32_t 
         k1 ^= (<uint32_t>tail[1]) << 8
     if rem >= 1:
         k1 ^= <uint32_t>tail[0]
-        k1 *= c1
-        k1 = _rotl32(k1, 15)
-        k1 *= c2
-        h1 ^= k1
+        h1 ^= _scramble_k(k1)
     h1 ^= <uint32_t>length
     return _fmix32(h1)
 

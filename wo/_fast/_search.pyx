@@ -897,13 +897,7 @@ cdef class SearchCore:
         cdef bint ok
         for i in range(self.csize):
             c = self.cid[i]
-            bc = &self.bits[self.E[c].bits]
-            ok = True
-            for j in range(W64):
-                if be[j] & bc[j]:
-                    ok = False
-                    break
-            if not ok:
+            if not self._disjoint(be, c):
                 continue
             if (self._try_combine(e, c, 1) < 0 or self._try_combine(e, c, 0) < 0
                     or self._try_combine(c, e, 1) < 0 or self._try_combine(c, e, 0) < 0):
@@ -960,23 +954,12 @@ cdef class SearchCore:
             memset(cover, 0, self.W64 * sizeof(uint64_t))
             for i in range(self.csize):
                 ids[i] = self.cid[i]
-            # insertion sort by (nwords desc, scaled score desc, id asc): csize is small
-            for i in range(1, self.csize):
-                j = i
-                while j > 0 and self._greedy_before(ids[j], ids[j - 1]):
-                    tmp = ids[j]; ids[j] = ids[j - 1]; ids[j - 1] = tmp
-                    j -= 1
+            self._sort_greedy(ids, self.csize)
             for i in range(self.csize):
-                x = &self.E[ids[i]]
-                ok = True
-                for j in range(self.W64):
-                    if cover[j] & self.bits[x.bits + j]:
-                        ok = False
-                        break
-                if not ok:
+                if not self._disjoint(cover, ids[i]):
                     continue
-                for j in range(self.W64):
-                    cover[j] |= self.bits[x.bits + j]
+                self._cover(cover, ids[i])
+                x = &self.E[ids[i]]
                 for j in range(x.nwords):
                     op[pos + j] = self.surf[x.surf + j]
                 pos += x.nwords
@@ -1001,6 +984,31 @@ cdef class SearchCore:
             free(cover)
             free(ids)
         return order, heads, score, status, pops, self.ne
+
+    cdef void _sort_greedy(self, eid_t* ids, int m) noexcept nogil:
+        """Sort edge ids by (words desc, scaled score desc, id asc): insertion sort, m is small."""
+        cdef int i, j
+        cdef eid_t tmp
+        for i in range(1, m):
+            j = i
+            while j > 0 and self._greedy_before(ids[j], ids[j - 1]):
+                tmp = ids[j]; ids[j] = ids[j - 1]; ids[j - 1] = tmp
+                j -= 1
+
+    cdef inline bint _disjoint(self, const uint64_t* a, eid_t e) noexcept nogil:
+        """True if bitset a and edge e's covered tokens do not overlap."""
+        cdef const uint64_t* b = &self.bits[self.E[e].bits]
+        cdef int j
+        for j in range(self.W64):
+            if a[j] & b[j]:
+                return False
+        return True
+
+    cdef inline void _cover(self, uint64_t* a, eid_t e) noexcept nogil:
+        cdef const uint64_t* b = &self.bits[self.E[e].bits]
+        cdef int j
+        for j in range(self.W64):
+            a[j] |= b[j]
 
     cdef inline bint _greedy_before(self, eid_t a, eid_t b) noexcept nogil:
         cdef Edge* x = &self.E[a]
@@ -1040,11 +1048,7 @@ cdef class SearchCore:
             cands[nc] = i
             nc += 1
         # initial states: the B largest (then best-scored) chart edges
-        for i in range(1, self.csize):
-            j = i
-            while j > 0 and self._greedy_before(cands[j], cands[j - 1]):
-                tmp = cands[j]; cands[j] = cands[j - 1]; cands[j - 1] = tmp
-                j -= 1
+        self._sort_greedy(cands, self.csize)
         for i in range(min(B, self.csize)):
             states[ns] = cands[i]
             ns += 1
@@ -1057,12 +1061,7 @@ cdef class SearchCore:
                 s = states[t]
                 for i in range(nc):
                     c = cands[i]
-                    ok = True
-                    for j in range(self.W64):
-                        if self.bits[self.E[s].bits + j] & self.bits[self.E[c].bits + j]:
-                            ok = False
-                            break
-                    if not ok:
+                    if not self._disjoint(&self.bits[self.E[s].bits], c):
                         continue
                     if (self._try_combine(s, c, 1) < 0 or self._try_combine(s, c, 0) < 0
                             or self._try_combine(c, s, 1) < 0 or self._try_combine(c, s, 0) < 0):
@@ -1115,22 +1114,12 @@ cdef class SearchCore:
         memset(cover, 0, self.W64 * sizeof(uint64_t))
         for i in range(self.csize):
             ids[i] = self.cid[i]
-        for i in range(1, self.csize):
-            j = i
-            while j > 0 and self._greedy_before(ids[j], ids[j - 1]):
-                tmp = ids[j]; ids[j] = ids[j - 1]; ids[j - 1] = tmp
-                j -= 1
+        self._sort_greedy(ids, self.csize)
         for i in range(self.csize):
             a = ids[i]
-            ok = True
-            for j in range(self.W64):
-                if cover[j] & self.bits[self.E[a].bits + j]:
-                    ok = False
-                    break
-            if not ok:
+            if not self._disjoint(cover, a):
                 continue
-            for j in range(self.W64):
-                cover[j] |= self.bits[self.E[a].bits + j]
+            self._cover(cover, a)
             pieces[np_] = a
             np_ += 1
         for i in range(self.n):
