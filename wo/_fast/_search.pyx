@@ -211,7 +211,7 @@ cdef class SearchCore:
     cdef object _refs
     # signatures of popped edges (decoding): open addressing, 0 = empty
     cdef uint64_t* seen
-    cdef int seen_cap
+    cdef int seen_cap, seen_n
     # training state
     cdef int epoch
     cdef eid_t* gold_ag
@@ -404,21 +404,46 @@ cdef class SearchCore:
 
     cdef int _seen_reset(self, long long max_pops) except -1:
         cdef long long need = 1024
-        while need < 2 * max_pops + 2 and need < (1 << 26):
+        while need < 2 * max_pops + 2 and need < (1 << 16):
             need *= 2
-        if self.seen_cap < need:
+        if self.seen_cap != need:
             free(self.seen)
             self.seen = <uint64_t*>malloc(need * sizeof(uint64_t))
             if self.seen == NULL:
                 raise MemoryError()
             self.seen_cap = <int>need
         memset(self.seen, 0, self.seen_cap * sizeof(uint64_t))
+        self.seen_n = 0
+        return 0
+
+    cdef int _seen_grow(self) noexcept nogil:
+        """Double the signature table (kept at most half full) and reinsert."""
+        cdef int old_cap = self.seen_cap, i
+        cdef uint64_t* old = self.seen
+        cdef uint64_t mask, j, sig
+        self.seen = <uint64_t*>malloc(2 * old_cap * sizeof(uint64_t))
+        if self.seen == NULL:
+            self.seen = old
+            return -1
+        memset(self.seen, 0, 2 * old_cap * sizeof(uint64_t))
+        self.seen_cap = 2 * old_cap
+        mask = <uint64_t>(self.seen_cap - 1)
+        for i in range(old_cap):
+            sig = old[i]
+            if sig != 0:
+                j = (sig ^ (sig >> 29)) & mask
+                while self.seen[j] != 0:
+                    j = (j + 1) & mask
+                self.seen[j] = sig
+        free(old)
         return 0
 
     cdef bint _seen_add(self, uint64_t sig) noexcept nogil:
         """Insert sig; return True if it was already there (a duplicate edge)."""
         if sig == 0:
             sig = 1
+        if 2 * (self.seen_n + 1) > self.seen_cap:
+            self._seen_grow()
         cdef uint64_t mask = <uint64_t>(self.seen_cap - 1)
         cdef uint64_t i = (sig ^ (sig >> 29)) & mask
         while self.seen[i] != 0:
@@ -426,6 +451,7 @@ cdef class SearchCore:
                 return True
             i = (i + 1) & mask
         self.seen[i] = sig
+        self.seen_n += 1
         return False
 
     # ------------------------------------------------------------------ agenda (max-heap)
@@ -1179,7 +1205,8 @@ cdef class SearchCore:
 
     # ------------------------------------------------------------------ decoding
     def decode(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, int beam,
-               long long max_pops, double timeout=0.0, int complete_beam=4):
+               long long max_pops, double timeout=0.0, int complete_beam=4,
+               long long max_edges=4000000):
         """Decode one instance (Algorithm 4).
 
         Parameters
@@ -1190,7 +1217,8 @@ cdef class SearchCore:
         beam : chart size (k*n);  max_pops : pop budget;  timeout : seconds (0 = none).
 
         complete_beam : beam of the completion phase run when the budget or timeout is reached
-        (0 = greedy default output only).
+        (0 = greedy default output only);  max_edges : the search stops (as on an exhausted
+        budget) once this many edges exist, bounding memory at about 100 bytes per edge.
         Returns (order int32[n] leaf ids, heads int32[n] token -> head token or -1,
         scaled score float, status int (0 ok, 1 budget, 2 timeout, 3 completed), pops int, edges int).
         Raises ValueError for inconsistent arrays, MemoryError when the pools cannot grow.
@@ -1206,7 +1234,7 @@ cdef class SearchCore:
         with nogil:
             if self._push_leaves() < 0:
                 rc = -1
-            while rc == 0 and self.asize > 0 and pops < max_pops:
+            while rc == 0 and self.asize > 0 and pops < max_pops and self.ne < max_edges:
                 if timeout > 0 and (pops & 15) == 0 and _now() - t0 > timeout:
                     status = S_TIMEOUT
                     break
