@@ -204,7 +204,7 @@ def main():
             by_budget.append([bf, round(score([r.text() for r in res], refs).bleu, 2), round(secs / n, 4)])
             print("budget", by_budget[-1], flush=True)
         by_timeout = []
-        nt = 100 if quick else 150
+        nt = 60 if quick else 100
         for to in ((0.01, 0.1, 0.5) if quick else (0.01, 0.03, 0.1, 0.3, 1.0, 5.0)):
             res, secs = decode_items(Linearizer(model, max_pops=10 ** 9, timeout=to), items[:nt])
             by_timeout.append([to, round(score([r.text() for r in res], refs[:nt]).bleu, 2)])
