@@ -75,60 +75,45 @@ def _feats_str(v) -> str:
     return "|".join(f"{k}={val}" for k, val in v.items())
 
 
+def sentence_from_tokenlist(tl, line: int, index: int) -> Sentence:
+    """A :class:`Sentence` of syntactic words from a ``conllu.TokenList`` (ranges and empty nodes skipped)."""
+    words = [t for t in tl if isinstance(t["id"], int)]
+    return Sentence(
+        forms=[t["form"] for t in words],
+        lemmas=[t["lemma"] or "_" for t in words],
+        upos=[t["upos"] or "_" for t in words],
+        xpos=[t["xpos"] or "_" for t in words],
+        feats=[_feats_str(t["feats"]) for t in words],
+        heads=[(-1 if t["head"] is None else int(t["head"])) for t in words],
+        deprels=[t["deprel"] or "_" for t in words],
+        misc=[_feats_str(t["misc"]) for t in words],
+        sent_id=str(tl.metadata.get("sent_id", index + 1)),
+        line=line,
+        meta=dict(tl.metadata),
+    )
+
+
 def read_conllu(path: str) -> List[Sentence]:
-    """Read a CoNLL-U file (optionally ``.xz``) with the ``conllu`` library.
+    """Read a CoNLL-U file (optionally ``.xz``) strictly: every sentence must be well formed.
 
-    Returns a list of :class:`Sentence`.  Raises :class:`InputError` (``file:line: message``)
-    on malformed lines: wrong column count, non-integer id or head.
+    Uses the same reader as batch runs (:func:`wo.io.read_items`, which parses each sentence
+    with the ``conllu`` library after checking its lines).  Returns a list of
+    :class:`Sentence`.  Raises :class:`InputError` (``file:line: message``) at the first
+    malformed line: wrong column count, non-integer id or head, head out of range.
     """
-    import conllu
+    from .io import read_items
 
-    with open_text(path) as fh:
-        raw = fh.read()
-    sents: List[Sentence] = []
-    line_no = 1
-    for block in raw.split("\n\n"):
-        nlines = block.count("\n") + 1
-        stripped = block.strip("\n")
-        if not stripped.strip():
-            line_no += nlines + 1
-            continue
-        lead = len(block) - len(block.lstrip("\n"))
-        start = line_no + lead
-        for off, ln in enumerate(stripped.split("\n")):
-            if ln and not ln.startswith("#"):
-                cols = ln.split("\t")
-                if len(cols) != 10:
-                    raise InputError(path, start + off, f"expected 10 tab-separated columns, found {len(cols)}")
-                if not (cols[0].isdigit() or "-" in cols[0] or "." in cols[0]):
-                    raise InputError(path, start + off, f"token id {cols[0]!r} is not an integer")
-                if cols[0].isdigit() and cols[6] != "_" and not cols[6].isdigit():
-                    raise InputError(path, start + off, f"head {cols[6]!r} is not an integer")
-        try:
-            tl = conllu.parse(stripped + "\n\n")[0]
-        except Exception as exc:  # conllu's own parse errors
-            raise InputError(path, start, f"cannot parse sentence: {exc}") from None
-        words = [t for t in tl if isinstance(t["id"], int)]
-        heads = [(-1 if t["head"] is None else int(t["head"])) for t in words]
-        n = len(words)
-        for i, h in enumerate(heads):
-            if h > n:
-                raise InputError(path, start, f"head {h} of word {i + 1} is out of range (sentence has {n} words)")
-        sents.append(Sentence(
-            forms=[t["form"] for t in words],
-            lemmas=[t["lemma"] or "_" for t in words],
-            upos=[t["upos"] or "_" for t in words],
-            xpos=[t["xpos"] or "_" for t in words],
-            feats=[_feats_str(t["feats"]) for t in words],
-            heads=heads,
-            deprels=[t["deprel"] or "_" for t in words],
-            misc=[_feats_str(t["misc"]) for t in words],
-            sent_id=str(tl.metadata.get("sent_id", len(sents) + 1)),
-            line=start,
-            meta=dict(tl.metadata),
-        ))
-        line_no += nlines + 1
-    return sents
+    items, _ = read_items(path, "conllu")
+    out = []
+    for it in items:
+        if it.error:
+            raise InputError(path, it.line, it.error)
+        for i, h in enumerate(it.heads):
+            if h > len(it.forms):
+                raise InputError(path, it.line, f"head {h} of word {i + 1} is out of range "
+                                                f"(sentence has {len(it.forms)} words)")
+        out.append(it.gold)
+    return out
 
 
 def permutation(n: int, seed: int, index: int) -> List[int]:

@@ -108,20 +108,18 @@ def _blocks(path: str):
 
 
 def _conllu_item(path: str, start: int, lines, index: int) -> Item:
-    from .data import Sentence
+    """Check a CoNLL-U block line by line (exact error lines), then parse it with ``conllu``."""
+    import conllu
 
-    forms, lemmas, upos, xpos, feats, heads, deprels, misc = [], [], [], [], [], [], [], []
-    meta = {}
+    from .data import Sentence, sentence_from_tokenlist
+
     err = None
-    ids: List[int] = []
+    nwords = 0
     for no, txt in lines:
         if txt is None:
             err = err or (no, "invalid UTF-8")
             continue
         if txt.startswith("#"):
-            if "=" in txt:
-                k, v = txt[1:].split("=", 1)
-                meta[k.strip()] = v.strip()
             continue
         cols = txt.split("\t")
         if len(cols) != 10:
@@ -130,21 +128,30 @@ def _conllu_item(path: str, start: int, lines, index: int) -> Item:
         tid = cols[0]
         if re.fullmatch(r"\d+-\d+", tid) or re.fullmatch(r"\d+\.\d+", tid):
             continue
-        if not tid.isdigit():
+        if not re.fullmatch(r"\d+", tid):
             err = err or (no, f"token id {tid!r} is not an integer")
             continue
         if cols[6] != "_" and not re.fullmatch(r"\d+", cols[6]):
             err = err or (no, f"head {cols[6]!r} is not an integer")
             continue
-        if int(tid) != len(ids) + 1:
-            err = err or (no, f"token id {tid} out of sequence (expected {len(ids) + 1})")
-        ids.append(int(tid))
-        forms.append(cols[1]); lemmas.append(cols[2]); upos.append(cols[3]); xpos.append(cols[4])
-        feats.append(cols[5]); heads.append(-1 if cols[6] == "_" else int(cols[6]))
-        deprels.append(cols[7]); misc.append(cols[9])
-    sid = meta.get("sent_id", str(index + 1))
-    sent = Sentence(forms, lemmas, upos, xpos, feats, heads, deprels, misc, sid, start, meta)
-    item = Item(forms, [None if t == "_" else t for t in xpos], heads, sid, start, gold=sent)
+        nwords += 1
+        if int(tid) != nwords:
+            err = err or (no, f"token id {tid} out of sequence (expected {nwords})")
+    sent = None
+    if err is None:
+        try:
+            tl = conllu.parse("\n".join(t for _, t in lines) + "\n\n")[0]
+            sent = sentence_from_tokenlist(tl, start, index)
+        except Exception as exc:  # the conllu library's own parse errors
+            err = (start, f"cannot parse sentence: {exc}")
+    if sent is None:
+        forms = [t.split("\t")[1] for _, t in lines
+                 if t is not None and not t.startswith("#") and len(t.split("\t")) > 1]
+        sent = Sentence(forms, ["_"] * len(forms), ["_"] * len(forms), ["_"] * len(forms),
+                        ["_"] * len(forms), [-1] * len(forms), ["_"] * len(forms), ["_"] * len(forms),
+                        str(index + 1), start, {})
+    item = Item(sent.forms, [None if t == "_" else t for t in sent.xpos], sent.heads, sent.sent_id,
+                start, gold=sent)
     if err:
         item.line, item.error = err
     return item
