@@ -4,12 +4,21 @@ import re
 from tests.conftest import ROOT, SHIPPED
 
 
-def test_readme_python_example_runs(model_path):
+def test_readme_python_example_runs(model_path, tmp_path):
+    import lzma
+
+    with lzma.open(ROOT / "corpora/ud-en-ewt/en_ewt-ud-dev.conllu.xz", "rt", encoding="utf-8") as fh:
+        blocks = fh.read().split("\n\n")[:20]
+    small_input = tmp_path / "dev20.conllu"
+    small_input.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert blocks, "README has no python example"
     code = blocks[0].replace(str(SHIPPED.relative_to(ROOT)), model_path)
+    code = code.replace("corpora/ud-en-ewt/en_ewt-ud-dev.conllu.xz", str(small_input))
+    code = code.replace('"dev.bags.txt"', repr(str(tmp_path / "dev.bags.txt")))
     ns = {}
     exec(compile(code, "README.md", "exec"), ns)
     r = ns["r"]
     assert sorted(r.tokens) == sorted(["barked", "dog", "The", "loudly", "."])
+    assert ns["summary"].sentences == 20 and len((tmp_path / "dev.bags.txt").read_text().splitlines()) == 20
