@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--dev-limit", type=int, default=0, help="use only the first N dev sentences")
     t.add_argument("--epochs", type=int, default=5)
     t.add_argument("--model", required=True, help="output model file")
-    t.add_argument("--beam-factor", type=float, default=DEFAULT_BEAM_FACTOR, help="chart size k*n")
+    t.add_argument("--beam-factor", type=float, default=4.0, help="chart size k*n during training")
     t.add_argument("--hash-bits", type=int, default=22, help="weight table of 2^b float32")
     t.add_argument("--train-budget", type=float, default=30.0, help="training pops per word")
     t.add_argument("--budget-factor", type=float, default=DEFAULT_BUDGET_FACTOR,

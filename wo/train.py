@@ -16,7 +16,9 @@ import numpy as np
 from ._fast._search import SearchCore
 from .data import Sentence, TagDictionary, is_projective, make_instance, scramble
 from .evaluate import score
-from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR, Linearizer
+from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR, DEFAULT_COMPLETE_BEAM, Linearizer
+
+TRAIN_BEAM_FACTOR = 4.0
 from .model import Model
 
 
@@ -48,14 +50,15 @@ def decode_bags(model: Model, sents: Sequence[Sentence], seed: int = 1, **opts) 
 
 
 def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs: int, out: str,
-          hash_bits: int = 22, beam_factor: float = DEFAULT_BEAM_FACTOR,
+          hash_bits: int = 22, beam_factor: float = TRAIN_BEAM_FACTOR,
           train_budget_factor: float = 30.0, budget_factor: float = DEFAULT_BUDGET_FACTOR,
           seed: int = 1, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
           train_name: str = "", dev_name: str = "", max_tau: float = 0.05,
           easy_first: bool = True) -> dict:
     """Train and save the best-epoch averaged model to ``out``.
 
-    train_budget_factor: pop budget per training sentence, in pops per word.
+    beam_factor: chart size k*n during training; train_budget_factor: pop budget per training
+    sentence, in pops per word; budget_factor: decoding default stored in the model header.
     max_tau: cap on the large-margin step size tau (PA-I style; 0 = the paper's uncapped step).
     easy_first: after Algorithm 3 on a sentence, also make an easy-first pass
     (``SearchCore.train_easy_first``) that trains the decisions of the decoder's merge
@@ -96,7 +99,8 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
         secs = time.perf_counter() - t0
         avg = (W - U / core.avg_count).astype(np.float32)
         model = Model(avg, hash_bits, tagdict, {
-            "decode": {"beam_factor": beam_factor, "budget_factor": budget_factor, "complete_beam": 8},
+            "decode": {"beam_factor": DEFAULT_BEAM_FACTOR, "budget_factor": budget_factor,
+                       "complete_beam": DEFAULT_COMPLETE_BEAM},
             "training": dict(record, epoch=ep)})
         t1 = time.perf_counter()
         dev_bleu = None
