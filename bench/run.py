@@ -118,6 +118,40 @@ def decode_items(lin, items):
     return out, time.perf_counter() - t0
 
 
+def bar(name, labels, values, ylabel, title):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax.bar(labels, values, color="#4878a8")
+    for i, v in enumerate(values):
+        ax.text(i, v, f"{v:,.3g}", ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(os.path.join(RES, name), dpi=110)
+    plt.close(fig)
+
+
+def summary_plots(S):
+    """Plots of the sections whose numbers are tables: throughput, memory, Cython speedup."""
+    if "throughput" in S:
+        T = S["throughput"]
+        plot("throughput.png", [[t["budget_factor"] for t in T[g]] for g in ("none", "full")],
+             [[t["edges_per_second"] / 1e6 for t in T[g]] for g in ("none", "full")],
+             ["bags of words", "full trees"], "pop budget (pops per word)", "million new edges / s / core",
+             "Throughput (EWT dev)")
+    if "core" in S:
+        bar("memory.png", ["bags: peak RSS", "full: peak RSS", "model on disk"],
+            [S["core"]["bag"]["peak_rss_mb"], S["core"]["full"]["peak_rss_mb"],
+             S.get("model_bytes", 0) / 2 ** 20], "MB", "Memory (one process, EWT test)")
+    if "cython_speedup" in S:
+        bar("cython_speedup.png", ["pure Python", "Cython"], [1.0, S["cython_speedup"]],
+            "relative speed (same output)", "Cython decoder vs pure-Python reference")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=os.path.join(ROOT, "corpora", "models", "wo-ewt-dep.wo"))
@@ -316,6 +350,7 @@ def main():
     old = json.load(open(path)) if os.path.exists(path) else {}
     old.update(S)
     json.dump(old, open(path, "w"), indent=1)
+    summary_plots(old)
     print(json.dumps(S, indent=1))
 
 
