@@ -316,6 +316,9 @@ class AtomicWriter:
 
     def commit(self) -> None:
         self.fh.close()
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self.tmp, 0o666 & ~umask)
         os.replace(self.tmp, self.path)
 
     def abort(self) -> None:

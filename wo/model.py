@@ -73,6 +73,9 @@ class Model:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(pre + b"\0" * pad)
                 fh.write(w.tobytes())
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
