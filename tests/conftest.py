@@ -1,5 +1,4 @@
 """Shared fixtures: real EWT slices from corpora/ and a small model trained on real data."""
-import os
 import pathlib
 
 import pytest

@@ -1,7 +1,6 @@
 """Batch processing on real EWT slices and deliberately corrupted copies."""
 import json
 import lzma
-import os
 
 import conllu
 import pytest

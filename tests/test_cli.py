@@ -3,7 +3,6 @@ import lzma
 import subprocess
 import sys
 
-import pytest
 
 from tests.conftest import EWT
 from wo.cli import main

@@ -1,4 +1,3 @@
-import pathlib
 import re
 
 from tests.conftest import ROOT, SHIPPED

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
-from .data import permutation, remap_heads
+from .data import permutation, remap_heads, reveal
 from .io import AtomicWriter, Item, format_result, read_items, validate
 from .linearizer import Result, linearize_many
 from .model import Model
@@ -75,19 +75,8 @@ def shuffle_item(item: Item, seed: int, index: int) -> Item:
 
 def select_given(item: Item, given: str, reveal_pos: float, reveal_heads: float, seed: int, index: int):
     """The trusted (pos, heads) of an item under ``--given`` and ``--reveal-*`` (Table 7)."""
-    rng = random.Random(seed * 7_000_003 + index + 1)
-    n = len(item.forms)
-    pos = [None] * n
-    heads = [-1] * n
-    if given in ("pos", "full"):
-        for i in range(n):
-            if item.pos[i] is not None and (reveal_pos >= 1.0 or rng.random() < reveal_pos):
-                pos[i] = item.pos[i]
-    if given in ("heads", "full"):
-        for i in range(n):
-            if item.heads[i] >= 0 and (reveal_heads >= 1.0 or rng.random() < reveal_heads):
-                heads[i] = item.heads[i]
-    return pos, heads
+    return reveal(item.pos, item.heads, given, reveal_pos, reveal_heads,
+                  random.Random(seed * 7_000_003 + index + 1))
 
 
 def _fallback(item: Item, msg: str) -> Result:

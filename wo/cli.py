@@ -10,8 +10,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
-import time
 from typing import List
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USER = 0, 1, 2
@@ -21,21 +19,8 @@ def _err(msg: str) -> None:
     print(f"wo: {msg}", file=sys.stderr)
 
 
-def _atomic_write(path: str, lines: List[str]) -> None:
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".wo-out-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for ln in lines:
-                fh.write(ln + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def cmd_train(a) -> int:
+    """``wo train``: Algorithm 3 training on CoNLL-U, best dev epoch saved to --model."""
     from .data import read_conllu
     from .train import train
 
@@ -51,6 +36,7 @@ def cmd_train(a) -> int:
 
 
 def cmd_linearize(a) -> int:
+    """``wo linearize``: batch linearization (wo.batch.run) with a progress bar on stderr."""
     from tqdm import tqdm
 
     from .batch import FailFast, Interrupted, run
@@ -92,6 +78,7 @@ def _read_lines_or_conllu(path: str) -> List[str]:
 
 
 def cmd_evaluate(a) -> int:
+    """``wo evaluate``: sacrebleu BLEU (tokenize none), exact match, words recovered."""
     from .evaluate import score
 
     hyps = _read_lines_or_conllu(a.hyp)
@@ -108,7 +95,7 @@ def cmd_evaluate(a) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR
+    from .linearizer import DEFAULT_BUDGET_FACTOR
 
     p = argparse.ArgumentParser(prog="wo", description="Word ordering (text linearization).")
     sub = p.add_subparsers(dest="cmd", required=True)

@@ -249,28 +249,36 @@ class Instance:
         return (self.tok_word, self.given_head, self.given_ndeps, self.leaf_tok, self.leaf_pos)
 
 
-def choose_given(sent: Sentence, given: str, reveal_pos: float, reveal_heads: float,
-                 rng: Optional[random.Random]) -> Tuple[List[Optional[str]], List[int]]:
-    """Which POS tags and heads are trusted constraints.
+def reveal(pos: Sequence[Optional[str]], heads: Sequence[int], given: str, reveal_pos: float,
+           reveal_heads: float, rng: Optional[random.Random]) -> Tuple[List[Optional[str]], List[int]]:
+    """Keep the trusted constraints: POS under ``pos``/``full``, heads under ``heads``/``full``.
 
-    Returns (pos list of str or None, heads list: -1 none, 0 root, else 1-based head).
-    ``given`` in none|pos|heads|full; ``reveal_*`` in [0, 1] keeps a random share (Table 7).
-    Under ``none`` no column but the form is read.
+    pos: list of str or None (None = unknown); heads: -1 unknown, 0 root, else 1-based.
+    ``reveal_*`` in [0, 1] keeps a random share of the known ones (Table 7), drawn from ``rng``.
+    Under ``none`` nothing is kept (a bag of words is the forms alone).  Raises ValueError for
+    an unknown ``given``.
     """
     if given not in GIVEN_CHOICES:
         raise ValueError(f"--given must be one of {GIVEN_CHOICES}, not {given!r}")
-    n = len(sent)
-    pos: List[Optional[str]] = [None] * n
-    heads = [-1] * n
+    n = len(pos)
+    out_pos: List[Optional[str]] = [None] * n
+    out_heads = [-1] * n
     if given in ("pos", "full"):
         for i in range(n):
-            if sent.xpos[i] != "_" and (reveal_pos >= 1.0 or (rng is not None and rng.random() < reveal_pos)):
-                pos[i] = sent.xpos[i]
+            if pos[i] is not None and (reveal_pos >= 1.0 or (rng is not None and rng.random() < reveal_pos)):
+                out_pos[i] = pos[i]
     if given in ("heads", "full"):
         for i in range(n):
-            if sent.heads[i] >= 0 and (reveal_heads >= 1.0 or (rng is not None and rng.random() < reveal_heads)):
-                heads[i] = sent.heads[i]
-    return pos, heads
+            if heads[i] >= 0 and (reveal_heads >= 1.0 or (rng is not None and rng.random() < reveal_heads)):
+                out_heads[i] = heads[i]
+    return out_pos, out_heads
+
+
+def choose_given(sent: Sentence, given: str, reveal_pos: float, reveal_heads: float,
+                 rng: Optional[random.Random]) -> Tuple[List[Optional[str]], List[int]]:
+    """:func:`reveal` for a :class:`Sentence` (``_`` in XPOS = unknown)."""
+    return reveal([None if t == "_" else t for t in sent.xpos], sent.heads, given, reveal_pos,
+                  reveal_heads, rng)
 
 
 def make_instance(forms: Sequence[str], pos: Sequence[Optional[str]], heads: Sequence[int],

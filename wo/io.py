@@ -21,7 +21,7 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 FORMATS = ("auto", "conllu", "bag", "zgen")
@@ -197,7 +197,6 @@ def _zgen_item(start: int, lines, index: int) -> Item:
         forms.append(f)
         pos.append(None if c[1] in ("_", "-", "") else c[1])
         raw_heads.append(int(c[2]))
-    n = len(forms)
     for h in raw_heads:
         heads.append(-1 if h < 0 else h + 1)  # ZGen: 0-based, -1 none; no explicit root marker
     item = Item(forms, pos, heads, str(index + 1), start, units=units)

@@ -5,10 +5,9 @@ spreads sentences over processes that memory-map the model weights.
 """
 from __future__ import annotations
 
-import os
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np

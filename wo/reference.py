@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import struct
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
 import mmh3
 import numpy as np

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import sys
 import time
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Sequence
 
 import numpy as np
 
