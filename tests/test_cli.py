@@ -70,3 +70,22 @@ def test_bad_model_is_a_clear_error_without_traceback(tmp_path):
                         str(src), "--output", str(tmp_path / "o.txt")], capture_output=True, text=True)
     assert p.returncode == 2
     assert "not a wo model" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_train_command_writes_a_loadable_model(tmp_path, capsys):
+    from wo.model import Model
+
+    with lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8") as fh:
+        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:80]
+    tr = tmp_path / "train.conllu"
+    tr.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    dev = _slice(tmp_path, 15)
+    out = tmp_path / "m.wo"
+    rc = main(["train", "--train", str(tr), "--dev", str(dev), "--epochs", "2", "--model", str(out),
+               "--hash-bits", "16"])
+    assert rc == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert len(rec["epochs"]) == 2 and rec["best_epoch"] in (1, 2)
+    m = Model.load(str(out))
+    assert m.hash_bits == 16 and m.header["training"]["train_sentences"] <= 80
+    assert abs(m.weights).sum() > 0
