@@ -49,6 +49,7 @@ class Summary:
 
     @property
     def sentences_per_second(self) -> float:
+        """Sentences per second of wall clock over the whole run (0 if not timed)."""
         return self.sentences / self.seconds if self.seconds > 0 else 0.0
 
 

@@ -95,6 +95,7 @@ def cmd_evaluate(a) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``wo`` command (train, linearize, evaluate)."""
     from .linearizer import DEFAULT_BUDGET_FACTOR
 
     p = argparse.ArgumentParser(prog="wo", description="Word ordering (text linearization).")
@@ -147,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Entry point of the ``wo`` console script; returns the exit code (0, 1, 2 or 130)."""
     from .data import InputError
     from .model import ModelError
 

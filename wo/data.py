@@ -183,6 +183,7 @@ class TagDictionary:
 
     @classmethod
     def build(cls, sents: Sequence[Sentence], min_share: float = 0.05, unk_share: float = 0.03):
+        """Compile the dictionary from training sentences (XPOS column; ``_`` ignored)."""
         counts: Dict[str, Counter] = defaultdict(Counter)
         for s in sents:
             for f, t in zip(s.forms, s.xpos):
@@ -200,6 +201,7 @@ class TagDictionary:
         return cls(table, unknown)
 
     def tags(self, form: str) -> List[str]:
+        """Candidate POS tags of a word form (sorted list of str; never empty)."""
         t = self.table.get(form)
         if t is None:
             t = self.table.get(form.lower())
@@ -210,15 +212,18 @@ class TagDictionary:
         return t
 
     def all_tags(self) -> set:
+        """Every tag the dictionary can propose (set of str)."""
         if not hasattr(self, "_all"):
             self._all = set(t for ts in self.table.values() for t in ts) | set(self.unknown)
         return self._all
 
     def to_json(self) -> dict:
+        """JSON-serialisable form stored in the model header."""
         return {"table": self.table, "unknown": self.unknown}
 
     @classmethod
     def from_json(cls, d: dict) -> "TagDictionary":
+        """Inverse of :meth:`to_json`; raises KeyError for a malformed entry."""
         return cls({k: list(v) for k, v in d["table"].items()}, list(d["unknown"]))
 
 
@@ -243,9 +248,11 @@ class Instance:
 
     @property
     def n(self) -> int:
+        """Number of input tokens."""
         return int(self.tok_word.shape[0])
 
     def arrays(self):
+        """(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos): the SearchCore arguments."""
         return (self.tok_word, self.given_head, self.given_ndeps, self.leaf_tok, self.leaf_pos)
 
 

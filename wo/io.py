@@ -311,9 +311,11 @@ class AtomicWriter:
         self.fh = os.fdopen(fd, "w", encoding="utf-8")
 
     def write(self, record: str) -> None:
+        """Append one record and a newline."""
         self.fh.write(record + "\n")
 
     def commit(self) -> None:
+        """Close and rename the temporary file into place (raises OSError on failure)."""
         self.fh.close()
         umask = os.umask(0)
         os.umask(umask)
@@ -321,6 +323,7 @@ class AtomicWriter:
         os.replace(self.tmp, self.path)
 
     def abort(self) -> None:
+        """Close and delete the temporary file; the target is left untouched."""
         self.fh.close()
         if os.path.exists(self.tmp):
             os.unlink(self.tmp)

@@ -48,6 +48,7 @@ class Result:
     message: str = ""
 
     def text(self) -> str:
+        """The tokens joined by single spaces (tokenized output)."""
         return " ".join(self.tokens)
 
 
