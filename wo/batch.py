@@ -80,12 +80,6 @@ def select_given(item: Item, given: str, reveal_pos: float, reveal_heads: float,
                   random.Random(seed * 7_000_003 + index + 1))
 
 
-def _fallback(item: Item, msg: str) -> Result:
-    n = len(item.forms)
-    return Result(list(item.forms), list(range(n)), [0] + [1] * (n - 1) if n else [],
-                  [p or "_" for p in item.pos], 0.0, "error", 0, 0, 0.0, msg)
-
-
 def run(model_path: str, input_path: str, output_path: str, *, input_format: str = "auto",
         output_format: str = "text", given: str = "none", reveal_pos: float = 1.0,
         reveal_heads: float = 1.0, seed: int = 1, jobs: int = 1, on_error: str = "fallback",
@@ -128,7 +122,7 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
         while done < len(items) and (done in results or done in errors):
             i = done
             if i in errors:
-                res = _fallback(items[i], errors[i])
+                res = Result.input_order(items[i].forms, items[i].pos, errors[i])
                 summ.failed += 1
                 rec = "" if on_error == "skip" else format_result(items[i], res, output_format)
                 if on_error == "skip" and output_format == "jsonl":

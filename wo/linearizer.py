@@ -51,6 +51,13 @@ class Result:
         """The tokens joined by single spaces (tokenized output)."""
         return " ".join(self.tokens)
 
+    @classmethod
+    def input_order(cls, words: Sequence[str], pos: Optional[Sequence[Optional[str]]], message: str) -> "Result":
+        """The error fallback: the words in input order, chained to the first word, status "error"."""
+        n = len(words)
+        return cls(list(words), list(range(n)), [0] + [1] * (n - 1) if n else [],
+                   [p or "_" for p in (pos or [None] * n)], 0.0, "error", 0, 0, 0.0, message)
+
 
 class Linearizer:
     """Word orderer over a trained model (Zhang & Clark 2015, Algorithm 4 with section 4 grammar).
@@ -168,9 +175,7 @@ def _worker(model_path: str, opts: dict, batch: List[tuple]) -> List[Result]:
         try:
             out.append(lin.linearize(words, pos, heads))
         except (ValueError, MemoryError) as exc:
-            n = len(words)
-            out.append(Result(list(words), list(range(n)), [0] + [1] * (n - 1) if n else [],
-                              ["_"] * n, 0.0, "error", 0, 0, 0.0, str(exc)))
+            out.append(Result.input_order(words, pos, str(exc)))
     return out
 
 
