@@ -2,7 +2,9 @@ import numpy as np
 import pytest
 
 from wo._fast._search import SearchCore
-from wo.data import TagDictionary, is_projective, make_instance, scramble
+import dataclasses
+
+from wo.data import TagDictionary, is_projective, make_instance, projectivize, scramble
 from wo.linearizer import Linearizer, given_for, linearize_many
 from wo.train import training_instances
 
@@ -27,6 +29,31 @@ def test_forced_decoding_reaches_every_projective_dev_tree(ewt_dev, ewt_train_sl
             assert heads[c] == g
         checked += 1
     assert checked > 1900
+
+
+def test_projectivized_nonprojective_dev_trees_are_reachable_and_keep_every_word(ewt_dev, ewt_train_slice):
+    td = TagDictionary.build(ewt_train_slice)
+    core = SearchCore(np.zeros(1 << 12, dtype=np.float32), 12)
+    nonproj = [(i, s) for i, s in enumerate(ewt_dev) if not is_projective(s.heads)]
+    assert len(nonproj) >= 20
+    for i, s in enumerate(ewt_dev[:200]):
+        if is_projective(s.heads):
+            assert projectivize(s.heads) == s.heads
+    for i, s in nonproj:
+        lifted = projectivize(s.heads)
+        assert is_projective(lifted)
+        for d, (old, new) in enumerate(zip(s.heads, lifted)):
+            if old != new:  # a lifted word hangs from an ancestor of its old head
+                a = old
+                while a not in (0, new):
+                    a = s.heads[a - 1]
+                assert a == new, (s.sent_id, d)
+        sc, perm = scramble(dataclasses.replace(s, heads=lifted), 5, i)
+        sc.meta["_gold_pos"] = [int(p) for p in perm]
+        inst = make_instance(sc.forms, [None] * len(sc), [-1] * len(sc), td, gold=sc)
+        reached, order, _, _ = core.forced(*inst.arrays(), inst.gold, 10 ** 7)
+        assert reached, s.sent_id
+        assert [sc.forms[int(inst.canon[inst.leaf_tok[leaf]])] for leaf in order] == s.forms
 
 
 @pytest.mark.parametrize("given", ["none", "pos", "heads", "full"])

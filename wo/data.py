@@ -169,6 +169,46 @@ def is_projective(heads: Sequence[int]) -> bool:
     return sum(1 for h in heads if h == 0) == 1 and all(0 <= h <= n for h in heads)
 
 
+def projectivize(heads: Sequence[int]) -> List[int]:
+    """Pseudo-projective lifting (Nivre & Nilsson 2005, without label encoding).
+
+    heads: 1-based heads, 0 = root, one per token in surface order.  Repeatedly lifts the
+    shortest non-projective arc (h, d) to h's head until no arc crosses another; the word order
+    is untouched, so the lifted tree still yields the gold sentence.  Returns a new list;
+    raises ValueError if ``heads`` is not a tree with a single root.
+    """
+    h = [int(x) for x in heads]
+    n = len(h)
+    if sum(1 for x in h if x == 0) != 1 or any(not 0 <= x <= n for x in h):
+        raise ValueError("not a single-rooted tree")
+
+    def dominated(anc: int, node: int) -> bool:
+        steps = 0
+        while node != 0 and steps <= n:
+            if node == anc:
+                return True
+            node = h[node - 1]
+            steps += 1
+        if steps > n:
+            raise ValueError("cycle in heads")
+        return anc == 0
+
+    while True:
+        worst = None
+        for d in range(1, n + 1):
+            hd = h[d - 1]
+            if hd == 0:
+                continue
+            a, b = min(hd, d), max(hd, d)
+            if any(not dominated(hd, k) for k in range(a + 1, b)):
+                if worst is None or b - a < worst[0]:
+                    worst = (b - a, d)
+        if worst is None:
+            return h
+        d = worst[1]
+        h[d - 1] = h[h[d - 1] - 1]
+
+
 class TagDictionary:
     """Tag dictionary compiled from training data (Zhang & Clark 2015, section 4.3; Ratnaparkhi 1996).
 

@@ -6,6 +6,7 @@ the best epoch is kept.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 import time
@@ -14,7 +15,7 @@ from typing import Callable, List, Sequence
 import numpy as np
 
 from ._fast._search import SearchCore
-from .data import Sentence, TagDictionary, is_projective, make_instance, scramble
+from .data import Sentence, TagDictionary, is_projective, make_instance, projectivize, scramble
 from .evaluate import score
 from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR, DEFAULT_COMPLETE_BEAM, Linearizer
 
@@ -25,13 +26,21 @@ from .model import Model
 def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: int = 1):
     """Scrambled, projective training instances with gold arrays.
 
-    Returns (instances, dropped) where dropped counts non-projective or unusable sentences.
+    Non-projective trees are projectivised by lifting (:func:`wo.data.projectivize`), so no
+    training sentence loses words; the surface order is the gold order either way.
+    Returns (instances, dropped) where dropped counts empty or non-tree sentences.
     """
     out, dropped = [], 0
     for i, s in enumerate(sents):
-        if len(s) == 0 or not is_projective(s.heads):
+        if len(s) == 0:
             dropped += 1
             continue
+        if not is_projective(s.heads):
+            try:
+                s = dataclasses.replace(s, heads=projectivize(s.heads))
+            except ValueError:
+                dropped += 1
+                continue
         sc, perm = scramble(s, seed, i)
         sc.meta["_gold_pos"] = [int(p) for p in perm]
         n = len(sc)
@@ -69,7 +78,7 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     t_all = time.perf_counter()
     tagdict = TagDictionary.build(train_sents)
     insts, dropped = training_instances(train_sents, tagdict, seed)
-    log(f"training on {len(insts)} sentences ({dropped} non-projective/empty dropped), "
+    log(f"training on {len(insts)} sentences ({dropped} empty/non-tree dropped, non-projective ones lifted), "
         f"{len(tagdict.table)} word types in the tag dictionary")
     W = np.zeros(1 << hash_bits, dtype=np.float32)
     U = np.zeros(1 << hash_bits, dtype=np.float64)
