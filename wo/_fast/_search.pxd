@@ -18,6 +18,7 @@ cdef struct Edge:
     int16_t nact           # |e|: number of actions (leaf assignments + arcs)
     int16_t lval, rval     # left and right valency of the head
     int16_t gdeps          # number of the head's given (constrained) dependents already attached
+    int16_t linl, linr     # number of the head's `lin`-ordered dependents attached on each side
     int16_t span_lo, span_hi  # gold span (positions in the reference) if gold
     uint8_t headleft       # 1: head comes from the left child (arc points right)
     uint8_t gold           # 1: gold edge (training / forced decoding)

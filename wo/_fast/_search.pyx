@@ -129,6 +129,7 @@ cdef enum:
     T_S_PL_PL1
     T_S_PL_PL1_PL2
     T_COMPLETE_ROOT_BASE = 100
+    T_LABEL_BASE = 200    # label-conjoined copies of the direction templates (SR input)
 
 cdef inline int _norm(int x) noexcept nogil:
     """NORM of Table 2: 1,2,3,4,5, (5,10], (10,20], (20,40], 40+ -> 1..9."""
@@ -201,8 +202,14 @@ cdef class SearchCore:
     cdef const int32_t* given_ndeps
     cdef const int32_t* leaf_tok
     cdef const uint32_t* leaf_pos
+    cdef const uint32_t* leaf_word
+    cdef const uint32_t* tok_label
+    cdef const int32_t* tok_lin
+    cdef bint has_labels
     cdef const int32_t* gold_head
     cdef const uint32_t* gold_pos
+    cdef const uint32_t* gold_word
+    cdef bint gold_has_word
     cdef const int32_t* gold_idx
     cdef const int32_t* sub_lo
     cdef const int32_t* sub_hi
@@ -288,17 +295,23 @@ cdef class SearchCore:
         free(self.seen)
 
     # ------------------------------------------------------------------ instance
-    def _set_instance(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold=None):
+    def _set_instance(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold=None,
+                      leaf_word=None, tok_label=None, tok_lin=None):
+        """Point the search at one instance (see :meth:`decode` for the arrays)."""
         cdef const uint32_t[::1] tw = tok_word
         cdef const int32_t[::1] gh = given_head
         cdef const int32_t[::1] gn = given_ndeps
         cdef const int32_t[::1] lt = leaf_tok
         cdef const uint32_t[::1] lp = leaf_pos
+        cdef const uint32_t[::1] lw
+        cdef const uint32_t[::1] tl
+        cdef const int32_t[::1] tn
         cdef const int32_t[::1] g_head
         cdef const uint32_t[::1] g_pos
         cdef const int32_t[::1] g_idx
         cdef const int32_t[::1] g_lo
         cdef const int32_t[::1] g_hi
+        cdef const uint32_t[::1] g_word
         self.n = tw.shape[0]
         self.nleaf = lt.shape[0]
         if self.n <= 0 or self.nleaf < self.n:
@@ -307,14 +320,31 @@ cdef class SearchCore:
             raise ValueError("instance arrays have inconsistent shapes")
         if self.n > 32000:
             raise ValueError("sentence too long (more than 32000 tokens)")
+        if leaf_word is None:
+            leaf_word = np.ascontiguousarray(np.asarray(tok_word, dtype=np.uint32)[np.asarray(leaf_tok)])
+        self.has_labels = tok_label is not None
+        if tok_label is None:
+            tok_label = np.zeros(self.n, dtype=np.uint32)
+        if tok_lin is None:
+            tok_lin = np.zeros(self.n, dtype=np.int32)
+        lw = leaf_word
+        tl = tok_label
+        tn = tok_lin
+        if lw.shape[0] != self.nleaf or tl.shape[0] != self.n or tn.shape[0] != self.n:
+            raise ValueError("leaf_word, tok_label or tok_lin has the wrong length")
         self.tok_word = &tw[0]
         self.given_head = &gh[0]
         self.given_ndeps = &gn[0]
         self.leaf_tok = &lt[0]
         self.leaf_pos = &lp[0]
+        self.leaf_word = &lw[0]
+        self.tok_label = &tl[0]
+        self.tok_lin = &tn[0]
         self.W64 = (self.n + 63) // 64
-        self._refs = [tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold]
+        self._refs = [tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, leaf_word,
+                      tok_label, tok_lin]
         self.has_gold = gold is not None
+        self.gold_has_word = False
         if self.has_gold:
             g_head = gold[0]; g_pos = gold[1]; g_idx = gold[2]; g_lo = gold[3]; g_hi = gold[4]
             self.gold_head = &g_head[0]
@@ -322,7 +352,11 @@ cdef class SearchCore:
             self.gold_idx = &g_idx[0]
             self.sub_lo = &g_lo[0]
             self.sub_hi = &g_hi[0]
-        cdef int need = 256 + 2 * self.n
+            if len(gold) > 5 and gold[5] is not None:
+                g_word = gold[5]
+                self.gold_word = &g_word[0]
+                self.gold_has_word = True
+        cdef int need = 512 + 4 * self.n
         if self.fcap < need:
             free(self.fbuf)
             self.fcap = need
@@ -584,7 +618,7 @@ cdef class SearchCore:
     cdef inline uint32_t _wd(self, int32_t leaf) noexcept nogil:
         if leaf < 0:
             return A_NONE
-        return self.tok_word[self.leaf_tok[leaf]]
+        return self.leaf_word[leaf]
 
     cdef inline uint32_t _ps(self, int32_t leaf) noexcept nogil:
         if leaf < 0:
@@ -658,6 +692,64 @@ cdef class SearchCore:
             return SL[p]
         return SR[p - nl]
 
+    cdef void _arc_features(self, int* k, uint32_t base, uint32_t dir, uint32_t dist,
+                            uint32_t wh, uint32_t ph, uint32_t wm, uint32_t pm, uint32_t ws,
+                            uint32_t ps_, uint32_t ps2, int32_t ml, int32_t mr,
+                            const int32_t* SL, int nl, const int32_t* SR, int nr,
+                            int hp, int mp) noexcept nogil:
+        """The Table-2 templates that contain the arc direction ``dir`` (ids offset by ``base``).
+
+        Called once with the plain direction and, when arc labels are given (SR input, Zhang &
+        Clark 2015 section 5.7), once more with the direction conjoined with the dependent's label.
+        """
+        cdef int b
+        self._f3(k, base + T_WH_PH_DIR, wh, ph, dir)
+        self._f2(k, base + T_WH_DIR, wh, dir)
+        self._f2(k, base + T_PH_DIR, ph, dir)
+        self._f3(k, base + T_WM_PM_DIR, wm, pm, dir)
+        self._f2(k, base + T_WM_DIR, wm, dir)
+        self._f2(k, base + T_PM_DIR, pm, dir)
+        self._f4(k, base + T_WH_PH_DIST, wh, ph, dist, dir)
+        self._f3(k, base + T_WH_DIST, wh, dist, dir)
+        self._f3(k, base + T_PH_DIST, ph, dist, dir)
+        self._f4(k, base + T_WM_PM_DIST, wm, pm, dist, dir)
+        self._f3(k, base + T_WM_DIST, wm, dist, dir)
+        self._f3(k, base + T_PM_DIST, pm, dist, dir)
+        self._f5(k, base + T_WH_PH_WM_PM_DIR, wh, ph, wm, pm, dir)
+        self._f6(k, base + T_WH_PH_WM_PM_DIST, wh, ph, wm, pm, dist, dir)
+        self._f4(k, base + T_WH_PH_PM_DIR, wh, ph, pm, dir)
+        self._f5(k, base + T_WH_PH_PM_DIST, wh, ph, pm, dist, dir)
+        self._f4(k, base + T_PH_WM_PM_DIR, ph, wm, pm, dir)
+        self._f5(k, base + T_PH_WM_PM_DIST, ph, wm, pm, dist, dir)
+        self._f3(k, base + T_PH_PM_DIR, ph, pm, dir)
+        self._f4(k, base + T_PH_PM_DIST, ph, pm, dist, dir)
+        # POS(h) POS(m) POS(b) for every b strictly between h and m
+        if hp < mp:
+            for b in range(hp + 1, mp):
+                self._f4(k, base + T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(SL, nl, SR, nr, b)), dir)
+            self._f5(k, base + T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(SL, nl, SR, nr, hp + 1)), pm,
+                     self._ps(self._at(SL, nl, SR, nr, mp - 1)), dir)
+        else:
+            for b in range(mp + 1, hp):
+                self._f4(k, base + T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(SL, nl, SR, nr, b)), dir)
+            self._f5(k, base + T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(SL, nl, SR, nr, hp - 1)), pm,
+                     self._ps(self._at(SL, nl, SR, nr, mp + 1)), dir)
+        self._f4(k, base + T_WH_PM_PML_DIR, wh, pm, self._ps(ml), dir)
+        self._f4(k, base + T_WH_PM_PMR_DIR, wh, pm, self._ps(mr), dir)
+        self._f4(k, base + T_PH_PM_PML_DIR, ph, pm, self._ps(ml), dir)
+        self._f4(k, base + T_PH_PM_PMR_DIR, ph, pm, self._ps(mr), dir)
+        self._f4(k, base + T_PH_PM_PS_DIR, ph, pm, ps_, dir)
+        self._f3(k, base + T_PH_PS_DIR, ph, ps_, dir)
+        self._f3(k, base + T_PM_PS_DIR, pm, ps_, dir)
+        self._f3(k, base + T_WH_WS_DIR, wh, ws, dir)
+        self._f3(k, base + T_WM_WS_DIR, wm, ws, dir)
+        self._f3(k, base + T_PH_WS_DIR, ph, ws, dir)
+        self._f3(k, base + T_PM_WS_DIR, pm, ws, dir)
+        self._f3(k, base + T_WH_PS_DIR, wh, ps_, dir)
+        self._f3(k, base + T_WM_PS_DIR, wm, ps_, dir)
+        self._f5(k, base + T_WH_PM_PS_PS2_DIR, wh, pm, ps_, ps2, dir)
+        self._f5(k, base + T_PH_PM_PS_PS2_DIR, ph, pm, ps_, ps2, dir)
+
     cdef int _combine_features(self, eid_t le, eid_t re, int headleft) noexcept nogil:
         """phi of the action joining le (left) and re (right) with an arc between their heads.
 
@@ -693,52 +785,13 @@ cdef class SearchCore:
         self._f3(&k, T_WH_PH_SIZE, wh, ph, size)
         self._f2(&k, T_WH_SIZE, wh, size)
         self._f2(&k, T_PH_SIZE, ph, size)
-        self._f3(&k, T_WH_PH_DIR, wh, ph, dir)
-        self._f2(&k, T_WH_DIR, wh, dir)
-        self._f2(&k, T_PH_DIR, ph, dir)
-        self._f3(&k, T_WM_PM_DIR, wm, pm, dir)
-        self._f2(&k, T_WM_DIR, wm, dir)
-        self._f2(&k, T_PM_DIR, pm, dir)
-        self._f4(&k, T_WH_PH_DIST, wh, ph, dist, dir)
-        self._f3(&k, T_WH_DIST, wh, dist, dir)
-        self._f3(&k, T_PH_DIST, ph, dist, dir)
-        self._f4(&k, T_WM_PM_DIST, wm, pm, dist, dir)
-        self._f3(&k, T_WM_DIST, wm, dist, dir)
-        self._f3(&k, T_PM_DIST, pm, dist, dir)
-        self._f5(&k, T_WH_PH_WM_PM_DIR, wh, ph, wm, pm, dir)
-        self._f6(&k, T_WH_PH_WM_PM_DIST, wh, ph, wm, pm, dist, dir)
-        self._f4(&k, T_WH_PH_PM_DIR, wh, ph, pm, dir)
-        self._f5(&k, T_WH_PH_PM_DIST, wh, ph, pm, dist, dir)
-        self._f4(&k, T_PH_WM_PM_DIR, ph, wm, pm, dir)
-        self._f5(&k, T_PH_WM_PM_DIST, ph, wm, pm, dist, dir)
-        self._f3(&k, T_PH_PM_DIR, ph, pm, dir)
-        self._f4(&k, T_PH_PM_DIST, ph, pm, dist, dir)
-        # POS(h) POS(m) POS(b) for every b strictly between h and m
-        if hp < mp:
-            for b in range(hp + 1, mp):
-                self._f4(&k, T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(SL, nl, SR, nr, b)), dir)
-            self._f5(&k, T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(SL, nl, SR, nr, hp + 1)), pm,
-                     self._ps(self._at(SL, nl, SR, nr, mp - 1)), dir)
-        else:
-            for b in range(mp + 1, hp):
-                self._f4(&k, T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(SL, nl, SR, nr, b)), dir)
-            self._f5(&k, T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(SL, nl, SR, nr, hp - 1)), pm,
-                     self._ps(self._at(SL, nl, SR, nr, mp + 1)), dir)
-        self._f4(&k, T_WH_PM_PML_DIR, wh, pm, self._ps(ml), dir)
-        self._f4(&k, T_WH_PM_PMR_DIR, wh, pm, self._ps(mr), dir)
-        self._f4(&k, T_PH_PM_PML_DIR, ph, pm, self._ps(ml), dir)
-        self._f4(&k, T_PH_PM_PMR_DIR, ph, pm, self._ps(mr), dir)
-        self._f4(&k, T_PH_PM_PS_DIR, ph, pm, ps_, dir)
-        self._f3(&k, T_PH_PS_DIR, ph, ps_, dir)
-        self._f3(&k, T_PM_PS_DIR, pm, ps_, dir)
-        self._f3(&k, T_WH_WS_DIR, wh, ws, dir)
-        self._f3(&k, T_WM_WS_DIR, wm, ws, dir)
-        self._f3(&k, T_PH_WS_DIR, ph, ws, dir)
-        self._f3(&k, T_PM_WS_DIR, pm, ws, dir)
-        self._f3(&k, T_WH_PS_DIR, wh, ps_, dir)
-        self._f3(&k, T_WM_PS_DIR, wm, ps_, dir)
-        self._f5(&k, T_WH_PM_PS_PS2_DIR, wh, pm, ps_, ps2, dir)
-        self._f5(&k, T_PH_PM_PS_PS2_DIR, ph, pm, ps_, ps2, dir)
+        self._arc_features(&k, 0, dir, dist, wh, ph, wm, pm, ws, ps_, ps2, ml, mr, SL, nl, SR, nr, hp, mp)
+        cdef uint32_t lab
+        if self.has_labels:
+            lab = self.tok_label[self.leaf_tok[m]]
+            if lab != 0:
+                self._arc_features(&k, T_LABEL_BASE, lab * 4u + dir, dist, wh, ph, wm, pm, ws, ps_,
+                                   ps2, ml, mr, SL, nl, SR, nr, hp, mp)
         # m is complete once attached
         self._completed(&k, 0, m, ml, mr, M.lval, M.rval)
         # surface string at the boundary B = nl
@@ -790,7 +843,7 @@ cdef class SearchCore:
     # ------------------------------------------------------------------ edges
     cdef int _push_leaves(self) noexcept nogil:
         cdef int i, k
-        cdef uint32_t key3[4]
+        cdef uint32_t key3[6]
         cdef eid_t e
         cdef Edge* x
         cdef int tok
@@ -804,18 +857,21 @@ cdef class SearchCore:
             x.ldep1 = -1; x.ldep2 = -1; x.rdep1 = -1; x.rdep2 = -1
             x.surf = -1; x.bits = -1; x.epoch = self.epoch
             x.hpos = 0; x.nwords = 1; x.nact = 1; x.lval = 0; x.rval = 0; x.gdeps = 0
+            x.linl = 0; x.linr = 0
             x.headleft = 0
             x.gold = 0
             x.span_lo = -1; x.span_hi = -1
-            if self.has_gold and self.leaf_pos[i] == self.gold_pos[tok]:
+            if self.has_gold and self.leaf_pos[i] == self.gold_pos[tok] and (
+                    not self.gold_has_word or self.leaf_word[i] == self.gold_word[tok]):
                 x.gold = 1
                 x.span_lo = self.gold_idx[tok]
                 x.span_hi = self.gold_idx[tok] + 1
             k = self._leaf_features(i)
             x.F = self._sum_weights(k)
-            key3[0] = self.tok_word[tok]; key3[1] = self.leaf_pos[i]
+            key3[0] = self.leaf_word[i]; key3[1] = self.leaf_pos[i]
             key3[2] = <uint32_t>self.given_head[tok]; key3[3] = <uint32_t>self.given_ndeps[tok]
-            x.sig = (<uint64_t>murmurhash3_words(key3, 4, 1) << 32) | murmurhash3_words(key3, 4, 2)
+            key3[4] = self.tok_label[tok]; key3[5] = <uint32_t>self.tok_lin[tok]
+            x.sig = (<uint64_t>murmurhash3_words(key3, 6, 1) << 32) | murmurhash3_words(key3, 6, 2)
             if self.gold_only and not x.gold:
                 self.ne -= 1
                 continue
@@ -863,6 +919,13 @@ cdef class SearchCore:
             return 0
         if M.gdeps != self.given_ndeps[mtok]:   # m still misses a given dependent
             return 0
+        cdef int32_t lin = self.tok_lin[mtok]
+        if lin != 0:   # SR'19 `lin`: side of the head, rank among the head's lin-dependents there
+            if headleft:
+                if lin < 0 or H.linr != lin - 1:
+                    return 0
+            elif lin > 0 or H.linl != -lin - 1:
+                return 0
         cdef uint8_t gold = 0
         if self.has_gold and L.gold and R.gold and L.span_hi == R.span_lo and self.gold_head[mtok] == htok:
             if M.span_lo == self.sub_lo[mtok] and M.span_hi == self.sub_hi[mtok]:
@@ -896,6 +959,8 @@ cdef class SearchCore:
             x.rdep1 = H.rdep1; x.rdep2 = H.rdep2
             x.lval = H.lval + 1; x.rval = H.rval
         x.gdeps = H.gdeps + (1 if gh == htok else 0)
+        x.linl = H.linl + (1 if lin < 0 else 0)
+        x.linr = H.linr + (1 if lin > 0 else 0)
         x.nwords = L.nwords + R.nwords
         x.nact = L.nact + R.nact + 1
         x.surf = -1; x.bits = -1
@@ -1206,7 +1271,7 @@ cdef class SearchCore:
     # ------------------------------------------------------------------ decoding
     def decode(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, int beam,
                long long max_pops, double timeout=0.0, int complete_beam=4,
-               long long max_edges=4000000):
+               long long max_edges=4000000, leaf_word=None, tok_label=None, tok_lin=None):
         """Decode one instance (Algorithm 4).
 
         Parameters
@@ -1219,11 +1284,19 @@ cdef class SearchCore:
         complete_beam : beam of the completion phase run when the budget or timeout is reached
         (0 = greedy default output only);  max_edges : the search stops (as on an exhausted
         budget) once this many edges exist, bounding memory at about 100 bytes per edge.
+        Optional, for shared-task (SR) input (Zhang & Clark 2015, section 5.7):
+        leaf_word : uint32[L] word atom of each leaf (default tok_word[leaf_tok]); the leaves of
+        one token form a mutually exclusive group of candidate forms (x POS), exactly one of
+        which is used;  tok_label : uint32[n] atoms of the given arc labels (0 = none; given
+        labels add label-conjoined copies of the direction templates);  tok_lin : int32[n]
+        SR'19 ``lin`` (+k: k-th closest among the head's lin-dependents on its right, -k on
+        its left, 0 = free), a hard constraint.
         Returns (order int32[n] leaf ids, heads int32[n] token -> head token or -1,
         scaled score float, status int (0 ok, 1 budget, 2 timeout, 3 completed), pops int, edges int).
         Raises ValueError for inconsistent arrays, MemoryError when the pools cannot grow.
         """
-        self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, None)
+        self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, None,
+                           leaf_word, tok_label, tok_lin)
         self.gold_only = False
         self._reset(beam)
         self._seen_reset(max_pops)
@@ -1270,14 +1343,18 @@ cdef class SearchCore:
         self.total_edges += self.ne
         return self._result(goal, status, pops)
 
-    def forced(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, long long max_pops):
+    def forced(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, long long max_pops,
+               leaf_word=None, tok_label=None, tok_lin=None):
         """Forced decoding: only gold edges are built; returns (reached, order leaf ids or None, heads, scaled score).
 
         ``gold`` = (gold_head int32[n] (-1 root), gold_pos uint32[n] POS atoms, gold_idx int32[n]
-        reference positions, sub_lo int32[n], sub_hi int32[n] subtree spans [lo, hi)).
+        reference positions, sub_lo int32[n], sub_hi int32[n] subtree spans [lo, hi), and
+        optionally gold_word uint32[n], the atom of each token's gold form among its leaves).
+        ``leaf_word``, ``tok_label``, ``tok_lin`` as in :meth:`decode`.
         Used to test that every projective reference tree is reachable and recognised as gold.
         """
-        self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold)
+        self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
+                           leaf_word, tok_label, tok_lin)
         self.gold_only = True
         self._reset(4 * self.n + 4)
         cdef long long pops = 0
@@ -1428,7 +1505,7 @@ cdef class SearchCore:
         return best
 
     def train_one(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, int beam,
-                  long long max_pops):
+                  long long max_pops, leaf_word=None, tok_label=None, tok_lin=None):
         """One training sentence (Algorithm 3 for the dependency model, section 4.4).
 
         Expands negative examples; a popped non-gold edge triggers an update against the
@@ -1440,7 +1517,8 @@ cdef class SearchCore:
         """
         if self.U == NULL:
             raise ValueError("SearchCore was created without an accumulator: cannot train")
-        self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold)
+        self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
+                           leaf_word, tok_label, tok_lin)
         self.gold_only = False
         self._reset(beam)
         cdef long long pops = 0, upd0 = self.n_updates
@@ -1522,7 +1600,8 @@ cdef class SearchCore:
         valid = all(not self._cworse(i, (i - 1) // 2) for i in range(1, self.csize))
         return ev, sorted(self.cid[i] for i in range(self.csize)), valid
 
-    def train_easy_first(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold):
+    def train_easy_first(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
+                         leaf_word=None, tok_label=None, tok_lin=None):
         """Easy-first training pass that matches the merge completion of the decoder.
 
         Pieces start as the gold leaves; at each step the highest-scoring valid COMBINE of two
@@ -1532,7 +1611,8 @@ cdef class SearchCore:
         """
         if self.U == NULL:
             raise ValueError("SearchCore was created without an accumulator: cannot train")
-        self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold)
+        self._set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
+                           leaf_word, tok_label, tok_lin)
         self.gold_only = False
         self._reset(1)
         cdef long long upd0 = self.n_updates, steps = 0
