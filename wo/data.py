@@ -161,7 +161,8 @@ def atom(s: str) -> int:
 def is_projective(heads: Sequence[int]) -> bool:
     """True if the tree (1-based heads, 0 = root) has no crossing arcs (and is a tree)."""
     n = len(heads)
-    arcs = [(min(i + 1, h), max(i + 1, h)) for i, h in enumerate(heads) if h > 0]
+    # the root hangs from an artificial word 0, so no arc may cover the root either
+    arcs = [(min(i + 1, h), max(i + 1, h)) for i, h in enumerate(heads) if h >= 0]
     for a, b in arcs:
         for c, d in arcs:
             if a < c < b < d:

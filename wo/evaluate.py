@@ -43,3 +43,62 @@ def score(hyps: Sequence[str], refs: Sequence[str]) -> Scores:
         tot += sum(rc.values())
     n = max(1, len(refs))
     return Scores(res.score, str(bleu.get_signature()), 100.0 * exact / n, 100.0 * rec / max(1, tot), len(refs))
+
+
+@dataclass
+class SRScores:
+    """The SR shared-task automatic metrics on lower-cased, whitespace-tokenized text.
+
+    bleu: NLTK ``corpus_bleu`` (4-gram, uniform weights, smoothing ``method2``) x 100, as the
+    SR'18/'19 evaluation script computes it; nist: NLTK ``corpus_nist`` with n=4; dist:
+    100 x (1 - sum of character edit distances / sum of max(len(hyp), len(ref))), over the
+    space-joined token strings (Levenshtein distance, rapidfuzz); sacrebleu: sacrebleu corpus
+    BLEU on the same lower-cased tokens (tokenize none) with its ``signature``; exact: share of
+    sentences equal to the reference (0-100); sentences: int.
+    """
+
+    bleu: float
+    nist: float
+    dist: float
+    sacrebleu: float
+    signature: str
+    exact: float
+    sentences: int
+
+    def __str__(self) -> str:
+        return (f"BLEU = {self.bleu:.2f}  NIST = {self.nist:.2f}  DIST = {self.dist:.2f}  "
+                f"exact match = {self.exact:.2f}%  sentences = {self.sentences}\n"
+                f"sacrebleu BLEU = {self.sacrebleu:.2f}  signature: {self.signature}")
+
+
+def sr_score(hyps: Sequence[str], refs: Sequence[str]) -> SRScores:
+    """SR automatic metrics of tokenized hypotheses against tokenized references (one str each).
+
+    Both sides are lower-cased and split on whitespace (the SR evaluation script's
+    normalisation).  Raises ValueError if the lists differ in length.
+    """
+    from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu
+    from nltk.translate.nist_score import corpus_nist
+    from rapidfuzz.distance import Levenshtein
+    from sacrebleu.metrics import BLEU
+
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+    H = [h.lower().split() for h in hyps]
+    R = [r.lower().split() for r in refs]
+    bleu = corpus_bleu([[r] for r in R], H, smoothing_function=SmoothingFunction().method2)
+    try:
+        nist = corpus_nist([[r] for r in R], H, n=4)
+    except ZeroDivisionError:
+        nist = 0.0
+    edits = total = 0
+    for h, r in zip(H, R):
+        a, b = " ".join(h), " ".join(r)
+        edits += Levenshtein.distance(a, b)
+        total += max(len(a), len(b))
+    sb = BLEU(tokenize="none", lowercase=True, force=True)
+    res = sb.corpus_score([" ".join(h) for h in H], [[" ".join(r) for r in R]])
+    exact = sum(1 for h, r in zip(H, R) if h == r)
+    n = max(1, len(R))
+    return SRScores(100.0 * bleu, float(nist), 100.0 * (1.0 - edits / max(1, total)), res.score,
+                    str(sb.get_signature()), 100.0 * exact / n, len(R))
