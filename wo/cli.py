@@ -1,4 +1,4 @@
-"""Command-line interface: ``wo train``, ``wo linearize``, ``wo evaluate``.
+"""Command-line interface: ``wo train``, ``wo linearize``, ``wo evaluate`` and ``wo sr ...``.
 
 Exit codes: 0 success; 1 some sentences failed (their output line is the fallback, see
 ``--on-error``); 2 user error (bad arguments, unreadable or malformed input, bad model).
@@ -94,6 +94,202 @@ def cmd_evaluate(a) -> int:
     return EXIT_OK
 
 
+# ------------------------------------------------------------------ shared task (SR'19 T1)
+def _sr_refs(path: str) -> List[str]:
+    """Tokenized references: UD CoNLL-U (forms), T1 with gold forms and original_id, or text lines."""
+    from .data import open_text
+    from .sr import read_t1
+
+    with open_text(path) as fh:
+        head = fh.read(65536)
+    if "original_id=" in head:
+        out = []
+        for s in read_t1(path):
+            if s.error or not s.orig or not all(s.forms):
+                from .data import InputError
+                raise InputError(path, s.line, s.error or "T1 reference without gold forms and original_id")
+            toks = [""] * len(s)
+            for i, p in enumerate(s.orig):
+                toks[p - 1] = s.forms[i]
+            out.append(" ".join(toks))
+        return out
+    return _read_lines_or_conllu(path)
+
+
+def _sr_hyps(path: str) -> List[str]:
+    """Hypotheses: one tokenized sentence per line; for an SR submission file its ``.tok`` twin."""
+    from .data import open_text
+
+    with open_text(path) as fh:
+        head = fh.read(4096)
+    if head.startswith("# sent_id") and os.path.exists(path + ".tok"):
+        path = path + ".tok"
+    elif head.startswith("# sent_id"):
+        with open_text(path) as fh:
+            return [ln.split("# text = ", 1)[1].rstrip("\n") for ln in fh if ln.startswith("# text = ")]
+    return _read_lines_or_conllu(path)
+
+
+def cmd_sr_make_input(a) -> int:
+    """``wo sr make-input``: UD CoNLL-U -> SR'19 T1 input."""
+    from .data import read_conllu
+    from .io import AtomicWriter
+    from .sr import format_t1, make_input
+
+    sents = read_conllu(a.ud)
+    w = AtomicWriter(a.out)
+    try:
+        for i, s in enumerate(sents):
+            w.write(format_t1(make_input(s, a.seed, i, a.with_gold), a.with_gold))
+        w.commit()
+    except BaseException:
+        w.abort()
+        raise
+    print(f"wo: {len(sents)} sentences written to {a.out} (T1, seed {a.seed}"
+          f"{', with gold forms and original_id' if a.with_gold else ''})", file=sys.stderr)
+    return EXIT_OK
+
+
+def _lexicon_sentences(train, refs_ud):
+    """UD-like sentences in reference order for the lexicon: from the T1 gold or the UD file."""
+    from .data import Sentence
+
+    out = []
+    for s in train:
+        if s.error or not s.orig or not all(s.forms):
+            continue
+        surf = [0] * len(s)
+        for i, p in enumerate(s.orig):
+            surf[p - 1] = i
+        pick = lambda xs: [xs[i] for i in surf]  # noqa: E731
+        out.append(Sentence(pick(s.forms), pick(s.lemmas), pick(s.upos), pick(s.xpos), pick(s.feats),
+                            [0] * len(s), pick(s.deprels), ["_"] * len(s)))
+    return out + list(refs_ud or [])
+
+
+def cmd_sr_train(a) -> int:
+    """``wo sr train``: train an SR model on T1 input (gold from original_id or alignment)."""
+    from .data import read_conllu
+    from .inflect import Lexicon
+    from .sr import read_t1, train_sr
+
+    train = read_t1(a.train)
+    bad = [s for s in train if s.error]
+    for s in bad[:20]:
+        _err(f"{a.train}:{s.line}: {s.error} (sentence skipped)")
+    ref_ud = read_conllu(a.train_ref) if a.train_ref else None
+    train_refs = [s.forms for s in ref_ud] if ref_ud else None
+    if train_refs is not None and len(train_refs) != len(train):
+        _err(f"{a.train_ref}: {len(train_refs)} sentences but {a.train} has {len(train)}")
+        return EXIT_USER
+    lex = Lexicon.build(_lexicon_sentences(train, ref_ud), english=(a.lang == "en"))
+    dev, dev_refs = [], []
+    if a.dev:
+        dev = read_t1(a.dev)
+        dev_refs = _sr_refs(a.dev_ref or a.dev)
+        if a.dev_limit:
+            dev, dev_refs = dev[:a.dev_limit], dev_refs[:a.dev_limit]
+        if len(dev_refs) != len(dev):
+            _err(f"{a.dev_ref or a.dev}: {len(dev_refs)} references but {a.dev} has {len(dev)} sentences")
+            return EXIT_USER
+    rec = train_sr(train, dev, dev_refs, a.epochs, a.model, lex, train_refs=train_refs,
+                   hash_bits=a.hash_bits, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
+                   seed=a.seed, jobs=a.jobs,
+                   meta={"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""),
+                         "lang": a.lang})
+    print(json.dumps({k: v for k, v in rec.items()}, indent=1))
+    return EXIT_OK
+
+
+def cmd_sr_realize(a) -> int:
+    """``wo sr realize``: T1 input -> SR submission file and its .tok twin."""
+    import time
+
+    from tqdm import tqdm
+
+    from .model import Model
+    from .sr import Realizer, fallback_result, read_t1, realize_many, write_submission
+
+    t0 = time.perf_counter()
+    try:
+        Realizer(Model.load(a.model))   # fail early on a wrong model
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USER
+    sents = read_t1(a.input)
+    for s in sents:
+        if s.error:
+            _err(f"{a.input}:{s.line}: {s.error}")
+    bar = tqdm(total=len(sents), unit="sent", disable=a.quiet, file=sys.stderr, dynamic_ncols=True)
+    opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout}
+    res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, **opts)
+    bar.close()
+    failed = sum(1 for r in res if r.status == "error")
+    for s, r in zip(sents, res):
+        if r.status == "error" and not s.error:
+            _err(f"{a.input}:{s.line}: {r.message}")
+    write_submission(a.output, sents, res)
+    secs = time.perf_counter() - t0
+    if not a.quiet:
+        print(f"wo: {len(sents)} sentences realised in {secs:.2f}s ({len(sents) / max(secs, 1e-9):.1f} "
+              f"sentences/s); {failed} failed; wrote {a.output} and {a.output}.tok", file=sys.stderr)
+    return EXIT_SOME_FAILED if failed else EXIT_OK
+
+
+def cmd_sr_evaluate(a) -> int:
+    """``wo sr evaluate``: SR metrics (BLEU, NIST, DIST) on lower-cased tokens, plus sacrebleu."""
+    from .evaluate import sr_score
+
+    hyps, refs = _sr_hyps(a.hyp), _sr_refs(a.ref)
+    if len(hyps) != len(refs):
+        _err(f"{a.hyp}: {len(hyps)} sentences but {a.ref} has {len(refs)}")
+        return EXIT_USER
+    sc = sr_score(hyps, refs)
+    print(json.dumps(sc.__dict__) if a.json else sc)
+    return EXIT_OK
+
+
+def _add_sr(sub) -> None:
+    sr = sub.add_parser("sr", help="Surface Realisation shared task (SR'19 shallow track, T1)")
+    ss = sr.add_subparsers(dest="srcmd", required=True)
+    m = ss.add_parser("make-input", help="UD CoNLL-U -> T1 input (scrambled ids, lemmas, lin)")
+    m.add_argument("--ud", required=True, help="UD CoNLL-U (.xz ok)")
+    m.add_argument("--out", required=True)
+    m.add_argument("--with-gold", action="store_true", help="gold form in column 3 and original_id")
+    m.add_argument("--seed", type=int, default=1)
+    m.set_defaults(func=cmd_sr_make_input)
+    t = ss.add_parser("train", help="train an SR model (joint inflection and ordering)")
+    t.add_argument("--train", required=True, help="T1 training input with gold (original_id) or --train-ref")
+    t.add_argument("--train-ref", help="UD file with the training references (alignment, lexicon)")
+    t.add_argument("--dev", help="T1 dev input (per-epoch BLEU; best epoch kept)")
+    t.add_argument("--dev-ref", help="dev references: UD CoNLL-U or tokenized lines (default: --dev with gold)")
+    t.add_argument("--dev-limit", type=int, default=0)
+    t.add_argument("--model", required=True)
+    t.add_argument("--epochs", type=int, default=5)
+    t.add_argument("--hash-bits", type=int, default=22)
+    t.add_argument("--beam-factor", type=float, default=8.0, help="chart size k*n during training")
+    t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
+    t.add_argument("--lang", default="en", help="language code; 'en' adds lemminflect and English rules")
+    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--jobs", type=int, default=1, help="processes for the dev decoding")
+    t.set_defaults(func=cmd_sr_train)
+    r = ss.add_parser("realize", help="T1 input -> SR submission file (+ .tok)")
+    r.add_argument("--model", required=True)
+    r.add_argument("--input", required=True)
+    r.add_argument("--output", required=True)
+    r.add_argument("--jobs", type=int, default=1)
+    r.add_argument("--beam-factor", type=float, default=None)
+    r.add_argument("--budget-factor", type=float, default=None)
+    r.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=cmd_sr_realize)
+    e = ss.add_parser("evaluate", help="SR metrics: BLEU, NIST, DIST (lower-cased tokens) + sacrebleu")
+    e.add_argument("--hyp", required=True, help="tokenized lines, or an SR submission file with its .tok")
+    e.add_argument("--ref", required=True, help="UD CoNLL-U, T1 with gold, or tokenized lines")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=cmd_sr_evaluate)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``wo`` command (train, linearize, evaluate)."""
     from .linearizer import DEFAULT_BUDGET_FACTOR
@@ -144,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--ref", required=True, help="CoNLL-U or one tokenized sentence per line")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_evaluate)
+    _add_sr(sub)
     return p
 
 

@@ -205,6 +205,7 @@ cdef class SearchCore:
     cdef const uint32_t* leaf_word
     cdef const uint32_t* tok_label
     cdef const int32_t* tok_lin
+    cdef const int32_t* lin_need   # [2*t] left, [2*t+1] right: lin-dependents token t must take
     cdef bint has_labels
     cdef const int32_t* gold_head
     cdef const uint32_t* gold_pos
@@ -330,6 +331,13 @@ cdef class SearchCore:
         lw = leaf_word
         tl = tok_label
         tn = tok_lin
+        need_arr = np.zeros(2 * self.n, dtype=np.int32)
+        lin_np = np.asarray(tok_lin)
+        gh_np = np.asarray(given_head)
+        for t in np.nonzero(lin_np)[0]:
+            if gh_np[t] >= 0:
+                need_arr[2 * gh_np[t] + (1 if lin_np[t] > 0 else 0)] += 1
+        cdef const int32_t[::1] nd = need_arr
         if lw.shape[0] != self.nleaf or tl.shape[0] != self.n or tn.shape[0] != self.n:
             raise ValueError("leaf_word, tok_label or tok_lin has the wrong length")
         self.tok_word = &tw[0]
@@ -340,9 +348,10 @@ cdef class SearchCore:
         self.leaf_word = &lw[0]
         self.tok_label = &tl[0]
         self.tok_lin = &tn[0]
+        self.lin_need = &nd[0]
         self.W64 = (self.n + 63) // 64
         self._refs = [tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, leaf_word,
-                      tok_label, tok_lin]
+                      tok_label, tok_lin, need_arr]
         self.has_gold = gold is not None
         self.gold_has_word = False
         if self.has_gold:
@@ -926,6 +935,8 @@ cdef class SearchCore:
                     return 0
             elif lin > 0 or H.linl != -lin - 1:
                 return 0
+        if not headleft and H.linr != self.lin_need[2 * htok + 1]:
+            return 0   # a left dependent would close the right side before its lin-dependents
         cdef uint8_t gold = 0
         if self.has_gold and L.gold and R.gold and L.span_hi == R.span_lo and self.gold_head[mtok] == htok:
             if M.span_lo == self.sub_lo[mtok] and M.span_hi == self.sub_hi[mtok]:

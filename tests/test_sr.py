@@ -1,0 +1,211 @@
+"""SR'19 shallow track (T1): reader, make-input, inflection candidates, joint search, CLI."""
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from wo._fast._search import SearchCore
+from wo.data import read_conllu
+from wo.evaluate import sr_score
+from wo.inflect import Lexicon, coverage
+from wo.sr import (Realizer, align, format_t1, lin_values, make_input, read_t1, realize_many,
+                   sr_instance, train_sr)
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PARTUT = ROOT / "corpora" / "sr19-en_partut"
+EWT = ROOT / "corpora" / "ud-en-ewt"
+
+
+@pytest.fixture(scope="module")
+def partut():
+    return {
+        "t1_train": read_t1(str(PARTUT / "T1-en_partut-ud-train.conllu.xz")),
+        "t1_dev": read_t1(str(PARTUT / "T1-en_partut-ud-dev.conllu.xz")),
+        "ud_train": read_conllu(str(PARTUT / "UD-en_partut-ud-train.conllu.xz")),
+        "ud_dev": read_conllu(str(PARTUT / "UD-en_partut-ud-dev.conllu.xz")),
+    }
+
+
+@pytest.fixture(scope="module")
+def lex(partut):
+    return Lexicon.build(partut["ud_train"], english=True)
+
+
+@pytest.fixture(scope="module")
+def sr_model(tmp_path_factory, partut, lex):
+    path = tmp_path_factory.mktemp("sr") / "partut.wo"
+    train_sr(partut["t1_train"][:400], [], [], 2, str(path), lex, hash_bits=18, log=lambda m: None)
+    return str(path)
+
+
+def test_reader_on_real_partut_files(partut):
+    tr, dv = partut["t1_train"], partut["t1_dev"]
+    assert len(tr) == 1781 and len(dv) == 156
+    assert not any(s.error for s in tr + dv)
+    assert all(s.orig and sorted(s.orig) == list(range(1, len(s) + 1)) for s in tr)
+    assert all(s.orig is None and not any(s.forms) for s in dv)
+    assert sum(1 for s in tr for v in s.lin if v) == 7008
+    # lemma in column 2, gold form in column 3, task features removed from FEATS
+    for s, u in zip(tr[:200], partut["ud_train"][:200]):
+        for i in range(len(s)):
+            p = s.orig[i] - 1
+            assert s.forms[i] == u.forms[p] and s.lemmas[i] == u.lemmas[p]
+            assert "lin=" not in s.feats[i] and "original_id" not in s.feats[i]
+
+
+def test_lin_rule_reproduces_every_partut_annotation(partut):
+    checked = 0
+    for s, u in zip(partut["t1_train"], partut["ud_train"]):
+        lv = lin_values(u.heads, u.deprels)
+        for i in range(len(s)):
+            assert s.lin[i] == lv[s.orig[i] - 1], (u.sent_id, i)
+            checked += bool(s.lin[i])
+    assert checked == 7008
+
+
+def test_make_input_then_gold_reconstruction_returns_the_sentence(tmp_path):
+    ud = read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:300]
+    path = tmp_path / "dev.t1"
+    path.write_text("\n".join(format_t1(make_input(s, 7, i, True)) for i, s in enumerate(ud)), encoding="utf-8")
+    back = read_t1(str(path))
+    assert len(back) == len(ud)
+    moved = 0
+    for s, u in zip(back, ud):
+        assert s.error is None
+        toks, heads = [None] * len(s), [None] * len(s)
+        for i, p in enumerate(s.orig):
+            toks[p - 1] = s.forms[i]
+            heads[p - 1] = 0 if s.heads[i] == 0 else s.orig[s.heads[i] - 1]
+        assert toks == u.forms and heads == u.heads
+        moved += s.orig != list(range(1, len(s) + 1))
+    assert moved > 250   # ids really are scrambled
+    plain = make_input(ud[0], 7, 0, False)
+    assert plain.orig is None and not any(plain.forms)
+
+
+def test_candidate_coverage_on_real_dev_slice():
+    train = read_conllu(str(EWT / "en_ewt-ud-train.conllu.xz"))
+    dev = read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:500]
+    lx = Lexicon.build(train, english=True)
+    c = coverage(lx, dev)
+    assert c["coverage"] >= 0.98
+    assert c["candidates_per_token"] <= 1.3
+    # without the English add-on (any UD language: treebank lexicon + learned suffix rules)
+    lx.english = False
+    assert coverage(lx, dev)["coverage"] >= 0.97
+
+
+def test_gold_trees_reachable_with_groups_labels_and_lin(partut, lex):
+    core = SearchCore(np.zeros(1 << 12, dtype=np.float32), 12)
+    for s, u in zip(partut["t1_train"], partut["ud_train"]):
+        inst = sr_instance(s, lex, s.orig)
+        ok, order, _, _ = core.forced(*inst.arrays(), inst.gold, 10 ** 6, **inst.extra())
+        assert ok, u.sent_id
+        assert [inst.leaf_form[leaf].lower() for leaf in order] == [w.lower() for w in u.forms]
+
+
+def test_alignment_recovers_original_ids(partut, lex):
+    n = same = 0
+    for s, u in zip(partut["t1_train"][:200], partut["ud_train"][:200]):
+        p = align(s, u.forms, lex)
+        if p is not None:
+            n += 1
+            toks = [None] * len(s)
+            for i, q in enumerate(p):
+                toks[q - 1] = s.forms[i]
+            same += toks == u.forms
+    assert n >= 150 and same == n
+
+
+def test_outputs_use_one_form_per_token_and_respect_tree_labels_and_lin(sr_model, partut):
+    dev = partut["t1_dev"]
+    res = realize_many(sr_model, dev)
+    r = Realizer.load(sr_model)
+    for s, out in zip(dev, res):
+        n = len(s)
+        assert out.status in ("ok", "completed")
+        assert sorted(out.order) == list(range(n))
+        for j, i in enumerate(out.order):
+            cands, _ = r.lexicon.candidates(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])
+            assert out.tokens[j].lower() in [c.lower() for c in cands]
+            assert out.labels[j] == s.deprels[i]
+            h = out.heads[j]
+            assert (h == 0) == (s.heads[i] == 0)
+            if h:
+                assert out.order[h - 1] == s.heads[i] - 1
+        pos = {i: j for j, i in enumerate(out.order)}
+        for i in range(n):
+            if s.lin[i]:
+                h = s.heads[i] - 1
+                side = [k for k in range(n) if s.heads[k] - 1 == h and s.lin[k] and
+                        (s.lin[k] > 0) == (s.lin[i] > 0)]
+                assert (pos[i] > pos[h]) == (s.lin[i] > 0)
+                rank = sorted(side, key=lambda k: abs(pos[k] - pos[h])).index(i) + 1
+                assert rank == abs(s.lin[i])
+    refs = [u.text() for u in partut["ud_dev"]]
+    assert sr_score([o.text() for o in res], refs).bleu > 50.0
+
+
+def test_jobs_and_input_order_do_not_change_the_output(sr_model, partut):
+    dev = partut["t1_dev"][:40]
+    a = [o.text() for o in realize_many(sr_model, dev, jobs=1)]
+    b = [o.text() for o in realize_many(sr_model, dev, jobs=2, chunk=7)]
+    assert a == b
+    # re-scramble the ids of every sentence: same realisation
+    ud = []
+    for i, s in enumerate(dev):
+        perm = list(reversed(range(len(s))))
+        where = {old: new for new, old in enumerate(perm)}
+        pick = lambda xs: [xs[k] for k in perm]  # noqa: E731
+        heads = [0 if s.heads[k] == 0 else where[s.heads[k] - 1] + 1 for k in perm]
+        ud.append(type(s)(pick(s.lemmas), pick(s.upos), pick(s.xpos), pick(s.feats), heads,
+                          pick(s.deprels), pick(s.lin), pick(s.forms), None, s.sent_id, s.line))
+    c = [o.text() for o in realize_many(sr_model, ud)]
+    assert a == c
+
+
+def test_sr_metrics():
+    refs = ["The cat sat on the mat .", "a b c d e"]
+    perfect = sr_score(refs, refs)
+    assert perfect.bleu == pytest.approx(100.0) and perfect.dist == pytest.approx(100.0)
+    assert perfect.exact == 100.0
+    low = sr_score(["the cat sat on the mat .", "e d c b a"], refs)
+    assert low.exact == 50.0 and low.bleu < 100.0 and low.dist < 100.0
+    # lower-casing: case differences do not count
+    assert sr_score(["THE CAT SAT ON THE MAT .", "a b c d e"], refs).bleu == pytest.approx(100.0)
+
+
+def _wo(*args):
+    return subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, text=True)
+
+
+def test_sr_cli_end_to_end(tmp_path, sr_model, model_path):
+    t1 = tmp_path / "dev.t1"
+    ud = PARTUT / "UD-en_partut-ud-dev.conllu.xz"
+    p = _wo("sr", "make-input", "--ud", str(ud), "--out", str(t1))
+    assert p.returncode == 0, p.stderr
+    # break one sentence: a head out of range; the others must still be realised
+    blocks = t1.read_text(encoding="utf-8").split("\n\n")
+    lines = blocks[3].split("\n")
+    cols = lines[2].split("\t")
+    cols[6] = "999"
+    lines[2] = "\t".join(cols)
+    blocks[3] = "\n".join(lines)
+    t1.write_text("\n\n".join(blocks), encoding="utf-8")
+    out = tmp_path / "out.txt"
+    p = _wo("sr", "realize", "--model", sr_model, "--input", str(t1), "--output", str(out), "--quiet")
+    assert p.returncode == 1
+    assert f"{t1}:" in p.stderr and "Traceback" not in p.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.count("# sent_id = ") == 156 and text.count("# text = ") == 156
+    tok = (tmp_path / "out.txt.tok").read_text(encoding="utf-8").splitlines()
+    assert len(tok) == 156
+    first = [ln for ln in text.splitlines() if ln.startswith("# text = ")][0][9:]
+    assert first[0].isupper()
+    p = _wo("sr", "evaluate", "--hyp", str(out), "--ref", str(ud))
+    assert p.returncode == 0 and "NIST" in p.stdout and "case:lc" in p.stdout
+    # a word-ordering model is not an SR model: clear error, exit 2
+    p = _wo("sr", "realize", "--model", model_path, "--input", str(t1), "--output", str(out))
+    assert p.returncode == 2 and "not an SR model" in p.stderr and "Traceback" not in p.stderr
