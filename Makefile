@@ -3,6 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 MODEL ?= corpora/models/wo-ewt-dep.wo
+SRMODEL ?= corpora/models/wo-ewt-sr.wo
 TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
 OUT = out
 
@@ -21,6 +22,9 @@ demo: install
 	$(BIN)/wo evaluate --hyp $(OUT)/ewt-test.bag.txt --ref $(TEST)
 	$(BIN)/wo linearize --model $(MODEL) --input $(TEST) --output $(OUT)/ewt-test.full.txt --given full --jobs 2
 	$(BIN)/wo evaluate --hyp $(OUT)/ewt-test.full.txt --ref $(TEST)
+	$(BIN)/wo sr make-input --ud $(TEST) --out $(OUT)/ewt-test.t1 --seed 1
+	$(BIN)/wo sr realize --model $(SRMODEL) --input $(OUT)/ewt-test.t1 --output $(OUT)/ewt-test.sr.txt --jobs 2
+	$(BIN)/wo sr evaluate --hyp $(OUT)/ewt-test.sr.txt --ref $(TEST)
 
 test: install
 	$(BIN)/python -m pytest -q tests
