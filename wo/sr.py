@@ -592,7 +592,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
             continue
         if not all(s.forms):
             if train_refs is None:
-                reasons["no gold forms"] += 1
+                reasons["gold form missing or '_' in column 3, no --train-ref"] += 1
                 continue
         ref = train_refs[i] if train_refs is not None else None
         pos, why = gold_positions_for(s, ref, lexicon)
