@@ -21,3 +21,24 @@ def test_readme_python_example_runs(model_path, tmp_path):
     r = ns["r"]
     assert sorted(r.tokens) == sorted(["barked", "dog", "The", "loudly", "."])
     assert ns["summary"].sentences == 20 and len((tmp_path / "dev.bags.txt").read_text().splitlines()) == 20
+
+
+def test_readme_sr_example_runs():
+    from tests.conftest import ROOT as R
+
+    model = R / "corpora" / "models" / "wo-ewt-sr.wo"
+    if not model.exists():
+        import pytest
+        pytest.skip("shipped SR model not present")
+    text = (R / "README.md").read_text(encoding="utf-8")
+    code = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "Realizer" in b][0]
+    import os
+    cwd = os.getcwd()
+    os.chdir(R)
+    try:
+        ns = {}
+        exec(compile(code, "README.md", "exec"), ns)
+    finally:
+        os.chdir(cwd)
+    r, s = ns["r"], ns["sents"][0]
+    assert sorted(r.order) == list(range(len(s))) and r.tokens[0][0].isupper()

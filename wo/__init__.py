@@ -10,6 +10,9 @@ def __getattr__(name):
     if name in ("Linearizer", "Result"):
         from . import linearizer
         return getattr(linearizer, name)
+    if name in ("Realizer", "SRResult"):
+        from . import sr
+        return getattr(sr, name)
     if name == "Model":
         from .model import Model
         return Model
