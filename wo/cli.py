@@ -194,7 +194,7 @@ def cmd_sr_train(a) -> int:
             return EXIT_USER
     rec = train_sr(train, dev, dev_refs, a.epochs, a.model, lex, train_refs=train_refs,
                    hash_bits=a.hash_bits, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
-                   seed=a.seed, jobs=a.jobs,
+                   seed=a.seed,
                    meta={"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""),
                          "lang": a.lang})
     print(json.dumps({k: v for k, v in rec.items()}, indent=1))
@@ -208,7 +208,7 @@ def cmd_sr_realize(a) -> int:
     from tqdm import tqdm
 
     from .model import Model
-    from .sr import Realizer, fallback_result, read_t1, realize_many, write_submission
+    from .sr import Realizer, read_t1, realize_many, write_submission
 
     t0 = time.perf_counter()
     try:
@@ -271,7 +271,6 @@ def _add_sr(sub) -> None:
     t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
     t.add_argument("--lang", default="en", help="language code; 'en' adds lemminflect and English rules")
     t.add_argument("--seed", type=int, default=1)
-    t.add_argument("--jobs", type=int, default=1, help="processes for the dev decoding")
     t.set_defaults(func=cmd_sr_train)
     r = ss.add_parser("realize", help="T1 input -> SR submission file (+ .tok)")
     r.add_argument("--model", required=True)

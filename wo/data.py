@@ -296,6 +296,10 @@ class Instance:
         """(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos): the SearchCore arguments."""
         return (self.tok_word, self.given_head, self.given_ndeps, self.leaf_tok, self.leaf_pos)
 
+    def extra(self) -> dict:
+        """Keyword SearchCore arguments (none for word ordering; see ``wo.sr.SRInstance``)."""
+        return {}
+
 
 def reveal(pos: Sequence[Optional[str]], heads: Sequence[int], given: str, reveal_pos: float,
            reveal_heads: float, rng: Optional[random.Random]) -> Tuple[List[Optional[str]], List[int]]:

@@ -24,6 +24,25 @@ DEFAULT_TREE_BEAM_FACTOR = 32.0
 DEFAULT_TREE_BUDGET_FACTOR = 1000.0
 
 
+def decode_instance(core: SearchCore, inst, beam: int, budget: int, timeout: float, complete_beam: int):
+    """Decode one instance and map the output back to the caller's token order.
+
+    inst: :class:`wo.data.Instance` or :class:`wo.sr.SRInstance`; beam: chart size (edges);
+    budget: pops; timeout: seconds (0 = none).  Returns (order int32[n] leaf ids in output
+    order, idx list[int] caller's token index per output position, heads list[int] 1-based
+    output positions (0 = root), scaled score float, status name str, pops int, edges int).
+    """
+    order, hd, score, status, pops, edges = core.decode(
+        *inst.arrays(), beam, budget, timeout, complete_beam, **inst.extra())
+    n = inst.n
+    toks_c = inst.leaf_tok[order]
+    outpos = np.empty(n, dtype=np.int64)
+    outpos[toks_c] = np.arange(n)
+    idx = [int(inst.canon[c]) for c in toks_c]
+    heads = [0 if hd[c] < 0 else int(outpos[hd[c]]) + 1 for c in toks_c]
+    return order, idx, heads, float(score), STATUS_NAMES[int(status)], int(pops), int(edges)
+
+
 @dataclass
 class Result:
     """One linearized sentence.
@@ -124,16 +143,10 @@ class Linearizer:
         if not self._fixed and 2 * sum(1 for h in heads if h >= 0) >= n:
             beam = max(1, int(round(self.tree_beam_factor * n)))
             budget = max(8, int(self.tree_budget_factor * n))
-        order, hd, score, status, pops, edges = self.core.decode(
-            *inst.arrays(), beam, budget, self.timeout, self.complete_beam)
-        toks_c = inst.leaf_tok[order]
-        outpos = np.empty(n, dtype=np.int64)
-        outpos[toks_c] = np.arange(n)
-        idx = [int(inst.canon[c]) for c in toks_c]
-        out_heads = [0 if hd[c] < 0 else int(outpos[hd[c]]) + 1 for c in toks_c]
+        order, idx, out_heads, score, status, pops, edges = decode_instance(
+            self.core, inst, beam, budget, self.timeout, self.complete_beam)
         return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
-                      float(score), STATUS_NAMES[int(status)], int(pops), int(edges),
-                      time.perf_counter() - t0)
+                      score, status, pops, edges, time.perf_counter() - t0)
 
 
     def linearize_file(self, input_path: str, output_path: str, **options):

@@ -17,16 +17,15 @@ every ``punct``, ``flat``, ``flat:foreign``, ``fixed``, ``compound``, ``compound
 from __future__ import annotations
 
 import dataclasses
-import random
 import sys
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .data import (NONE, ROOT, InputError, Sentence, atom, gold_arrays, is_projective, permutation,
+from .data import (ROOT, Sentence, atom, gold_arrays, is_projective, permutation,
                    projectivize)
 from .inflect import Lexicon, TASK_FEATS, parse_feats
 
@@ -468,18 +467,12 @@ class Realizer:
         inst = sr_instance(s, self.lexicon)
         beam = max(1, int(round(self.beam_factor * n)))
         budget = max(8, int(self.budget_factor * n))
-        order, hd, score, status, pops, edges = self.core.decode(
-            *inst.arrays(), beam, budget, self.timeout, self.complete_beam, **inst.extra())
-        toks_c = inst.leaf_tok[order]
-        outpos = np.empty(n, dtype=np.int64)
-        outpos[toks_c] = np.arange(n)
-        idx = [int(inst.canon[c]) for c in toks_c]
-        heads = [0 if hd[c] < 0 else int(outpos[hd[c]]) + 1 for c in toks_c]
-        from .linearizer import STATUS_NAMES
+        from .linearizer import decode_instance
 
+        order, idx, heads, _, status, pops, edges = decode_instance(
+            self.core, inst, beam, budget, self.timeout, self.complete_beam)
         return SRResult(capitalise([inst.leaf_form[leaf] for leaf in order]), idx, heads,
-                        [s.deprels[i] for i in idx], STATUS_NAMES[int(status)], int(pops), int(edges),
-                        time.perf_counter() - t0)
+                        [s.deprels[i] for i in idx], status, pops, edges, time.perf_counter() - t0)
 
 
 def fallback_result(s: SRSentence, message: str) -> SRResult:
@@ -566,7 +559,7 @@ def gold_positions_for(s: SRSentence, ref: Optional[Sequence[str]], lex: Lexicon
 def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str],
              epochs: int, out: str, lexicon: Lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
              hash_bits: int = 22, beam_factor: float = 8.0, train_budget_factor: float = 100.0,
-             max_tau: float = 0.05, seed: int = 1, jobs: int = 1,
+             max_tau: float = 0.05, seed: int = 1,
              log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None) -> dict:
     """Train an SR model (Zhang & Clark 2015, Algorithm 3 with the section 5.7 search) and save
     the best epoch (by dev BLEU, SR metric on lower-cased tokens) to ``out``.
@@ -578,10 +571,10 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     Returns the training record (dropped sentences by reason, gold forms added, per-epoch
     seconds/updates/dev BLEU).
     """
-    from ._fast._search import SearchCore
     from .data import TagDictionary
     from .evaluate import sr_score
     from .model import Model
+    from .train import run_training
 
     t_all = time.perf_counter()
     insts, reasons = [], Counter()
@@ -606,58 +599,22 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
         insts.append(inst)
     log(f"SR training on {len(insts)} sentences; dropped: {dict(reasons) or 'none'}; "
         f"gold forms added to the candidates: {added}")
-    W = np.zeros(1 << hash_bits, dtype=np.float32)
-    U = np.zeros(1 << hash_bits, dtype=np.float64)
-    core = SearchCore(W, hash_bits, U)
-    core.max_tau = max_tau
-    rng = random.Random(seed)
     record = {"epochs": [], "dropped": dict(reasons), "train_sentences": len(insts),
               "gold_forms_added": added, "hash_bits": hash_bits, "beam_factor": beam_factor,
               "train_budget_factor": train_budget_factor, "max_tau": max_tau}
     record.update(meta or {})
-    best = None
-    for ep in range(1, epochs + 1):
-        idx = list(range(len(insts)))
-        rng.shuffle(idx)
-        t0 = time.perf_counter()
-        upd0, reached = core.n_updates, 0
-        for j in idx:
-            inst = insts[j]
-            n = inst.n
-            ok, _, _ = core.train_one(*inst.arrays(), inst.gold, max(1, int(round(beam_factor * n))),
-                                      max(8, int(train_budget_factor * n)), **inst.extra())
-            core.train_easy_first(*inst.arrays(), inst.gold, **inst.extra())
-            core.avg_count += 1.0
-            reached += int(ok)
-        secs = time.perf_counter() - t0
-        avg = (W - U / core.avg_count).astype(np.float32)
-        model = Model(avg, hash_bits, TagDictionary({}, ["_"]), {
+
+    def make_model(avg: np.ndarray) -> Model:
+        return Model(avg, hash_bits, TagDictionary({}, ["_"]), {
             "kind": "sr", "sr": {"lexicon": lexicon.to_json()},
             "decode": {"beam_factor": DEFAULT_SR_BEAM_FACTOR, "budget_factor": DEFAULT_SR_BUDGET_FACTOR,
-                       "complete_beam": DEFAULT_SR_COMPLETE_BEAM},
-            "training": dict(record, epoch=ep)})
-        t1 = time.perf_counter()
-        dev_bleu = None
-        if dev:
-            model.save(out + ".tmp")
-            res = realize_many(out + ".tmp", dev, jobs=jobs)
-            dev_bleu = sr_score([r.text() for r in res], list(dev_refs)).bleu
-        ent = {"epoch": ep, "seconds": round(secs, 2), "updates": int(core.n_updates - upd0),
-               "reached_gold": round(reached / max(1, len(insts)), 4), "dev_bleu": dev_bleu,
-               "dev_seconds": round(time.perf_counter() - t1, 2)}
-        record["epochs"].append(ent)
-        log(f"epoch {ep}: {secs:.1f}s, updates {ent['updates']}, gold reached {ent['reached_gold']:.3f}, "
-            f"dev BLEU {dev_bleu if dev_bleu is None else round(dev_bleu, 2)}")
-        if best is None or dev_bleu is None or dev_bleu > best[0]:
-            best = (dev_bleu if dev_bleu is not None else 0.0, ep)
-            model.header["training"] = dict(record, best_epoch=ep, dev_bleu=dev_bleu)
-            model.save(out)
-    import os
+                       "complete_beam": DEFAULT_SR_COMPLETE_BEAM}})
 
-    if os.path.exists(out + ".tmp"):
-        os.unlink(out + ".tmp")
-    final = Model.load(out, mmap=False)
-    final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev else None,
-                                    total_seconds=round(time.perf_counter() - t_all, 1))
-    final.save(out)
-    return final.header["training"]
+    def dev_eval(model: Model) -> float:
+        r = Realizer(model)
+        return sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev],
+                        list(dev_refs)).bleu
+
+    return run_training(insts, epochs, out, record, make_model, dev_eval if dev else None,
+                        hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
+                        budget_factor=train_budget_factor, easy_first=True, log=log, t_all=t_all)

@@ -10,7 +10,7 @@ import dataclasses
 import random
 import sys
 import time
-from typing import Callable, List, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -48,6 +48,34 @@ def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: 
     return out, dropped
 
 
+def train_epoch(core: SearchCore, insts: Sequence, rng: random.Random, beam_factor: float,
+                budget_factor: float, easy_first: bool = True) -> dict:
+    """One training pass over ``insts`` in an order shuffled by ``rng``.
+
+    Per sentence: Algorithm 3 (``SearchCore.train_one``, chart k*n with k = ``beam_factor``,
+    ``budget_factor`` pops per word), then, with ``easy_first``, the easy-first pass; the
+    averaging count is advanced once per sentence.  Instances are :class:`wo.data.Instance` or
+    :class:`wo.sr.SRInstance` (their ``extra()`` keyword arrays are passed through).
+    Returns {"seconds", "updates", "reached_gold" (share), "pops"}.
+    """
+    idx = list(range(len(insts)))
+    rng.shuffle(idx)
+    t0 = time.perf_counter()
+    upd0, reached, pops = core.n_updates, 0, 0
+    for j in idx:
+        inst = insts[j]
+        n = inst.n
+        ok, p, _ = core.train_one(*inst.arrays(), inst.gold, max(1, int(round(beam_factor * n))),
+                                  max(8, int(budget_factor * n)), **inst.extra())
+        if easy_first:
+            core.train_easy_first(*inst.arrays(), inst.gold, **inst.extra())
+        core.avg_count += 1.0
+        reached += int(ok)
+        pops += p
+    return {"seconds": round(time.perf_counter() - t0, 2), "updates": int(core.n_updates - upd0),
+            "reached_gold": round(reached / max(1, len(insts)), 4), "pops": int(pops)}
+
+
 def decode_bags(model: Model, sents: Sequence[Sentence], seed: int = 1, **opts) -> List[str]:
     """Decode sentences as scrambled bags of words in-process; returns tokenized outputs."""
     lin = Linearizer(model, **opts)
@@ -80,55 +108,63 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     insts, dropped = training_instances(train_sents, tagdict, seed)
     log(f"training on {len(insts)} sentences ({dropped} empty/non-tree dropped, non-projective ones lifted), "
         f"{len(tagdict.table)} word types in the tag dictionary")
+    record = {"epochs": [], "dropped_sentences": dropped, "train_sentences": len(insts),
+              "train": train_name, "dev": dev_name, "hash_bits": hash_bits, "max_tau": max_tau,
+              "easy_first": easy_first, "beam_factor": beam_factor,
+              "train_budget_factor": train_budget_factor}
+
+    def make_model(avg: np.ndarray) -> Model:
+        return Model(avg, hash_bits, tagdict, {
+            "decode": {"beam_factor": DEFAULT_BEAM_FACTOR, "budget_factor": budget_factor,
+                       "complete_beam": DEFAULT_COMPLETE_BEAM}})
+
+    def dev_eval(model: Model) -> float:
+        return score(decode_bags(model, dev_sents, seed), [s.text() for s in dev_sents]).bleu
+
+    return run_training(insts, epochs, out, record, make_model, dev_eval if dev_sents else None,
+                        hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
+                        budget_factor=train_budget_factor, easy_first=easy_first, log=log, t_all=t_all)
+
+
+def run_training(insts: Sequence, epochs: int, out: str, record: dict,
+                 make_model: Callable[[np.ndarray], Model],
+                 dev_eval: Optional[Callable[[Model], float]], hash_bits: int = 22,
+                 max_tau: float = 0.05, seed: int = 1, beam_factor: float = TRAIN_BEAM_FACTOR,
+                 budget_factor: float = 30.0, easy_first: bool = True,
+                 log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+                 t_all: Optional[float] = None) -> dict:
+    """The epoch loop shared by word-ordering and SR training (Algorithm 3, averaged weights).
+
+    Weights: float32[2**hash_bits] with a float64 accumulator for averaging.  After each epoch
+    the averaged model (``make_model(avg)``) is scored by ``dev_eval`` (BLEU, or None without
+    dev data: every epoch is saved) and saved to ``out`` when it is the best so far; the final
+    header's ``training`` entry carries ``record`` plus per-epoch figures, best epoch and total
+    seconds.  Returns that entry.  Raises OSError if ``out`` cannot be written.
+    """
+    t_all = time.perf_counter() if t_all is None else t_all
     W = np.zeros(1 << hash_bits, dtype=np.float32)
     U = np.zeros(1 << hash_bits, dtype=np.float64)
     core = SearchCore(W, hash_bits, U)
     core.max_tau = max_tau
     rng = random.Random(seed)
-    record = {"epochs": [], "dropped_sentences": dropped, "train_sentences": len(insts),
-              "train": train_name, "dev": dev_name, "hash_bits": hash_bits, "max_tau": max_tau,
-              "easy_first": easy_first, "beam_factor": beam_factor,
-              "train_budget_factor": train_budget_factor}
     best = None
     for ep in range(1, epochs + 1):
-        idx = list(range(len(insts)))
-        rng.shuffle(idx)
-        t0 = time.perf_counter()
-        upd0, reached, pops = core.n_updates, 0, 0
-        for j in idx:
-            inst = insts[j]
-            n = inst.n
-            ok, p, _ = core.train_one(*inst.arrays(), inst.gold, max(1, int(round(beam_factor * n))),
-                                      max(8, int(train_budget_factor * n)))
-            if easy_first:
-                core.train_easy_first(*inst.arrays(), inst.gold)
-            core.avg_count += 1.0
-            reached += int(ok)
-            pops += p
-        secs = time.perf_counter() - t0
-        avg = (W - U / core.avg_count).astype(np.float32)
-        model = Model(avg, hash_bits, tagdict, {
-            "decode": {"beam_factor": DEFAULT_BEAM_FACTOR, "budget_factor": budget_factor,
-                       "complete_beam": DEFAULT_COMPLETE_BEAM},
-            "training": dict(record, epoch=ep)})
+        ent = train_epoch(core, insts, rng, beam_factor, budget_factor, easy_first)
+        model = make_model((W - U / core.avg_count).astype(np.float32))
+        model.header["training"] = dict(record, epoch=ep)
         t1 = time.perf_counter()
-        dev_bleu = None
-        if dev_sents:
-            hyps = decode_bags(model, dev_sents, seed)
-            dev_bleu = score(hyps, [s.text() for s in dev_sents]).bleu
-        ent = {"epoch": ep, "seconds": round(secs, 2), "updates": int(core.n_updates - upd0),
-               "reached_gold": round(reached / max(1, len(insts)), 4), "pops": int(pops),
-               "dev_bleu": dev_bleu, "dev_seconds": round(time.perf_counter() - t1, 2)}
+        dev_bleu = dev_eval(model) if dev_eval is not None else None
+        ent.update(epoch=ep, dev_bleu=dev_bleu, dev_seconds=round(time.perf_counter() - t1, 2))
         record["epochs"].append(ent)
-        log(f"epoch {ep}: {secs:.1f}s, updates {ent['updates']}, gold reached {ent['reached_gold']:.3f}, "
+        log(f"epoch {ep}: {ent['seconds']:.1f}s, updates {ent['updates']}, gold reached {ent['reached_gold']:.3f}, "
             f"dev BLEU {dev_bleu if dev_bleu is None else round(dev_bleu, 2)}")
-        if best is None or (dev_bleu is not None and dev_bleu > best[0]) or dev_bleu is None:
+        if best is None or dev_bleu is None or dev_bleu > best[0]:
             best = (dev_bleu if dev_bleu is not None else 0.0, ep)
             model.header["training"] = dict(record, best_epoch=ep, dev_bleu=dev_bleu)
             model.save(out)
-    # final header carries the whole record
     final = Model.load(out, mmap=False)
-    final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev_sents else None,
+    final.header["training"] = dict(record, best_epoch=best[1],
+                                    dev_bleu=best[0] if dev_eval is not None else None,
                                     total_seconds=round(time.perf_counter() - t_all, 1))
     final.save(out)
     return final.header["training"]
