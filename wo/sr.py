@@ -284,6 +284,7 @@ class SRInstance:
     canon: np.ndarray
     gold: Optional[tuple] = None
     added_gold: int = 0
+    lifted: bool = False
 
     @property
     def n(self) -> int:
@@ -329,12 +330,14 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
     if n == 0:
         raise ValueError("empty sentence")
     heads, lin = list(s.heads), list(s.lin)
+    was_lifted = False
     if gold_positions is not None:
         surf = [0] * n
         for i, p in enumerate(gold_positions):
             surf[p - 1] = i
         sh = [0 if heads[surf[p]] == 0 else gold_positions[heads[surf[p]] - 1] for p in range(n)]
-        if not is_projective(sh):
+        was_lifted = not is_projective(sh)
+        if was_lifted:
             lifted = projectivize(sh)
             heads = [0 if lifted[gold_positions[i] - 1] == 0 else surf[lifted[gold_positions[i] - 1] - 1] + 1
                      for i in range(n)]
@@ -381,7 +384,7 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
                       np.array([atom(f) for f in leaf_form], dtype=np.uint32),
                       np.array([atom("dep:" + s.deprels[i]) for i in order], dtype=np.uint32),
                       np.array([lin[i] for i in order], dtype=np.int32), leaf_form, canon,
-                      added_gold=added)
+                      added_gold=added, lifted=gold_positions is not None and was_lifted)
     if gold_positions is not None:
         g = Sentence([s.forms[i] or "" for i in range(n)], list(s.lemmas), list(s.upos),
                      [_pos(s, i) for i in range(n)], list(s.feats), heads, list(s.deprels),
@@ -597,9 +600,10 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
         inst = sr_instance(s, lexicon, pos)
         added += inst.added_gold
         insts.append(inst)
-    log(f"SR training on {len(insts)} sentences; dropped: {dict(reasons) or 'none'}; "
-        f"gold forms added to the candidates: {added}")
-    record = {"epochs": [], "dropped": dict(reasons), "train_sentences": len(insts),
+    lifted = sum(1 for i in insts if i.lifted)
+    log(f"SR training on {len(insts)} sentences ({lifted} non-projective ones projectivised); "
+        f"dropped: {dict(reasons) or 'none'}; gold forms added to the candidates: {added}")
+    record = {"epochs": [], "dropped": dict(reasons), "train_sentences": len(insts), "projectivised": lifted,
               "gold_forms_added": added, "hash_bits": hash_bits, "beam_factor": beam_factor,
               "train_budget_factor": train_budget_factor, "max_tau": max_tau}
     record.update(meta or {})
