@@ -124,3 +124,23 @@ def test_training_lowers_violations_per_epoch(ewt_train_slice):
     assert per_epoch[2] < per_epoch[0]
     assert reached[2] > reached[0]
     assert np.abs(W).sum() > 0
+
+
+def test_goal_patience_returns_a_goal_scored_at_least_as_high(model_path, ewt_dev):
+    from wo.data import make_instance as mk
+    from wo.linearizer import Linearizer as Lin, decode_instance
+
+    lin = Lin.load(model_path)
+    better = 0
+    for i, s in enumerate(ewt_dev[:150]):
+        sc, _ = scramble(s, 1, i)
+        pos, heads = given_for(sc, "full", 1.0, 1.0, 1, i)
+        inst = mk(sc.forms, pos, heads, lin.model.tagdict)
+        n = len(sc)
+        a = decode_instance(lin.core, inst, 32 * n, 1000 * n, 0.0, 32, 0)
+        b = decode_instance(lin.core, inst, 32 * n, 1000 * n, 0.0, 32, 100 * n)
+        if a[4] == "ok":
+            assert b[4] == "ok" and b[3] >= a[3] - 1e-9
+            better += b[3] > a[3] + 1e-9
+        assert sorted(b[1]) == list(range(n))
+    assert better >= 5   # the first goal popped is often not the best one

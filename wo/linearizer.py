@@ -24,16 +24,18 @@ DEFAULT_TREE_BEAM_FACTOR = 32.0
 DEFAULT_TREE_BUDGET_FACTOR = 1000.0
 
 
-def decode_instance(core: SearchCore, inst, beam: int, budget: int, timeout: float, complete_beam: int):
+def decode_instance(core: SearchCore, inst, beam: int, budget: int, timeout: float, complete_beam: int,
+                    patience: int = 0):
     """Decode one instance and map the output back to the caller's token order.
 
     inst: :class:`wo.data.Instance` or :class:`wo.sr.SRInstance`; beam: chart size (edges);
-    budget: pops; timeout: seconds (0 = none).  Returns (order int32[n] leaf ids in output
+    budget: pops; timeout: seconds (0 = none); patience: pops spent after the first goal
+    looking for a better one (``SearchCore.decode`` ``goal_patience``).  Returns (order int32[n] leaf ids in output
     order, idx list[int] caller's token index per output position, heads list[int] 1-based
     output positions (0 = root), scaled score float, status name str, pops int, edges int).
     """
     order, hd, score, status, pops, edges = core.decode(
-        *inst.arrays(), beam, budget, timeout, complete_beam, **inst.extra())
+        *inst.arrays(), beam, budget, timeout, complete_beam, goal_patience=patience, **inst.extra())
     n = inst.n
     toks_c = inst.leaf_tok[order]
     outpos = np.empty(n, dtype=np.int64)
@@ -84,16 +86,23 @@ class Linearizer:
     Parameters: model (:class:`Model`); beam_factor k (chart size k*n); budget: pop budget per
     sentence as pops per input word (``budget_factor``) or absolute ``max_pops``;
     timeout: seconds per sentence (0 = none); complete_beam: beam of the completion phase run
-    when the budget is exhausted (0 = the greedy default output of section 3.4 only).
+    when the budget is exhausted (0 = the greedy default output of section 3.4 only);
+    patience_factor: pops per word spent after the first goal edge looking for a better-scored
+    one (0 = stop at the first goal, as Algorithm 4).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.  Raises ModelError via :meth:`load`.
     """
 
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
-                 timeout: float = 0.0, complete_beam: Optional[int] = None):
+                 timeout: float = 0.0, complete_beam: Optional[int] = None,
+                 patience_factor: Optional[float] = None):
         self.model = model
         dec = model.header.get("decode", {})
+        self.patience_factor = float(patience_factor if patience_factor is not None
+                                     else dec.get("patience_factor", 0.0))
+        self.tree_patience_factor = float(patience_factor if patience_factor is not None
+                                          else dec.get("tree_patience_factor", 0.0))
         self.beam_factor = float(beam_factor or dec.get("beam_factor", DEFAULT_BEAM_FACTOR))
         self.budget_factor = float(budget_factor or dec.get("budget_factor", DEFAULT_BUDGET_FACTOR))
         self.max_pops = max_pops
@@ -140,11 +149,14 @@ class Linearizer:
         inst = make_instance(words, pos, heads, self.model.tagdict)
         beam = max(1, int(round(self.beam_factor * n)))
         budget = self.budget(n)
-        if not self._fixed and 2 * sum(1 for h in heads if h >= 0) >= n:
-            beam = max(1, int(round(self.tree_beam_factor * n)))
-            budget = max(8, int(self.tree_budget_factor * n))
+        patience = int(self.patience_factor * n)
+        if 2 * sum(1 for h in heads if h >= 0) >= n:
+            patience = int(self.tree_patience_factor * n)
+            if not self._fixed:
+                beam = max(1, int(round(self.tree_beam_factor * n)))
+                budget = max(8, int(self.tree_budget_factor * n))
         order, idx, out_heads, score, status, pops, edges = decode_instance(
-            self.core, inst, beam, budget, self.timeout, self.complete_beam)
+            self.core, inst, beam, budget, self.timeout, self.complete_beam, patience)
         return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
                       score, status, pops, edges, time.perf_counter() - t0)
 
@@ -161,7 +173,8 @@ class Linearizer:
         if not self.model.path:
             raise ValueError("linearize_file needs a model loaded from a file (Linearizer.load)")
         opts = {"beam_factor": self.beam_factor, "budget_factor": self.budget_factor,
-                "max_pops": self.max_pops, "timeout": self.timeout, "complete_beam": self.complete_beam}
+                "max_pops": self.max_pops, "timeout": self.timeout, "complete_beam": self.complete_beam,
+                "patience_factor": self.patience_factor}
         opts.update({k: v for k, v in options.items() if k in opts})
         rest = {k: v for k, v in options.items() if k not in opts}
         return run(self.model.path, input_path, output_path, **rest, **opts)

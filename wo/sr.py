@@ -434,12 +434,14 @@ class Realizer:
     """Joint inflection and ordering of T1 input with a trained SR model (section 5.7).
 
     Parameters: model (:class:`wo.model.Model` whose header holds ``sr.lexicon``); beam_factor
-    (chart k*n), budget_factor (pops per word), complete_beam, timeout (seconds per sentence).
+    (chart k*n), budget_factor (pops per word), complete_beam, timeout (seconds per sentence),
+    patience_factor (pops per word spent after the first goal looking for a better one).
     Raises ValueError if the model is not an SR model.
     """
 
     def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
-                 complete_beam: Optional[int] = None, timeout: float = 0.0):
+                 complete_beam: Optional[int] = None, timeout: float = 0.0,
+                 patience_factor: Optional[float] = None):
         from ._fast._search import SearchCore
 
         if "sr" not in model.header:
@@ -452,6 +454,8 @@ class Realizer:
         self.complete_beam = int(complete_beam if complete_beam is not None
                                  else dec.get("complete_beam", DEFAULT_SR_COMPLETE_BEAM))
         self.timeout = timeout
+        self.patience_factor = float(patience_factor if patience_factor is not None
+                                     else dec.get("patience_factor", 0.0))
         self.core = SearchCore(model.weights, model.hash_bits)
 
     @classmethod
@@ -473,7 +477,7 @@ class Realizer:
         from .linearizer import decode_instance
 
         order, idx, heads, _, status, pops, edges = decode_instance(
-            self.core, inst, beam, budget, self.timeout, self.complete_beam)
+            self.core, inst, beam, budget, self.timeout, self.complete_beam, int(self.patience_factor * n))
         return SRResult(capitalise([inst.leaf_form[leaf] for leaf in order]), idx, heads,
                         [s.deprels[i] for i in idx], status, pops, edges, time.perf_counter() - t0)
 
