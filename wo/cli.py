@@ -42,7 +42,7 @@ def cmd_linearize(a) -> int:
     from .batch import FailFast, Interrupted, run
 
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
-            "timeout": a.timeout}
+            "timeout": a.timeout, "patience_factor": a.patience}
     bar = tqdm(unit="sent", disable=a.quiet, file=sys.stderr, dynamic_ncols=True)
     try:
         summ = run(a.model, a.input, a.output, input_format=a.input_format, output_format=a.format,
@@ -221,7 +221,8 @@ def cmd_sr_realize(a) -> int:
         if s.error:
             _err(f"{a.input}:{s.line}: {s.error}")
     bar = tqdm(total=len(sents), unit="sent", disable=a.quiet, file=sys.stderr, dynamic_ncols=True)
-    opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout}
+    opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
+            "patience_factor": a.patience}
     res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, **opts)
     bar.close()
     failed = sum(1 for r in res if r.status == "error")
@@ -280,6 +281,8 @@ def _add_sr(sub) -> None:
     r.add_argument("--beam-factor", type=float, default=None)
     r.add_argument("--budget-factor", type=float, default=None)
     r.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
+    r.add_argument("--patience", type=float, default=None,
+                   help="pops per word spent after the first goal looking for a better one (default: model's)")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_sr_realize)
     e = ss.add_parser("evaluate", help="SR metrics: BLEU, NIST, DIST (lower-cased tokens) + sacrebleu")
@@ -322,6 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
     li.add_argument("--budget-factor", type=float, default=None, help="pop budget in pops per word")
     li.add_argument("--beam-factor", type=float, default=None, help="chart size k*n")
     li.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
+    li.add_argument("--patience", type=float, default=None,
+                    help="pops per word spent after the first goal looking for a better one (default: model's)")
     li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
     li.add_argument("--format", default="text", choices=["text", "detok", "conllu", "jsonl"],
                     help="output: tokenized text, detokenized text, CoNLL-U, JSON lines")
