@@ -18,7 +18,7 @@ sys.path.insert(0, ROOT)
 
 # (pops per word, completion beam, chart factor, patience: pops per word after the first goal)
 BAG_GRID = [(10, 32, 4, 0), (30, 64, 6, 0), (30, 64, 6, 10), (30, 64, 6, 30)]
-TREE_GRID = [(200, 32, 16, 10), (1000, 32, 32, 0), (1000, 32, 32, 10), (1000, 32, 32, 100)]
+TREE_GRID = [(200, 32, 16, 10), (1000, 32, 32, 0), (1000, 32, 32, 100), (1000, 64, 64, 100)]
 
 
 def main():
