@@ -48,3 +48,23 @@ def test_truncated_corrupt_and_non_model(tmp_path):
     n.write_text("hello world, not a model\n")
     with pytest.raises(ModelError, match="not a wo model"):
         Model.load(str(n))
+
+
+def test_parameter_mixing(small_model, tmp_path):
+    import numpy as np
+
+    from wo.data import TagDictionary
+    from wo.model import Model, mix
+
+    a = Model.load(small_model, mmap=False)
+    b = Model(np.asarray(a.weights) * 3.0, a.hash_bits, a.tagdict, dict(a.header))
+    m = mix([a, b])
+    assert np.allclose(m.weights, 2.0 * np.asarray(a.weights), atol=1e-6)
+    assert len(m.header["mixed_from"]) == 2
+    m.save(str(tmp_path / "m.wo"))
+    assert np.allclose(Model.load(str(tmp_path / "m.wo")).weights, m.weights)
+    other = Model(np.zeros(1 << 10, dtype=np.float32), 10, TagDictionary({}, ["NN"]))
+    with pytest.raises(ValueError):
+        mix([a, other])
+    with pytest.raises(ValueError):
+        mix([])

@@ -120,3 +120,34 @@ class Model:
             raise ModelError(f"{path}: corrupt model file (weights checksum mismatch)")
         tagdict = TagDictionary.from_json(head.pop("tagdict"))
         return cls(w, bits, tagdict, head, path)
+
+
+def mix(models: "list[Model]", weights: Optional["list[float]"] = None) -> Model:
+    """Parameter mixing: the weighted mean of the weight vectors of several trained models.
+
+    All models must share hash_bits, feature set and tag dictionary (e.g. runs of ``wo train``
+    on the same training data).  The result keeps the first model's header (decode defaults,
+    tag dictionary) and records the sources under ``header["mixed_from"]``.  Averaging the
+    parameters of separately trained perceptrons is the one-shot form of parameter mixing
+    (McDonald, Hall & Mann 2010).  weights: list of float (default uniform).
+    Raises ValueError for an empty list or incompatible models.
+    """
+    if not models:
+        raise ValueError("nothing to mix")
+    first = models[0]
+    for m in models[1:]:
+        if m.hash_bits != first.hash_bits or m.tagdict.table != first.tagdict.table:
+            raise ValueError("models differ in hash size or tag dictionary; cannot mix")
+        if m.header.get("feature_set", FEATURE_SET) != first.header.get("feature_set", FEATURE_SET):
+            raise ValueError("models have different feature sets; cannot mix")
+    ws = weights or [1.0] * len(models)
+    acc = np.zeros(first.weights.shape, dtype=np.float64)
+    for w, m in zip(ws, models):
+        acc += w * np.asarray(m.weights, dtype=np.float64)
+    acc /= float(sum(ws))
+    head = dict(first.header)
+    head["mixed_from"] = [{"path": os.path.basename(m.path or ""), "weight": w,
+                           "training": {k: v for k, v in m.header.get("training", {}).items()
+                                        if k in ("best_epoch", "dev_bleu", "train_sentences", "dropped_sentences")}}
+                          for w, m in zip(ws, models)]
+    return Model(acc.astype(np.float32), first.hash_bits, first.tagdict, head)
