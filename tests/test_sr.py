@@ -186,6 +186,11 @@ def test_sr_cli_end_to_end(tmp_path, sr_model, model_path):
     ud = PARTUT / "UD-en_partut-ud-dev.conllu.xz"
     p = _wo("sr", "make-input", "--ud", str(ud), "--out", str(t1))
     assert p.returncode == 0, p.stderr
+    # an .xz output is compressed and reads back the same
+    p = _wo("sr", "make-input", "--ud", str(ud), "--out", str(tmp_path / "dev.t1.xz"))
+    assert p.returncode == 0, p.stderr
+    import lzma
+    assert lzma.open(tmp_path / "dev.t1.xz", "rt", encoding="utf-8").read() == t1.read_text(encoding="utf-8")
     # break one sentence: a head out of range; the others must still be realised
     blocks = t1.read_text(encoding="utf-8").split("\n\n")
     lines = blocks[3].split("\n")

@@ -302,13 +302,28 @@ def format_result(item: Item, res, fmt: str) -> str:
 
 
 class AtomicWriter:
-    """Write records to a temporary file in the target directory, renamed into place on close."""
+    """Write records to a temporary file in the target directory, renamed into place on close.
+
+    A path ending in ``.xz`` is written xz-compressed.
+    """
 
     def __init__(self, path: str):
         self.path = path
         d = os.path.dirname(os.path.abspath(path)) or "."
         fd, self.tmp = tempfile.mkstemp(dir=d, prefix=".wo-out-")
-        self.fh = os.fdopen(fd, "w", encoding="utf-8")
+        self.raw = None
+        if str(path).endswith(".xz"):
+            import lzma
+
+            self.raw = os.fdopen(fd, "wb")
+            self.fh = lzma.open(self.raw, "wt", encoding="utf-8")
+        else:
+            self.fh = os.fdopen(fd, "w", encoding="utf-8")
+
+    def _close(self) -> None:
+        self.fh.close()
+        if self.raw is not None:
+            self.raw.close()
 
     def write(self, record: str) -> None:
         """Append one record and a newline."""
@@ -316,7 +331,7 @@ class AtomicWriter:
 
     def commit(self) -> None:
         """Close and rename the temporary file into place (raises OSError on failure)."""
-        self.fh.close()
+        self._close()
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(self.tmp, 0o666 & ~umask)
@@ -324,6 +339,6 @@ class AtomicWriter:
 
     def abort(self) -> None:
         """Close and delete the temporary file; the target is left untouched."""
-        self.fh.close()
+        self._close()
         if os.path.exists(self.tmp):
             os.unlink(self.tmp)
