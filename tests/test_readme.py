@@ -26,10 +26,7 @@ def test_readme_python_example_runs(model_path, tmp_path):
 def test_readme_sr_example_runs():
     from tests.conftest import ROOT as R
 
-    model = R / "corpora" / "models" / "wo-ewt-sr.wo"
-    if not model.exists():
-        import pytest
-        pytest.skip("shipped SR model not present")
+    assert (R / "corpora" / "models" / "wo-ewt-sr.wo").exists(), "the SR model ships with the repository"
     text = (R / "README.md").read_text(encoding="utf-8")
     code = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "Realizer" in b][0]
     import os

@@ -24,6 +24,12 @@ DEFAULT_TREE_BEAM_FACTOR = 32.0
 DEFAULT_TREE_BUDGET_FACTOR = 1000.0
 
 
+def decode_option(explicit, dec: dict, key: str, default, cast=float):
+    """A decoding option: the caller's value if given (not None), else the model header's
+    ``decode[key]``, else ``default``; converted with ``cast``."""
+    return cast(explicit if explicit is not None else dec.get(key, default))
+
+
 def decode_instance(core: SearchCore, inst, beam: int, budget: int, timeout: float, complete_beam: int,
                     patience: int = 0):
     """Decode one instance and map the output back to the caller's token order.
@@ -99,16 +105,13 @@ class Linearizer:
                  patience_factor: Optional[float] = None):
         self.model = model
         dec = model.header.get("decode", {})
-        self.patience_factor = float(patience_factor if patience_factor is not None
-                                     else dec.get("patience_factor", 0.0))
-        self.tree_patience_factor = float(patience_factor if patience_factor is not None
-                                          else dec.get("tree_patience_factor", 0.0))
-        self.beam_factor = float(beam_factor or dec.get("beam_factor", DEFAULT_BEAM_FACTOR))
-        self.budget_factor = float(budget_factor or dec.get("budget_factor", DEFAULT_BUDGET_FACTOR))
+        self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
+        self.tree_patience_factor = decode_option(patience_factor, dec, "tree_patience_factor", 0.0)
+        self.beam_factor = decode_option(beam_factor, dec, "beam_factor", DEFAULT_BEAM_FACTOR)
+        self.budget_factor = decode_option(budget_factor, dec, "budget_factor", DEFAULT_BUDGET_FACTOR)
         self.max_pops = max_pops
         self.timeout = float(timeout or 0.0)
-        self.complete_beam = int(complete_beam if complete_beam is not None
-                                 else dec.get("complete_beam", DEFAULT_COMPLETE_BEAM))
+        self.complete_beam = decode_option(complete_beam, dec, "complete_beam", DEFAULT_COMPLETE_BEAM, int)
         # tree linearization is cheap per pop: inputs with most heads given get a larger search
         # unless the caller fixed the budget (tuned on EWT dev, see bench/results)
         self._fixed = beam_factor is not None or budget_factor is not None or max_pops is not None

@@ -345,15 +345,17 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
             lv = lin_values(lifted, [s.deprels[surf[p]] for p in range(n)])
             lin = [lv[gold_positions[i] - 1] if s.lin[i] else 0 for i in range(n)]
     lin = _rerank(heads, lin)
-    cands, added = [], 0
+    cands, gold_form, added = [], [""] * n, 0
     for i in range(n):
         c, _ = lex.candidates(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])
-        if gold_positions is not None and s.forms[i] and s.forms[i] not in c:
-            # the sentence-initial capital is not part of the candidates
-            g = Lexicon.surface(s.forms[i], s.lemmas[i], gold_positions[i] - 1)
-            if g not in c:
-                c = c + [g]
-                added += 1
+        if gold_positions is not None and s.forms[i]:
+            g = s.forms[i]
+            if g not in c:   # the sentence-initial capital is not part of the candidates
+                g = Lexicon.surface(g, s.lemmas[i], gold_positions[i] - 1)
+                if g not in c:
+                    c = c + [g]
+                    added += 1
+            gold_form[i] = g
         cands.append(c)
     key = []
     for i in range(n):
@@ -390,10 +392,7 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
                      [_pos(s, i) for i in range(n)], list(s.feats), heads, list(s.deprels),
                      ["_"] * n, meta={"_gold_pos": [p - 1 for p in gold_positions]})
         arrs = gold_arrays(g, order, where)
-        gw = np.array([atom(Lexicon.surface(s.forms[i] or "", s.lemmas[i], gold_positions[i] - 1)
-                            if (s.forms[i] or "") not in cands[i] else s.forms[i] or "")
-                       for i in order], dtype=np.uint32)
-        inst.gold = arrs + (gw,)
+        inst.gold = arrs + (np.array([atom(gold_form[i]) for i in order], dtype=np.uint32),)
     return inst
 
 
@@ -443,19 +442,18 @@ class Realizer:
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
                  patience_factor: Optional[float] = None):
         from ._fast._search import SearchCore
+        from .linearizer import decode_option
 
         if "sr" not in model.header:
             raise ValueError(f"{model.path or 'model'} is not an SR model (train one with `wo sr train`)")
         self.model = model
         self.lexicon = Lexicon.from_json(model.header["sr"]["lexicon"])
         dec = model.header.get("decode", {})
-        self.beam_factor = float(beam_factor or dec.get("beam_factor", DEFAULT_SR_BEAM_FACTOR))
-        self.budget_factor = float(budget_factor or dec.get("budget_factor", DEFAULT_SR_BUDGET_FACTOR))
-        self.complete_beam = int(complete_beam if complete_beam is not None
-                                 else dec.get("complete_beam", DEFAULT_SR_COMPLETE_BEAM))
+        self.beam_factor = decode_option(beam_factor, dec, "beam_factor", DEFAULT_SR_BEAM_FACTOR)
+        self.budget_factor = decode_option(budget_factor, dec, "budget_factor", DEFAULT_SR_BUDGET_FACTOR)
+        self.complete_beam = decode_option(complete_beam, dec, "complete_beam", DEFAULT_SR_COMPLETE_BEAM, int)
+        self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.timeout = timeout
-        self.patience_factor = float(patience_factor if patience_factor is not None
-                                     else dec.get("patience_factor", 0.0))
         self.core = SearchCore(model.weights, model.hash_bits)
 
     @classmethod

@@ -206,6 +206,12 @@ cdef class SearchCore:
     cdef const uint32_t* tok_label
     cdef const int32_t* tok_lin
     cdef const int32_t* lin_need   # [2*t] left, [2*t+1] right: lin-dependents token t must take
+    # per-instance buffers owned by the core (defaults when SR arrays are not given)
+    cdef uint32_t* dflt_word
+    cdef uint32_t* dflt_label
+    cdef int32_t* dflt_lin
+    cdef int32_t* lin_need_buf
+    cdef int cap_leafbuf, cap_tokbuf
     cdef bint has_labels
     cdef const int32_t* gold_head
     cdef const uint32_t* gold_pos
@@ -248,6 +254,12 @@ cdef class SearchCore:
         self.U = NULL
         self.seen = NULL
         self.seen_cap = 0
+        self.dflt_word = NULL
+        self.dflt_label = NULL
+        self.dflt_lin = NULL
+        self.lin_need_buf = NULL
+        self.cap_leafbuf = 0
+        self.cap_tokbuf = 0
 
     def __init__(self, weights, int hash_bits, accum=None):
         if weights.shape[0] != (1 << hash_bits) or weights.dtype != np.float32:
@@ -294,6 +306,7 @@ cdef class SearchCore:
         free(self.E); free(self.surf); free(self.bits); free(self.akey); free(self.aid)
         free(self.ckey); free(self.cid); free(self.fbuf); free(self.tbuf); free(self.gold_ag)
         free(self.seen)
+        free(self.dflt_word); free(self.dflt_label); free(self.dflt_lin); free(self.lin_need_buf)
 
     # ------------------------------------------------------------------ instance
     def _set_instance(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold=None,
@@ -321,37 +334,51 @@ cdef class SearchCore:
             raise ValueError("instance arrays have inconsistent shapes")
         if self.n > 32000:
             raise ValueError("sentence too long (more than 32000 tokens)")
-        if leaf_word is None:
-            leaf_word = np.ascontiguousarray(np.asarray(tok_word, dtype=np.uint32)[np.asarray(leaf_tok)])
+        if self._grow_instance_bufs() < 0:
+            raise MemoryError()
+        cdef int i, t
+        for i in range(self.nleaf):
+            if lt[i] < 0 or lt[i] >= self.n:
+                raise ValueError("leaf_tok refers to a token out of range")
+        if leaf_word is None:      # plain word ordering: a leaf's word is its token's word
+            for i in range(self.nleaf):
+                self.dflt_word[i] = tw[lt[i]]
+            self.leaf_word = self.dflt_word
+        else:
+            lw = leaf_word
+            if lw.shape[0] != self.nleaf:
+                raise ValueError("leaf_word has the wrong length")
+            self.leaf_word = &lw[0]
         self.has_labels = tok_label is not None
         if tok_label is None:
-            tok_label = np.zeros(self.n, dtype=np.uint32)
+            memset(self.dflt_label, 0, self.n * sizeof(uint32_t))
+            self.tok_label = self.dflt_label
+        else:
+            tl = tok_label
+            if tl.shape[0] != self.n:
+                raise ValueError("tok_label has the wrong length")
+            self.tok_label = &tl[0]
+        memset(self.lin_need_buf, 0, 2 * self.n * sizeof(int32_t))
         if tok_lin is None:
-            tok_lin = np.zeros(self.n, dtype=np.int32)
-        lw = leaf_word
-        tl = tok_label
-        tn = tok_lin
-        need_arr = np.zeros(2 * self.n, dtype=np.int32)
-        lin_np = np.asarray(tok_lin)
-        gh_np = np.asarray(given_head)
-        for t in np.nonzero(lin_np)[0]:
-            if gh_np[t] >= 0:
-                need_arr[2 * gh_np[t] + (1 if lin_np[t] > 0 else 0)] += 1
-        cdef const int32_t[::1] nd = need_arr
-        if lw.shape[0] != self.nleaf or tl.shape[0] != self.n or tn.shape[0] != self.n:
-            raise ValueError("leaf_word, tok_label or tok_lin has the wrong length")
+            memset(self.dflt_lin, 0, self.n * sizeof(int32_t))
+            self.tok_lin = self.dflt_lin
+        else:
+            tn = tok_lin
+            if tn.shape[0] != self.n:
+                raise ValueError("tok_lin has the wrong length")
+            self.tok_lin = &tn[0]
+            for t in range(self.n):   # lin-dependents each head must take, per side
+                if tn[t] != 0 and gh[t] >= 0:
+                    self.lin_need_buf[2 * gh[t] + (1 if tn[t] > 0 else 0)] += 1
+        self.lin_need = self.lin_need_buf
         self.tok_word = &tw[0]
         self.given_head = &gh[0]
         self.given_ndeps = &gn[0]
         self.leaf_tok = &lt[0]
         self.leaf_pos = &lp[0]
-        self.leaf_word = &lw[0]
-        self.tok_label = &tl[0]
-        self.tok_lin = &tn[0]
-        self.lin_need = &nd[0]
         self.W64 = (self.n + 63) // 64
         self._refs = [tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, leaf_word,
-                      tok_label, tok_lin, need_arr]
+                      tok_label, tok_lin]
         self.has_gold = gold is not None
         self.gold_has_word = False
         if self.has_gold:
@@ -372,6 +399,26 @@ cdef class SearchCore:
             self.fbuf = <feat_t*>malloc(need * sizeof(feat_t))
             if self.fbuf == NULL:
                 raise MemoryError()
+
+    cdef int _grow_instance_bufs(self) noexcept:
+        """Make the per-instance default buffers hold nleaf leaves and n tokens (-1 on failure)."""
+        cdef uint32_t* w
+        if self.cap_leafbuf < self.nleaf:
+            w = <uint32_t*>realloc(self.dflt_word, self.nleaf * sizeof(uint32_t))
+            if w == NULL:
+                return -1
+            self.dflt_word = w
+            self.cap_leafbuf = self.nleaf
+        if self.cap_tokbuf < self.n:
+            free(self.dflt_label); free(self.dflt_lin); free(self.lin_need_buf)
+            self.dflt_label = <uint32_t*>malloc(self.n * sizeof(uint32_t))
+            self.dflt_lin = <int32_t*>malloc(self.n * sizeof(int32_t))
+            self.lin_need_buf = <int32_t*>malloc(2 * self.n * sizeof(int32_t))
+            if self.dflt_label == NULL or self.dflt_lin == NULL or self.lin_need_buf == NULL:
+                self.cap_tokbuf = 0
+                return -1
+            self.cap_tokbuf = self.n
+        return 0
 
     cdef int _reset(self, int beam) except -1:
         self.ne = 0
