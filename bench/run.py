@@ -306,7 +306,7 @@ def main():
         S["model_bytes"] = os.path.getsize(args.model)
 
     if "speedup" in sections:
-        from wo._fast._search import SearchCore
+        from wo.dep.core import DepSearch as SearchCore
         from wo.data import make_instance
         from wo.reference import ReferenceDecoder
 

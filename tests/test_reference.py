@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from wo._fast._search import SearchCore
+from wo.dep.core import DepSearch as SearchCore
 from wo.data import make_instance, scramble
 from wo.linearizer import given_for
 from wo.model import Model

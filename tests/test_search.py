@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from wo._fast._search import SearchCore
+from wo.dep.core import DepSearch as SearchCore
 import dataclasses
 
 from wo.data import TagDictionary, is_projective, make_instance, projectivize, scramble

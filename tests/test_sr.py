@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from wo._fast._search import SearchCore
+from wo.dep.core import DepSearch as SearchCore
 from wo.data import read_conllu
 from wo.evaluate import sr_score
 from wo.inflect import Lexicon, coverage

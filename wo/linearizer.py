@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ._fast._search import SearchCore
+from .dep.core import DepSearch as SearchCore
 from .data import Sentence, choose_given, make_instance
 from .model import Model
 

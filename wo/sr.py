@@ -441,7 +441,7 @@ class Realizer:
     def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
                  patience_factor: Optional[float] = None):
-        from ._fast._search import SearchCore
+        from .dep.core import DepSearch as SearchCore
         from .linearizer import decode_option
 
         if "sr" not in model.header:

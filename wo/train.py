@@ -14,7 +14,7 @@ from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
-from ._fast._search import SearchCore
+from .dep.core import DepSearch as SearchCore
 from .data import Sentence, TagDictionary, is_projective, make_instance, projectivize, scramble
 from .evaluate import score
 from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR, DEFAULT_COMPLETE_BEAM, Linearizer

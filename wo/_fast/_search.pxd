@@ -1,24 +1,74 @@
-# C structures of the best-first search core (Zhang & Clark 2015, sections 3.4, 4.2-4.4).
-from ._typedefs cimport atom_t, feat_t, weight_t, score_t, eid_t
-from ._typedefs cimport uint32_t, int32_t, int16_t, uint8_t, uint64_t, int64_t
+# The best-first driver (Zhang & Clark 2015, Algorithms 1, 3 and 4) and the grammar interface
+# it searches with.  A grammar (dependency: _dep.pyx) subclasses Grammar and implements its
+# cdef methods; the driver calls them through the vtable, without the GIL.
+from ._typedefs cimport feat_t, weight_t, score_t, eid_t, uint32_t, uint64_t, int32_t
+from ._arena cimport Arena, Edge
+from ._agenda cimport Heap, Chart, SigMap
 
-cdef struct Edge:
-    # One hypothesis: a projective dependency tree over a set of input words, with its order.
-    score_t F              # unscaled score: sum of action scores over the derivation
-    uint64_t sig           # signature of (word, POS, constraint) string and tree: equal sig = same future
-    eid_t left, right      # child edges (-1 for a leaf edge)
-    int32_t head           # leaf id (token x POS) of the head word
-    int32_t ldep1, ldep2   # leaf ids of the outermost and second-outermost left dependents of head
-    int32_t rdep1, rdep2   # same on the right (-1: none)
-    int32_t surf           # offset of the surface string (leaf ids) in the surface pool, -1 until popped
-    int32_t bits           # offset of the covered-token bitset in the bit pool, -1 until popped
-    int32_t epoch          # model epoch at which F was computed (training rescoring)
-    int16_t hpos           # position of the head inside the surface string
-    int16_t nwords         # number of words covered
-    int16_t nact           # |e|: number of actions (leaf assignments + arcs)
-    int16_t lval, rval     # left and right valency of the head
-    int16_t gdeps          # number of the head's given (constrained) dependents already attached
-    int16_t linl, linr     # number of the head's `lin`-ordered dependents attached on each side
-    int16_t span_lo, span_hi  # gold span (positions in the reference) if gold
-    uint8_t headleft       # 1: head comes from the left child (arc points right)
-    uint8_t gold           # 1: gold edge (training / forced decoding)
+cdef class Search
+
+
+cdef class Grammar:
+    # instance shape, set by the subclass's set_instance()
+    cdef int n                      # units (input tokens) a goal edge covers
+    cdef int nleaf                  # leaf edges (a unit may have several: POS, forms ...)
+    cdef const int32_t* leaf_unit   # unit of each leaf
+    cdef int max_features           # upper bound on the features of one action
+    cdef bint use_dp                # the chart keeps one edge per DP-signature
+    cdef bint has_gold              # gold arrays were given (training, forced decoding)
+
+    cdef int leaves(self, Search s) noexcept nogil
+    cdef int combine(self, Search s, eid_t le, eid_t re) noexcept nogil
+    cdef int features(self, Search s, eid_t e) noexcept nogil
+    cdef bint is_goal(self, Search s, eid_t e) noexcept nogil
+    cdef uint64_t dp_signature(self, Search s, eid_t e) noexcept nogil
+    cdef object analysis(self, Search s, const eid_t* pieces, int npieces)
+
+
+cdef class Search:
+    cdef Grammar g
+    cdef Arena A
+    cdef Heap agenda
+    cdef Chart chart
+    cdef SigMap seen                # signatures of popped edges (duplicate derivations)
+    cdef const weight_t* W
+    cdef weight_t* Wmut
+    cdef double* U
+    cdef object _wref, _uref
+    cdef uint32_t mask              # feature index = hash & mask
+    cdef feat_t* fbuf               # features of one action, filled by the grammar
+    cdef int fcap
+    cdef feat_t* tbuf               # features of two derivations (training)
+    cdef int tcap
+    cdef bint gold_only             # forced decoding: non-gold edges are dropped
+    cdef int epoch                  # incremented by every update (lazy rescoring)
+    cdef eid_t* gold_ag             # gold edges on the agenda
+    cdef int ngold_ag, cap_gold
+    cdef public long long n_updates
+    cdef public double max_tau
+    cdef public int positive_choice
+    cdef public double avg_count
+    cdef public long long last_pops
+    cdef public long long last_edges
+    cdef public long long total_edges
+
+    cdef int push_edge(self, eid_t e, int k) noexcept nogil
+    cdef int _reset(self, int beam) except -1
+    cdef int _seen_reset(self, long long max_pops) except -1
+    cdef int _track_gold(self, eid_t e) noexcept nogil
+    cdef void _untrack_gold(self, eid_t e) noexcept nogil
+    cdef inline int _pair(self, eid_t a, eid_t b) noexcept nogil
+    cdef int _expand(self, eid_t e) noexcept nogil
+    cdef eid_t _chart_add(self, eid_t e, double key, eid_t* rival) noexcept nogil
+    cdef bint _seen_add(self, uint64_t sig) noexcept nogil
+    cdef inline bint _greedy_before(self, eid_t a, eid_t b) noexcept nogil
+    cdef void _sort_greedy(self, eid_t* ids, int m) noexcept nogil
+    cdef object _result(self, eid_t goal, int status, long long pops)
+    cdef eid_t _complete(self, int B) noexcept nogil
+    cdef eid_t _merge_complete(self) noexcept nogil
+    cdef double _rescore(self, eid_t e) noexcept nogil
+    cdef int _tree_features(self, eid_t e, int* nt) noexcept nogil
+    cdef int _update(self, eid_t pos, eid_t neg) noexcept nogil
+    cdef void _rescore_chart(self) noexcept nogil
+    cdef eid_t _min_gold(self) noexcept nogil
+    cdef int _negative_slot(self, eid_t rival) noexcept nogil

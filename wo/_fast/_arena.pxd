@@ -1,0 +1,132 @@
+# Edge arena and coverage bitsets of the best-first search (Zhang & Clark 2015, sections 3.2-3.4).
+# Every edge of a sentence is a C struct in one growing array; surfaces (leaf ids) and coverage
+# bitsets of popped edges live in two pools.  All memory is owned by the Arena and reused.
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy, memset
+from ._typedefs cimport score_t, eid_t, int32_t, int16_t, uint8_t, uint64_t
+
+
+cdef struct DepState:
+    # dependency grammar (section 4.2): dependents of the head and constraint counters
+    int32_t ldep1, ldep2   # leaf ids of the outermost and second-outermost left dependents (-1: none)
+    int32_t rdep1, rdep2   # same on the right
+    int16_t hpos           # position of the head inside the surface string
+    int16_t lval, rval     # left and right valency of the head
+    int16_t gdeps          # number of the head's given (constrained) dependents already attached
+    int16_t linl, linr     # number of the head's `lin`-ordered dependents attached on each side
+
+cdef union GrammarState:
+    # one member per grammar; a new grammar adds its member here
+    DepState dep
+
+cdef struct Edge:
+    # one hypothesis: a derivation over a set of units (input tokens) with its surface order
+    score_t F              # unscaled score: sum of action scores over the derivation
+    uint64_t sig           # signature of the derivation: equal sig = same string, tree and future
+    eid_t left, right      # child edges (-1 for a leaf edge)
+    int32_t head           # leaf id of the lexical head (a leaf edge: its own leaf)
+    int32_t surf           # offset of the surface string (leaf ids) in the pool, -1 until popped
+    int32_t bits           # offset of the coverage bitset in the pool, -1 until popped
+    int32_t epoch          # model epoch at which F was computed (training rescoring)
+    int16_t nwords         # number of leaves in the surface string
+    int16_t nact           # |e|: number of actions (leaf assignments + combinations)
+    int16_t span_lo, span_hi  # gold span (positions in the reference) if gold
+    uint8_t act            # grammar's action that built the edge (dependency: 1 = head left)
+    uint8_t gold           # 1: gold edge (training / forced decoding)
+    uint8_t in_chart       # 1: currently kept in the chart
+    GrammarState st        # grammar-specific part
+
+cdef struct Arena:
+    Edge* E
+    int ne, cap
+    int32_t* surf          # surface pool
+    int nsurf, cap_surf
+    uint64_t* bits         # bitset pool, W64 words per popped edge
+    int nbits, cap_bits
+    int W64                # 64-bit words per coverage bitset
+    const int32_t* leaf_unit   # unit (token) covered by each leaf
+
+
+cdef int arena_init(Arena* A) except -1
+cdef void arena_free(Arena* A) noexcept
+cdef void arena_reset(Arena* A, int nunits, const int32_t* leaf_unit) noexcept nogil
+
+
+cdef inline eid_t new_edge(Arena* A) noexcept nogil:
+    """Index of a fresh edge slot (uninitialised), or -1 when the arena cannot grow."""
+    cdef Edge* p
+    if A.ne == A.cap:
+        p = <Edge*>realloc(A.E, 2 * A.cap * sizeof(Edge))
+        if p == NULL:
+            return -1
+        A.E = p
+        A.cap *= 2
+    A.ne += 1
+    return A.ne - 1
+
+
+cdef inline int materialise(Arena* A, eid_t e) noexcept nogil:
+    """Build the surface string and coverage bitset of e (its children are materialised).
+
+    Returns 0, or -1 when a pool cannot grow.
+    """
+    cdef Edge* x = &A.E[e]
+    cdef Edge* l
+    cdef Edge* r
+    cdef int i, nw = x.nwords, unit
+    cdef int32_t* ps
+    cdef uint64_t* pb
+    if x.surf >= 0:
+        return 0
+    while A.nsurf + nw > A.cap_surf:
+        ps = <int32_t*>realloc(A.surf, 2 * A.cap_surf * sizeof(int32_t))
+        if ps == NULL:
+            return -1
+        A.surf = ps
+        A.cap_surf *= 2
+    while A.nbits + A.W64 > A.cap_bits:
+        pb = <uint64_t*>realloc(A.bits, 2 * A.cap_bits * sizeof(uint64_t))
+        if pb == NULL:
+            return -1
+        A.bits = pb
+        A.cap_bits *= 2
+    x.surf = A.nsurf
+    x.bits = A.nbits
+    A.nsurf += nw
+    A.nbits += A.W64
+    if x.left < 0:
+        A.surf[x.surf] = x.head
+        memset(&A.bits[x.bits], 0, A.W64 * sizeof(uint64_t))
+        unit = A.leaf_unit[x.head]
+        A.bits[x.bits + unit // 64] |= (<uint64_t>1) << (unit % 64)
+    else:
+        l = &A.E[x.left]
+        r = &A.E[x.right]
+        memcpy(&A.surf[x.surf], &A.surf[l.surf], l.nwords * sizeof(int32_t))
+        memcpy(&A.surf[x.surf + l.nwords], &A.surf[r.surf], r.nwords * sizeof(int32_t))
+        for i in range(A.W64):
+            A.bits[x.bits + i] = A.bits[l.bits + i] | A.bits[r.bits + i]
+    return 0
+
+
+cdef inline bint disjoint(const Arena* A, const uint64_t* a, eid_t e) noexcept nogil:
+    """True if bitset a and the units covered by (materialised) edge e do not overlap."""
+    cdef const uint64_t* b = &A.bits[A.E[e].bits]
+    cdef int j
+    for j in range(A.W64):
+        if a[j] & b[j]:
+            return False
+    return True
+
+
+cdef inline void cover(const Arena* A, uint64_t* a, eid_t e) noexcept nogil:
+    """a |= units covered by (materialised) edge e."""
+    cdef const uint64_t* b = &A.bits[A.E[e].bits]
+    cdef int j
+    for j in range(A.W64):
+        a[j] |= b[j]
+
+
+cdef inline double scaled(const Arena* A, eid_t e) noexcept nogil:
+    """The scaled score F(e)/|e| (Zhang & Clark 2015, section 3.3)."""
+    return A.E[e].F / A.E[e].nact

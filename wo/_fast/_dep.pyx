@@ -1,0 +1,634 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Dependency grammar for the best-first search core (Zhang & Clark 2015, section 4).
+
+An edge is a projective dependency tree over a set of input tokens with its surface order
+(section 4.2).  COMBINE joins two edges with an arc between their heads, head left or right,
+under the constraints of section 4.1 (given POS and heads; a word has all its given
+dependents before it is attached; right dependents before left ones, so each tree has one
+derivation) and, for SR'19 input, the `lin` order constraints.  The Table 2 feature templates
+are computed for the new action only (section 3.3); with arc labels (SR input, section 5.7)
+the direction templates get label-conjoined copies.  Leaves of one token are mutually
+exclusive (POS candidates, candidate forms): coverage bitsets are over tokens.
+"""
+import numpy as np
+cimport numpy as cnp
+cimport cython
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset
+
+from ._typedefs cimport atom_t, feat_t, eid_t
+from ._typedefs cimport uint32_t, int32_t, int16_t, uint8_t, uint64_t
+from ._hash cimport murmurhash3_words
+from ._weights cimport FeatBuf, add2, add3, add4, add5, add6
+from ._arena cimport Edge, new_edge
+from ._search cimport Grammar, Search
+
+cnp.import_array()
+
+# special atoms (arbitrary odd constants, fixed forever: they are part of the model format)
+cdef uint32_t A_NONE = 0x9E3779B1u
+cdef uint32_t A_START = 0x85EBCA77u
+cdef uint32_t A_END = 0xC2B2AE3Du
+
+# feature template ids (Table 2 of Zhang & Clark 2015); never renumber: part of the model format
+cdef enum:
+    T_LEAF_WP = 1
+    T_LEAF_P
+    T_WH_PH_SIZE
+    T_WH_SIZE
+    T_PH_SIZE
+    T_WH_PH_DIR
+    T_WH_DIR
+    T_PH_DIR
+    T_WM_PM_DIR
+    T_WM_DIR
+    T_PM_DIR
+    T_WH_PH_DIST
+    T_WH_DIST
+    T_PH_DIST
+    T_WM_PM_DIST
+    T_WM_DIST
+    T_PM_DIST
+    T_WH_PH_WM_PM_DIR
+    T_WH_PH_WM_PM_DIST
+    T_WH_PH_PM_DIR
+    T_WH_PH_PM_DIST
+    T_PH_WM_PM_DIR
+    T_PH_WM_PM_DIST
+    T_PH_PM_DIR
+    T_PH_PM_DIST
+    T_PH_PM_PB_DIR
+    T_PH_PHN_PM_PMN_DIR
+    T_WH_PM_PML_DIR
+    T_WH_PM_PMR_DIR
+    T_PH_PM_PML_DIR
+    T_PH_PM_PMR_DIR
+    T_PH_PM_PS_DIR
+    T_PH_PS_DIR
+    T_PM_PS_DIR
+    T_WH_WS_DIR
+    T_WM_WS_DIR
+    T_PH_WS_DIR
+    T_PM_WS_DIR
+    T_WH_PS_DIR
+    T_WM_PS_DIR
+    T_WH_PM_PS_PS2_DIR
+    T_PH_PM_PS_PS2_DIR
+    # completed word (the dependent m on attachment; the root of a complete sentence: +100)
+    T_C_W_P_WL_PL
+    T_C_P_PL
+    T_C_W_P_PL
+    T_C_P_WL_PL
+    T_C_W_P_WR_PR
+    T_C_P_PR
+    T_C_W_P_PR
+    T_C_P_WR_PR
+    T_C_W_P_LVAL
+    T_C_W_P_RVAL
+    T_C_W_P_LVAL_RVAL
+    T_C_P_LVAL
+    T_C_P_RVAL
+    T_C_P_LVAL_RVAL
+    # surface string at the boundary B (first word of the right phrase)
+    T_B_W1_W0
+    T_B_P1_P0
+    T_B_W1_P0
+    T_B_P1_W0
+    T_B_W1_W0_W0N
+    T_B_W2_W1_W0
+    T_B_P1_P0_P0N
+    T_B_P2_P1_P0
+    T_B_P1_W0_P0N
+    T_B_P2_W1_P0
+    # complete sentence
+    T_S_W0
+    T_S_W0_W1
+    T_S_WL
+    T_S_WL_WL1
+    T_S_P0
+    T_S_P0_P1
+    T_S_P0_P1_P2
+    T_S_PL
+    T_S_PL_PL1
+    T_S_PL_PL1_PL2
+    T_COMPLETE_ROOT_BASE = 100
+    T_LABEL_BASE = 200    # label-conjoined copies of the direction templates (SR input)
+
+cdef inline int _norm(int x) noexcept nogil:
+    """NORM of Table 2: 1,2,3,4,5, (5,10], (10,20], (20,40], 40+ -> 1..9."""
+    if x < 0:
+        x = -x
+    if x <= 5:
+        return x
+    if x <= 10:
+        return 6
+    if x <= 20:
+        return 7
+    if x <= 40:
+        return 8
+    return 9
+
+
+
+@cython.final
+cdef class DepGrammar(Grammar):
+    """The dependency grammar (section 4) behind :class:`wo._fast._search.Search`.
+
+    Use: ``g = DepGrammar(); g.set_instance(...); Search(g, weights, bits).decode(...)``.
+    The analysis returned by the search is ``heads`` int32[n]: the head token of every token
+    (-1 for the root); in the greedy default output every piece's root hangs from the first
+    piece's root.
+    """
+
+    def __cinit__(self):
+        self.dflt_word = NULL
+        self.dflt_label = NULL
+        self.dflt_lin = NULL
+        self.lin_need_buf = NULL
+        self.cap_leafbuf = 0
+        self.cap_tokbuf = 0
+        self.n = 0
+        self.nleaf = 0
+        self.leaf_unit = NULL
+
+    def __dealloc__(self):
+        free(self.dflt_word); free(self.dflt_label); free(self.dflt_lin); free(self.lin_need_buf)
+
+    def set_instance(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold=None,
+                      leaf_word=None, tok_label=None, tok_lin=None):
+        """Make this the instance the search works on (arrays are kept referenced, not copied).
+
+        tok_word : uint32[n] word atoms (MurmurHash3 of the forms);  given_head : int32[n] (-1
+        none, -2 root, else the head token);  given_ndeps : int32[n] number of tokens whose
+        given head is this token;  leaf_tok : int32[L] token of each leaf edge (L >= n);
+        leaf_pos : uint32[L] POS atom of each leaf;  gold : None, or (gold_head int32[n] (-1
+        root), gold_pos uint32[n] POS atoms, gold_idx int32[n] reference positions, sub_lo
+        int32[n], sub_hi int32[n] subtree spans [lo, hi), and optionally gold_word uint32[n],
+        the atom of each token's gold form among its leaves) for training and forced decoding.
+        Optional, for shared-task (SR) input (Zhang & Clark 2015, section 5.7): leaf_word :
+        uint32[L] word atom of each leaf (default tok_word[leaf_tok]); the leaves of one token
+        form a mutually exclusive group of candidate forms (x POS), exactly one of which is
+        used;  tok_label : uint32[n] atoms of the given arc labels (0 = none; given labels add
+        label-conjoined copies of the direction templates);  tok_lin : int32[n] SR'19 ``lin``
+        (+k: k-th closest among the head's lin-dependents on its right, -k on its left, 0 =
+        free), a hard constraint.
+        Raises ValueError for inconsistent shapes, an empty instance, a leaf out of range or
+        more than 32000 tokens; MemoryError.
+        """
+        cdef const uint32_t[::1] tw = tok_word
+        cdef const int32_t[::1] gh = given_head
+        cdef const int32_t[::1] gn = given_ndeps
+        cdef const int32_t[::1] lt = leaf_tok
+        cdef const uint32_t[::1] lp = leaf_pos
+        cdef const uint32_t[::1] lw
+        cdef const uint32_t[::1] tl
+        cdef const int32_t[::1] tn
+        cdef const int32_t[::1] g_head
+        cdef const uint32_t[::1] g_pos
+        cdef const int32_t[::1] g_idx
+        cdef const int32_t[::1] g_lo
+        cdef const int32_t[::1] g_hi
+        cdef const uint32_t[::1] g_word
+        self.n = tw.shape[0]
+        self.nleaf = lt.shape[0]
+        if self.n <= 0 or self.nleaf < self.n:
+            raise ValueError("empty instance or a token without a leaf")
+        if gh.shape[0] != self.n or gn.shape[0] != self.n or lp.shape[0] != self.nleaf:
+            raise ValueError("instance arrays have inconsistent shapes")
+        if self.n > 32000:
+            raise ValueError("sentence too long (more than 32000 tokens)")
+        if self._grow_instance_bufs() < 0:
+            raise MemoryError()
+        cdef int i, t
+        for i in range(self.nleaf):
+            if lt[i] < 0 or lt[i] >= self.n:
+                raise ValueError("leaf_tok refers to a token out of range")
+        if leaf_word is None:      # plain word ordering: a leaf's word is its token's word
+            for i in range(self.nleaf):
+                self.dflt_word[i] = tw[lt[i]]
+            self.leaf_word = self.dflt_word
+        else:
+            lw = leaf_word
+            if lw.shape[0] != self.nleaf:
+                raise ValueError("leaf_word has the wrong length")
+            self.leaf_word = &lw[0]
+        self.has_labels = tok_label is not None
+        if tok_label is None:
+            memset(self.dflt_label, 0, self.n * sizeof(uint32_t))
+            self.tok_label = self.dflt_label
+        else:
+            tl = tok_label
+            if tl.shape[0] != self.n:
+                raise ValueError("tok_label has the wrong length")
+            self.tok_label = &tl[0]
+        memset(self.lin_need_buf, 0, 2 * self.n * sizeof(int32_t))
+        if tok_lin is None:
+            memset(self.dflt_lin, 0, self.n * sizeof(int32_t))
+            self.tok_lin = self.dflt_lin
+        else:
+            tn = tok_lin
+            if tn.shape[0] != self.n:
+                raise ValueError("tok_lin has the wrong length")
+            self.tok_lin = &tn[0]
+            for t in range(self.n):   # lin-dependents each head must take, per side
+                if tn[t] != 0 and gh[t] >= 0:
+                    self.lin_need_buf[2 * gh[t] + (1 if tn[t] > 0 else 0)] += 1
+        self.lin_need = self.lin_need_buf
+        self.tok_word = &tw[0]
+        self.given_head = &gh[0]
+        self.given_ndeps = &gn[0]
+        self.leaf_tok = &lt[0]
+        self.leaf_pos = &lp[0]
+        self._refs = [tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, leaf_word,
+                      tok_label, tok_lin]
+        self.has_gold = gold is not None
+        self.gold_has_word = False
+        if self.has_gold:
+            g_head = gold[0]; g_pos = gold[1]; g_idx = gold[2]; g_lo = gold[3]; g_hi = gold[4]
+            self.gold_head = &g_head[0]
+            self.gold_pos = &g_pos[0]
+            self.gold_idx = &g_idx[0]
+            self.sub_lo = &g_lo[0]
+            self.sub_hi = &g_hi[0]
+            if len(gold) > 5 and gold[5] is not None:
+                g_word = gold[5]
+                self.gold_word = &g_word[0]
+                self.gold_has_word = True
+        self.leaf_unit = self.leaf_tok
+        self.max_features = 512 + 4 * self.n
+        self.use_dp = False
+
+    cdef int _grow_instance_bufs(self) noexcept:
+        """Make the per-instance default buffers hold nleaf leaves and n tokens (-1 on failure)."""
+        cdef uint32_t* w
+        if self.cap_leafbuf < self.nleaf:
+            w = <uint32_t*>realloc(self.dflt_word, self.nleaf * sizeof(uint32_t))
+            if w == NULL:
+                return -1
+            self.dflt_word = w
+            self.cap_leafbuf = self.nleaf
+        if self.cap_tokbuf < self.n:
+            free(self.dflt_label); free(self.dflt_lin); free(self.lin_need_buf)
+            self.dflt_label = <uint32_t*>malloc(self.n * sizeof(uint32_t))
+            self.dflt_lin = <int32_t*>malloc(self.n * sizeof(int32_t))
+            self.lin_need_buf = <int32_t*>malloc(2 * self.n * sizeof(int32_t))
+            if self.dflt_label == NULL or self.dflt_lin == NULL or self.lin_need_buf == NULL:
+                self.cap_tokbuf = 0
+                return -1
+            self.cap_tokbuf = self.n
+        return 0
+
+    # ------------------------------------------------------------------ features (Table 2)
+    cdef inline uint32_t _wd(self, int32_t leaf) noexcept nogil:
+        if leaf < 0:
+            return A_NONE
+        return self.leaf_word[leaf]
+
+    cdef inline uint32_t _ps(self, int32_t leaf) noexcept nogil:
+        if leaf < 0:
+            return A_NONE
+        return self.leaf_pos[leaf]
+
+    cdef int _leaf_features(self, Search s, int32_t leaf) noexcept nogil:
+        """Leaf templates of Table 2 (word and POS of the leaf) into s.fbuf; returns the count."""
+        cdef FeatBuf o
+        o.f = s.fbuf; o.k = 0; o.mask = s.mask
+        cdef uint32_t w = self._wd(leaf), p = self._ps(leaf)
+        add2(&o, T_LEAF_WP, w, p)
+        add2(&o, T_LEAF_P, p, 0)
+        return o.k
+
+    cdef void _completed(self, FeatBuf* o, uint32_t base, int32_t c, int32_t cl, int32_t cr,
+                         int lval, int rval) noexcept nogil:
+        """Completed-word templates of Table 2 for word c with outermost dependents cl, cr."""
+        cdef uint32_t w = self._wd(c), p = self._ps(c)
+        cdef uint32_t wl = self._wd(cl), pl = self._ps(cl), wr = self._wd(cr), pr = self._ps(cr)
+        cdef uint32_t lv = <uint32_t>lval, rv = <uint32_t>rval
+        add4(o, base + T_C_W_P_WL_PL, w, p, wl, pl)
+        add2(o, base + T_C_P_PL, p, pl)
+        add3(o, base + T_C_W_P_PL, w, p, pl)
+        add3(o, base + T_C_P_WL_PL, p, wl, pl)
+        add4(o, base + T_C_W_P_WR_PR, w, p, wr, pr)
+        add2(o, base + T_C_P_PR, p, pr)
+        add3(o, base + T_C_W_P_PR, w, p, pr)
+        add3(o, base + T_C_P_WR_PR, p, wr, pr)
+        add3(o, base + T_C_W_P_LVAL, w, p, lv)
+        add3(o, base + T_C_W_P_RVAL, w, p, rv)
+        add4(o, base + T_C_W_P_LVAL_RVAL, w, p, lv, rv)
+        add2(o, base + T_C_P_LVAL, p, lv)
+        add2(o, base + T_C_P_RVAL, p, rv)
+        add3(o, base + T_C_P_LVAL_RVAL, p, lv, rv)
+
+    cdef inline int32_t _at(self, const int32_t* SL, int nl, const int32_t* SR, int nr, int p) noexcept nogil:
+        if p < 0 or p >= nl + nr:
+            return -1
+        if p < nl:
+            return SL[p]
+        return SR[p - nl]
+
+    cdef void _arc_features(self, FeatBuf* o, uint32_t base, uint32_t dir, uint32_t dist,
+                            uint32_t wh, uint32_t ph, uint32_t wm, uint32_t pm, uint32_t ws,
+                            uint32_t ps_, uint32_t ps2, int32_t ml, int32_t mr,
+                            const int32_t* SL, int nl, const int32_t* SR, int nr,
+                            int hp, int mp) noexcept nogil:
+        """The Table-2 templates that contain the arc direction ``dir`` (ids offset by ``base``).
+
+        Called once with the plain direction and, when arc labels are given (SR input, Zhang &
+        Clark 2015 section 5.7), once more with the direction conjoined with the dependent's label.
+        """
+        cdef int b
+        add3(o, base + T_WH_PH_DIR, wh, ph, dir)
+        add2(o, base + T_WH_DIR, wh, dir)
+        add2(o, base + T_PH_DIR, ph, dir)
+        add3(o, base + T_WM_PM_DIR, wm, pm, dir)
+        add2(o, base + T_WM_DIR, wm, dir)
+        add2(o, base + T_PM_DIR, pm, dir)
+        add4(o, base + T_WH_PH_DIST, wh, ph, dist, dir)
+        add3(o, base + T_WH_DIST, wh, dist, dir)
+        add3(o, base + T_PH_DIST, ph, dist, dir)
+        add4(o, base + T_WM_PM_DIST, wm, pm, dist, dir)
+        add3(o, base + T_WM_DIST, wm, dist, dir)
+        add3(o, base + T_PM_DIST, pm, dist, dir)
+        add5(o, base + T_WH_PH_WM_PM_DIR, wh, ph, wm, pm, dir)
+        add6(o, base + T_WH_PH_WM_PM_DIST, wh, ph, wm, pm, dist, dir)
+        add4(o, base + T_WH_PH_PM_DIR, wh, ph, pm, dir)
+        add5(o, base + T_WH_PH_PM_DIST, wh, ph, pm, dist, dir)
+        add4(o, base + T_PH_WM_PM_DIR, ph, wm, pm, dir)
+        add5(o, base + T_PH_WM_PM_DIST, ph, wm, pm, dist, dir)
+        add3(o, base + T_PH_PM_DIR, ph, pm, dir)
+        add4(o, base + T_PH_PM_DIST, ph, pm, dist, dir)
+        # POS(h) POS(m) POS(b) for every b strictly between h and m
+        if hp < mp:
+            for b in range(hp + 1, mp):
+                add4(o, base + T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(SL, nl, SR, nr, b)), dir)
+            add5(o, base + T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(SL, nl, SR, nr, hp + 1)), pm,
+                     self._ps(self._at(SL, nl, SR, nr, mp - 1)), dir)
+        else:
+            for b in range(mp + 1, hp):
+                add4(o, base + T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(SL, nl, SR, nr, b)), dir)
+            add5(o, base + T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(SL, nl, SR, nr, hp - 1)), pm,
+                     self._ps(self._at(SL, nl, SR, nr, mp + 1)), dir)
+        add4(o, base + T_WH_PM_PML_DIR, wh, pm, self._ps(ml), dir)
+        add4(o, base + T_WH_PM_PMR_DIR, wh, pm, self._ps(mr), dir)
+        add4(o, base + T_PH_PM_PML_DIR, ph, pm, self._ps(ml), dir)
+        add4(o, base + T_PH_PM_PMR_DIR, ph, pm, self._ps(mr), dir)
+        add4(o, base + T_PH_PM_PS_DIR, ph, pm, ps_, dir)
+        add3(o, base + T_PH_PS_DIR, ph, ps_, dir)
+        add3(o, base + T_PM_PS_DIR, pm, ps_, dir)
+        add3(o, base + T_WH_WS_DIR, wh, ws, dir)
+        add3(o, base + T_WM_WS_DIR, wm, ws, dir)
+        add3(o, base + T_PH_WS_DIR, ph, ws, dir)
+        add3(o, base + T_PM_WS_DIR, pm, ws, dir)
+        add3(o, base + T_WH_PS_DIR, wh, ps_, dir)
+        add3(o, base + T_WM_PS_DIR, wm, ps_, dir)
+        add5(o, base + T_WH_PM_PS_PS2_DIR, wh, pm, ps_, ps2, dir)
+        add5(o, base + T_PH_PM_PS_PS2_DIR, ph, pm, ps_, ps2, dir)
+
+    cdef int _combine_features(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil:
+        """phi of the action joining le (left) and re (right) with an arc between their heads.
+
+        Fills s.fbuf and returns the number of features. Both children are materialised.
+        """
+        cdef FeatBuf o
+        o.f = s.fbuf; o.k = 0; o.mask = s.mask
+        cdef Edge* L = &s.A.E[le]
+        cdef Edge* R = &s.A.E[re]
+        cdef Edge* H
+        cdef Edge* M
+        cdef int nl = L.nwords, nr = R.nwords, b
+        cdef const int32_t* SL = &s.A.surf[L.surf]
+        cdef const int32_t* SR = &s.A.surf[R.surf]
+        cdef int hp, mp, nn = nl + nr
+        cdef uint32_t dir, dist, size
+        cdef int32_t h, m, sb, sb2, ml, mr
+        if headleft:
+            H = L; M = R
+            hp = L.st.dep.hpos; mp = nl + R.st.dep.hpos
+            dir = 1
+            sb = H.st.dep.rdep1; sb2 = H.st.dep.rdep2
+        else:
+            H = R; M = L
+            hp = nl + R.st.dep.hpos; mp = L.st.dep.hpos
+            dir = 2
+            sb = H.st.dep.ldep1; sb2 = H.st.dep.ldep2
+        h = H.head; m = M.head
+        ml = M.st.dep.ldep1; mr = M.st.dep.rdep1
+        dist = <uint32_t>_norm(hp - mp)
+        size = <uint32_t>_norm(nn)
+        cdef uint32_t wh = self._wd(h), ph = self._ps(h), wm = self._wd(m), pm = self._ps(m)
+        cdef uint32_t ws = self._wd(sb), ps_ = self._ps(sb), ps2 = self._ps(sb2)
+        # dependency syntax
+        add3(&o, T_WH_PH_SIZE, wh, ph, size)
+        add2(&o, T_WH_SIZE, wh, size)
+        add2(&o, T_PH_SIZE, ph, size)
+        self._arc_features(&o, 0, dir, dist, wh, ph, wm, pm, ws, ps_, ps2, ml, mr, SL, nl, SR, nr, hp, mp)
+        cdef uint32_t lab
+        if self.has_labels:
+            lab = self.tok_label[self.leaf_tok[m]]
+            if lab != 0:
+                self._arc_features(&o, T_LABEL_BASE, lab * 4u + dir, dist, wh, ph, wm, pm, ws, ps_,
+                                   ps2, ml, mr, SL, nl, SR, nr, hp, mp)
+        # m is complete once attached
+        self._completed(&o, 0, m, ml, mr, M.st.dep.lval, M.st.dep.rval)
+        # surface string at the boundary B = nl
+        cdef int32_t b2 = self._at(SL, nl, SR, nr, nl - 2), b1 = SL[nl - 1]
+        cdef int32_t b0 = SR[0], b0n = self._at(SL, nl, SR, nr, nl + 1)
+        cdef uint32_t w1 = self._wd(b1), w0 = self._wd(b0), p1 = self._ps(b1), p0 = self._ps(b0)
+        add2(&o, T_B_W1_W0, w1, w0)
+        add2(&o, T_B_P1_P0, p1, p0)
+        add2(&o, T_B_W1_P0, w1, p0)
+        add2(&o, T_B_P1_W0, p1, w0)
+        add3(&o, T_B_W1_W0_W0N, w1, w0, self._wd(b0n))
+        add3(&o, T_B_W2_W1_W0, self._wd(b2), w1, w0)
+        add3(&o, T_B_P1_P0_P0N, p1, p0, self._ps(b0n))
+        add3(&o, T_B_P2_P1_P0, self._ps(b2), p1, p0)
+        add3(&o, T_B_P1_W0_P0N, p1, w0, self._ps(b0n))
+        add3(&o, T_B_P2_W1_P0, self._ps(b2), w1, p0)
+        # complete sentence
+        cdef int32_t x0, x1, x2, y0, y1, y2
+        cdef int hl1, hl2, hr1, hr2, lv, rv
+        if nn == self.n:
+            x0 = self._at(SL, nl, SR, nr, 0); x1 = self._at(SL, nl, SR, nr, 1); x2 = self._at(SL, nl, SR, nr, 2)
+            y0 = self._at(SL, nl, SR, nr, nn - 1); y1 = self._at(SL, nl, SR, nr, nn - 2)
+            y2 = self._at(SL, nl, SR, nr, nn - 3)
+            add2(&o, T_S_W0, self._wd(x0), 0)
+            add2(&o, T_S_W0_W1, self._wd(x0), self._wd(x1))
+            add2(&o, T_S_WL, self._wd(y0), 0)
+            add2(&o, T_S_WL_WL1, self._wd(y0), self._wd(y1))
+            add2(&o, T_S_P0, self._ps(x0), 0)
+            add2(&o, T_S_P0_P1, self._ps(x0), self._ps(x1))
+            add3(&o, T_S_P0_P1_P2, self._ps(x0), self._ps(x1), self._ps(x2))
+            add2(&o, T_S_PL, self._ps(y0), 0)
+            add2(&o, T_S_PL_PL1, self._ps(y0), self._ps(y1))
+            add3(&o, T_S_PL_PL1_PL2, self._ps(y0), self._ps(y1), self._ps(y2))
+            # the root is complete too
+            if headleft:
+                hl1 = H.st.dep.ldep1; hr1 = m; lv = H.st.dep.lval; rv = H.st.dep.rval + 1
+            else:
+                hl1 = m; hr1 = H.st.dep.rdep1; lv = H.st.dep.lval + 1; rv = H.st.dep.rval
+            self._completed(&o, T_COMPLETE_ROOT_BASE, h, hl1, hr1, lv, rv)
+        return o.k
+
+
+    # ------------------------------------------------------------------ grammar interface
+    cdef int leaves(self, Search s) noexcept nogil:
+        """One leaf edge per (token, POS[, form]) leaf, scored by the leaf templates and pushed."""
+        cdef int i, k
+        cdef uint32_t key3[6]
+        cdef eid_t e
+        cdef Edge* x
+        cdef int tok
+        for i in range(self.nleaf):
+            e = new_edge(&s.A)
+            if e < 0:
+                return -1
+            x = &s.A.E[e]
+            tok = self.leaf_tok[i]
+            x.left = -1; x.right = -1; x.head = i
+            x.st.dep.ldep1 = -1; x.st.dep.ldep2 = -1; x.st.dep.rdep1 = -1; x.st.dep.rdep2 = -1
+            x.st.dep.hpos = 0; x.nwords = 1; x.nact = 1; x.st.dep.lval = 0; x.st.dep.rval = 0
+            x.st.dep.gdeps = 0; x.st.dep.linl = 0; x.st.dep.linr = 0
+            x.act = 0
+            x.gold = 0
+            x.span_lo = -1; x.span_hi = -1
+            if self.has_gold and self.leaf_pos[i] == self.gold_pos[tok] and (
+                    not self.gold_has_word or self.leaf_word[i] == self.gold_word[tok]):
+                x.gold = 1
+                x.span_lo = self.gold_idx[tok]
+                x.span_hi = self.gold_idx[tok] + 1
+            k = self._leaf_features(s, i)
+            key3[0] = self.leaf_word[i]; key3[1] = self.leaf_pos[i]
+            key3[2] = <uint32_t>self.given_head[tok]; key3[3] = <uint32_t>self.given_ndeps[tok]
+            key3[4] = self.tok_label[tok]; key3[5] = <uint32_t>self.tok_lin[tok]
+            x.sig = (<uint64_t>murmurhash3_words(key3, 6, 1) << 32) | murmurhash3_words(key3, 6, 2)
+            if s.push_edge(e, k) < 0:
+                return -1
+        return 0
+
+    cdef int _try(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil:
+        """COMBINE(le, re, HeadLeft/HeadRight) under the constraints of section 4.1; push the result.
+
+        Returns 1 (pushed), 0 (not allowed or dropped) or -1 (memory).
+        """
+        cdef Edge* L = &s.A.E[le]
+        cdef Edge* R = &s.A.E[re]
+        cdef Edge* H
+        cdef Edge* M
+        if headleft:
+            H = L; M = R
+            if H.st.dep.lval > 0:          # right dependents before left ones
+                return 0
+        else:
+            H = R; M = L
+        cdef int htok = self.leaf_tok[H.head], mtok = self.leaf_tok[M.head]
+        cdef int32_t gh = self.given_head[mtok]
+        if gh != -1 and gh != htok:   # given head (or given root) disagrees
+            return 0
+        if M.st.dep.gdeps != self.given_ndeps[mtok]:   # m still misses a given dependent
+            return 0
+        cdef int32_t lin = self.tok_lin[mtok]
+        if lin != 0:   # SR'19 `lin`: side of the head, rank among the head's lin-dependents there
+            if headleft:
+                if lin < 0 or H.st.dep.linr != lin - 1:
+                    return 0
+            elif lin > 0 or H.st.dep.linl != -lin - 1:
+                return 0
+        if not headleft and H.st.dep.linr != self.lin_need[2 * htok + 1]:
+            return 0   # a left dependent would close the right side before its lin-dependents
+        cdef uint8_t gold = 0
+        if self.has_gold and L.gold and R.gold and L.span_hi == R.span_lo and self.gold_head[mtok] == htok:
+            if M.span_lo == self.sub_lo[mtok] and M.span_hi == self.sub_hi[mtok]:
+                if headleft or H.span_hi == self.sub_hi[htok]:
+                    gold = 1
+        if s.gold_only and not gold:
+            return 0
+        cdef eid_t e = new_edge(&s.A)
+        if e < 0:
+            return -1
+        L = &s.A.E[le]; R = &s.A.E[re]
+        if headleft:
+            H = L; M = R
+        else:
+            H = R; M = L
+        cdef Edge* x = &s.A.E[e]
+        x.left = le; x.right = re; x.head = H.head
+        x.act = <uint8_t>headleft
+        cdef uint32_t sk[5]
+        sk[0] = <uint32_t>(L.sig >> 32); sk[1] = <uint32_t>L.sig
+        sk[2] = <uint32_t>(R.sig >> 32); sk[3] = <uint32_t>R.sig; sk[4] = <uint32_t>headleft
+        x.sig = (<uint64_t>murmurhash3_words(sk, 5, 3) << 32) | murmurhash3_words(sk, 5, 4)
+        if headleft:
+            x.st.dep.hpos = L.st.dep.hpos
+            x.st.dep.ldep1 = H.st.dep.ldep1; x.st.dep.ldep2 = H.st.dep.ldep2
+            x.st.dep.rdep1 = M.head; x.st.dep.rdep2 = H.st.dep.rdep1
+            x.st.dep.lval = H.st.dep.lval; x.st.dep.rval = H.st.dep.rval + 1
+        else:
+            x.st.dep.hpos = L.nwords + R.st.dep.hpos
+            x.st.dep.ldep1 = M.head; x.st.dep.ldep2 = H.st.dep.ldep1
+            x.st.dep.rdep1 = H.st.dep.rdep1; x.st.dep.rdep2 = H.st.dep.rdep2
+            x.st.dep.lval = H.st.dep.lval + 1; x.st.dep.rval = H.st.dep.rval
+        x.st.dep.gdeps = H.st.dep.gdeps + (1 if gh == htok else 0)
+        x.st.dep.linl = H.st.dep.linl + (1 if lin < 0 else 0)
+        x.st.dep.linr = H.st.dep.linr + (1 if lin > 0 else 0)
+        x.nwords = L.nwords + R.nwords
+        x.nact = L.nact + R.nact + 1
+        x.gold = gold
+        if gold:
+            x.span_lo = L.span_lo; x.span_hi = R.span_hi
+        else:
+            x.span_lo = -1; x.span_hi = -1
+        return s.push_edge(e, self._combine_features(s, le, re, headleft))
+
+    cdef int combine(self, Search s, eid_t le, eid_t re) noexcept nogil:
+        """Both arcs between the heads of le (left) and re (right): head left, then head right."""
+        cdef int a = self._try(s, le, re, 1)
+        if a < 0:
+            return -1
+        cdef int b = self._try(s, le, re, 0)
+        if b < 0:
+            return -1
+        return a + b
+
+    cdef int features(self, Search s, eid_t e) noexcept nogil:
+        """Features of the action that built e (leaf templates or the COMBINE templates)."""
+        cdef Edge* x = &s.A.E[e]
+        if x.left < 0:
+            return self._leaf_features(s, x.head)
+        return self._combine_features(s, x.left, x.right, x.act)
+
+    cdef bint is_goal(self, Search s, eid_t e) noexcept nogil:
+        """A goal covers every token and its head is free to be the root (section 4.1)."""
+        cdef Edge* x = &s.A.E[e]
+        cdef int tok
+        if x.nwords != self.n:
+            return False
+        tok = self.leaf_tok[x.head]
+        return (self.given_head[tok] == -1 or self.given_head[tok] == -2) and x.st.dep.gdeps == self.given_ndeps[tok]
+
+    cdef void _fill_heads(self, Search s, eid_t e, int32_t* heads) noexcept nogil:
+        cdef Edge* x = &s.A.E[e]
+        cdef Edge* H
+        cdef Edge* M
+        if x.left < 0:
+            return
+        if x.act:
+            H = &s.A.E[x.left]; M = &s.A.E[x.right]
+        else:
+            H = &s.A.E[x.right]; M = &s.A.E[x.left]
+        heads[self.leaf_tok[M.head]] = self.leaf_tok[H.head]
+        self._fill_heads(s, x.left, heads)
+        self._fill_heads(s, x.right, heads)
+
+    cdef object analysis(self, Search s, const eid_t* pieces, int npieces):
+        """heads int32[n]: head token per token (-1 root); later pieces hang from the first's root."""
+        cdef cnp.ndarray[int32_t, ndim=1] heads = np.full(self.n, -1, dtype=np.int32)
+        cdef int32_t* hp = <int32_t*>heads.data
+        cdef int i, tok, root0 = -1
+        for i in range(npieces):
+            self._fill_heads(s, pieces[i], hp)
+            tok = self.leaf_tok[s.A.E[pieces[i]].head]
+            if root0 < 0:
+                root0 = tok
+            else:
+                hp[tok] = root0
+        return heads

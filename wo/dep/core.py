@@ -1,0 +1,102 @@
+"""The dependency grammar on the shared search core, with the array-level API the front ends use.
+
+:class:`DepSearch` pairs a :class:`wo._fast._dep.DepGrammar` with a
+:class:`wo._fast._search.Search` over one weight vector; each call sets the instance arrays and
+runs the driver.  Array shapes and dtypes are those of ``DepGrammar.set_instance``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .._fast._dep import DepGrammar
+from .._fast._search import Search
+
+
+class DepSearch:
+    """Decoder and trainer for dependency word ordering (Zhang & Clark 2015, Algorithms 3-4, section 4).
+
+    weights: float32[2**hash_bits] (read-only is fine for decoding); accum: float64 of the same
+    shape for training (averaging accumulator).  Instance arguments, in order: tok_word
+    uint32[n], given_head int32[n], given_ndeps int32[n], leaf_tok int32[L], leaf_pos uint32[L];
+    keywords leaf_word, tok_label, tok_lin (SR input); gold (training, forced decoding).
+    Raises ValueError for bad arrays (see ``DepGrammar.set_instance``).
+    """
+
+    def __init__(self, weights: np.ndarray, hash_bits: int, accum: Optional[np.ndarray] = None):
+        self.grammar = DepGrammar()
+        self.search = Search(self.grammar, weights, hash_bits, accum)
+
+    def decode(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, beam: int, max_pops: int,
+               timeout: float = 0.0, complete_beam: int = 4, max_edges: int = 4_000_000,
+               leaf_word=None, tok_label=None, tok_lin=None, goal_patience: int = 0):
+        """Decode one instance; returns (order int32[n] leaf ids, heads int32[n] head token or
+        -1, scaled score, status int, pops, edges) as ``Search.decode``."""
+        self.grammar.set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, None,
+                                  leaf_word, tok_label, tok_lin)
+        return self.search.decode(beam, max_pops, timeout, complete_beam, max_edges, goal_patience)
+
+    def forced(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, max_pops: int,
+               leaf_word=None, tok_label=None, tok_lin=None):
+        """Forced decoding towards ``gold``; returns (reached, order or None, heads or None, score)."""
+        self.grammar.set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
+                                  leaf_word, tok_label, tok_lin)
+        return self.search.forced(max_pops)
+
+    def train_one(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, beam: int,
+                  max_pops: int, leaf_word=None, tok_label=None, tok_lin=None):
+        """Algorithm 3 on one sentence; returns (reached_gold, pops, updates)."""
+        self.grammar.set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
+                                  leaf_word, tok_label, tok_lin)
+        return self.search.train_one(beam, max_pops)
+
+    def train_easy_first(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
+                         leaf_word=None, tok_label=None, tok_lin=None):
+        """The easy-first training pass on one sentence; returns (steps, updates)."""
+        self.grammar.set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
+                                  leaf_word, tok_label, tok_lin)
+        return self.search.train_easy_first()
+
+    def features_of_last_edge(self) -> np.ndarray:
+        """Feature indices (uint32[k]) of the most recent edge's action (testing aid)."""
+        return self.search.features_of_last_edge()
+
+    # training state shared with the trainer
+    @property
+    def n_updates(self) -> int:
+        """Large-margin updates made so far."""
+        return self.search.n_updates
+
+    @property
+    def avg_count(self) -> float:
+        """Averaging count c (theta_avg = W - U / c)."""
+        return self.search.avg_count
+
+    @avg_count.setter
+    def avg_count(self, v: float) -> None:
+        self.search.avg_count = v
+
+    @property
+    def max_tau(self) -> float:
+        """Cap on the update step tau (0 = uncapped)."""
+        return self.search.max_tau
+
+    @max_tau.setter
+    def max_tau(self, v: float) -> None:
+        self.search.max_tau = v
+
+    @property
+    def last_pops(self) -> int:
+        """Pops of the last call."""
+        return self.search.last_pops
+
+    @property
+    def last_edges(self) -> int:
+        """Edges built by the last call."""
+        return self.search.last_edges
+
+    @property
+    def total_edges(self) -> int:
+        """Edges built by every call so far."""
+        return self.search.total_edges
