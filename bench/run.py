@@ -87,20 +87,20 @@ def run_linearize(model, src, out, given, extra=()):
 
 
 def refs_of(path):
-    from wo.data import read_conllu
+    from wo.io import read_conllu
 
     return [s.text() for s in read_conllu(path)]
 
 
 def bleu_rows(rows, refs):
-    from wo.evaluate import score
+    from wo.eval import score
 
     return score([" ".join(r["tokens"]) for r in rows], refs)
 
 
 def dev_items(n, given="none", seed=1):
-    from wo.data import read_conllu, scramble
-    from wo.linearizer import given_for
+    from wo.io import read_conllu, scramble
+    from wo.dep.linearizer import given_for
 
     sents = read_conllu(os.path.join(EWT, "en_ewt-ud-dev.conllu.xz"))[:n]
     items = []
@@ -160,7 +160,7 @@ def main():
     ap.add_argument("--sections", default=None, help="comma-separated subset of " + ",".join(ALL))
     args = ap.parse_args()
     os.makedirs(RES, exist_ok=True)
-    from wo.linearizer import Linearizer
+    from wo.dep.linearizer import Linearizer
     from wo.model import Model
 
     quick = args.quick
@@ -239,7 +239,7 @@ def main():
         n = 300 if quick else 600
         sents, items = dev_items(n)
         refs = [s.text() for s in sents]
-        from wo.evaluate import score
+        from wo.eval import score
 
         by_budget = []
         for bf in ((0.5, 2, 8, 32) if quick else (0.5, 1, 2, 4, 8, 16, 32, 64)):
@@ -306,12 +306,12 @@ def main():
         S["model_bytes"] = os.path.getsize(args.model)
 
     if "speedup" in sections:
-        from wo.dep.core import DepSearch as SearchCore
-        from wo.data import make_instance
-        from wo.reference import ReferenceDecoder
+        from wo.dep.core import DepSearch
+        from wo.dep.instance import make_instance
+        from wo.dep.reference import ReferenceDecoder
 
         sents, items = dev_items(40 if quick else 120)
-        core = SearchCore(model.weights, model.hash_bits)
+        core = DepSearch(model.weights, model.hash_bits)
         ref = ReferenceDecoder(model.weights, model.hash_bits)
         insts = [make_instance(w, p, h, model.tagdict) for w, p, h in items if len(w) <= 25]
         tc = tp = 0.0
@@ -332,9 +332,9 @@ def main():
         print("cython speedup", S["cython_speedup"], "identical", same, flush=True)
 
     if "hashsweep" in sections:
-        from wo.data import read_conllu
-        from wo.evaluate import score
-        from wo.train import train
+        from wo.io import read_conllu
+        from wo.eval import score
+        from wo.dep.train import train
 
         tr = read_conllu(os.path.join(EWT, "en_ewt-ud-train.conllu.xz"))[:3000]
         sents, items = dev_items(300)

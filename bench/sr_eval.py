@@ -42,8 +42,8 @@ def peak_rss_mb():
 
 
 def inflection_figures():
-    from wo.data import read_conllu
-    from wo.inflect import Lexicon, coverage
+    from wo.io import read_conllu
+    from wo.sr.inflect import Lexicon, coverage
 
     out = {}
     for name, tr, dv in [("ewt_dev", os.path.join(EWT, "en_ewt-ud-train.conllu.xz"), os.path.join(EWT, "en_ewt-ud-dev.conllu.xz")),
@@ -58,7 +58,7 @@ def inflection_figures():
 
 
 def realise(model, split, jobs, tmp):
-    from wo.sr import read_t1
+    from wo.sr.t1 import read_t1
 
     ud = os.path.join(EWT, f"en_ewt-ud-{split}.conllu.xz")
     t1 = os.path.join(tmp, f"ewt-{split}.t1")
@@ -71,7 +71,7 @@ def realise(model, split, jobs, tmp):
     ev, _ = wo("sr", "evaluate", "--hyp", out, "--ref", ud, "--json")
     scores = json.loads(ev.stdout)
     # inflection accuracy: realised form of each input token against its gold form
-    from wo.sr import realize_many
+    from wo.sr.realizer import realize_many
 
     gs = read_t1(gold)
     res = realize_many(model, gs, jobs=jobs)

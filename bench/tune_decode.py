@@ -22,9 +22,9 @@ TREE_GRID = [(200, 32, 16, 10), (1000, 32, 32, 100), (1000, 64, 64, 100)]
 
 
 def main():
-    from wo.data import read_conllu, scramble
-    from wo.evaluate import score
-    from wo.linearizer import Linearizer, given_for
+    from wo.io import read_conllu, scramble
+    from wo.eval import score
+    from wo.dep.linearizer import Linearizer, given_for
     from wo.model import Model
 
     ap = argparse.ArgumentParser()

@@ -21,10 +21,11 @@ GRID = [(50, 8, 8, 0), (200, 16, 32, 0), (1000, 32, 32, 0), (1000, 64, 64, 0), (
 
 
 def main():
-    from wo.data import read_conllu
-    from wo.evaluate import sr_score
+    from wo.io import read_conllu
+    from wo.eval import sr_score
     from wo.model import Model
-    from wo.sr import Realizer, make_input
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import make_input
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)

@@ -3,7 +3,7 @@ import pathlib
 
 import pytest
 
-from wo.data import read_conllu
+from wo.io import read_conllu
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EWT = ROOT / "corpora" / "ud-en-ewt"
@@ -23,7 +23,7 @@ def ewt_train_slice():
 @pytest.fixture(scope="session")
 def small_model(tmp_path_factory, ewt_train_slice):
     """A model trained for 2 epochs on 400 real EWT train sentences (~10 s)."""
-    from wo.train import train
+    from wo.dep.train import train
 
     path = tmp_path_factory.mktemp("model") / "small.wo"
     train(ewt_train_slice, [], 2, str(path), hash_bits=18, log=lambda m: None)

@@ -8,9 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EWT
-from wo.batch import FailFast, Interrupted, run
-from wo.io import detect_format, read_items
-from wo.linearizer import Linearizer
+from wo.io.batch import FailFast, Interrupted
+from wo.dep.linearizer import run
+from wo.io.items import detect_format, read_items
+from wo.dep.linearizer import Linearizer
 
 
 def _blocks(n, start=0):

@@ -3,7 +3,7 @@ import struct
 import numpy as np
 import pytest
 
-from wo.data import TagDictionary
+from wo.model import TagDictionary
 from wo.model import FORMAT_VERSION, Model, ModelError
 
 
@@ -53,7 +53,7 @@ def test_truncated_corrupt_and_non_model(tmp_path):
 def test_parameter_mixing(small_model, tmp_path):
     import numpy as np
 
-    from wo.data import TagDictionary
+    from wo.model import TagDictionary
     from wo.model import Model, mix
 
     a = Model.load(small_model, mmap=False)

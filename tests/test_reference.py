@@ -2,17 +2,18 @@
 import numpy as np
 import pytest
 
-from wo.dep.core import DepSearch as SearchCore
-from wo.data import make_instance, scramble
-from wo.linearizer import given_for
+from wo.dep.core import DepSearch
+from wo.dep.instance import make_instance
+from wo.io import scramble
+from wo.dep.linearizer import given_for
 from wo.model import Model
-from wo.reference import ReferenceDecoder
+from wo.dep.reference import ReferenceDecoder
 
 
 @pytest.mark.parametrize("given", ["none", "full"])
 def test_reference_equals_cython(model_path, ewt_dev, given):
     m = Model.load(model_path)
-    core = SearchCore(m.weights, m.hash_bits)
+    core = DepSearch(m.weights, m.hash_bits)
     ref = ReferenceDecoder(m.weights, m.hash_bits)
     checked = 0
     for i, s in enumerate(ewt_dev[500:]):

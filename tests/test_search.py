@@ -1,17 +1,19 @@
 import numpy as np
 import pytest
 
-from wo.dep.core import DepSearch as SearchCore
+from wo.dep.core import DepSearch
 import dataclasses
 
-from wo.data import TagDictionary, is_projective, make_instance, projectivize, scramble
-from wo.linearizer import Linearizer, given_for, linearize_many
-from wo.train import training_instances
+from wo.model import TagDictionary
+from wo.io import is_projective, projectivize, scramble
+from wo.dep.instance import make_instance
+from wo.dep.linearizer import Linearizer, given_for, linearize_many
+from wo.dep.train import training_instances
 
 
 def test_forced_decoding_reaches_every_projective_dev_tree(ewt_dev, ewt_train_slice):
     td = TagDictionary.build(ewt_train_slice)
-    core = SearchCore(np.zeros(1 << 12, dtype=np.float32), 12)
+    core = DepSearch(np.zeros(1 << 12, dtype=np.float32), 12)
     checked = 0
     for i, s in enumerate(ewt_dev):
         if not is_projective(s.heads):
@@ -33,7 +35,7 @@ def test_forced_decoding_reaches_every_projective_dev_tree(ewt_dev, ewt_train_sl
 
 def test_projectivized_nonprojective_dev_trees_are_reachable_and_keep_every_word(ewt_dev, ewt_train_slice):
     td = TagDictionary.build(ewt_train_slice)
-    core = SearchCore(np.zeros(1 << 12, dtype=np.float32), 12)
+    core = DepSearch(np.zeros(1 << 12, dtype=np.float32), 12)
     nonproj = [(i, s) for i, s in enumerate(ewt_dev) if not is_projective(s.heads)]
     assert len(nonproj) >= 20
     for i, s in enumerate(ewt_dev[:200]):
@@ -111,7 +113,7 @@ def test_training_lowers_violations_per_epoch(ewt_train_slice):
     insts, _ = training_instances(ewt_train_slice[:150], td)
     W = np.zeros(1 << 18, dtype=np.float32)
     U = np.zeros(1 << 18)
-    core = SearchCore(W, 18, U)
+    core = DepSearch(W, 18, U)
     per_epoch, reached = [], []
     for _ in range(3):
         u0, ok = core.n_updates, 0
@@ -127,8 +129,8 @@ def test_training_lowers_violations_per_epoch(ewt_train_slice):
 
 
 def test_goal_patience_returns_a_goal_scored_at_least_as_high(model_path, ewt_dev):
-    from wo.data import make_instance as mk
-    from wo.linearizer import Linearizer as Lin, decode_instance
+    from wo.dep.instance import make_instance as mk
+    from wo.dep.linearizer import Linearizer as Lin, decode_instance
 
     lin = Lin.load(model_path)
     better = 0

@@ -6,12 +6,13 @@ import sys
 import numpy as np
 import pytest
 
-from wo.dep.core import DepSearch as SearchCore
-from wo.data import read_conllu
-from wo.evaluate import sr_score
-from wo.inflect import Lexicon, coverage
-from wo.sr import (Realizer, align, format_t1, lin_values, make_input, read_t1, realize_many,
-                   sr_instance, train_sr)
+from wo.dep.core import DepSearch
+from wo.io import read_conllu
+from wo.eval import sr_score
+from wo.sr.inflect import Lexicon, coverage
+from wo.sr.realizer import Realizer, align, realize_many, sr_instance
+from wo.sr.t1 import format_t1, lin_values, make_input, read_t1
+from wo.sr.train import train_sr
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARTUT = ROOT / "corpora" / "sr19-en_partut"
@@ -98,7 +99,7 @@ def test_candidate_coverage_on_real_dev_slice():
 
 
 def test_gold_trees_reachable_with_groups_labels_and_lin(partut, lex):
-    core = SearchCore(np.zeros(1 << 12, dtype=np.float32), 12)
+    core = DepSearch(np.zeros(1 << 12, dtype=np.float32), 12)
     for s, u in zip(partut["t1_train"], partut["ud_train"]):
         inst = sr_instance(s, lex, s.orig)
         ok, order, _, _ = core.forced(*inst.arrays(), inst.gold, 10 ** 6, **inst.extra())

@@ -1,4 +1,7 @@
-"""Command-line interface: ``wo train``, ``wo linearize``, ``wo evaluate`` and ``wo sr ...``.
+"""Command-line interface: ``wo <system> <verb>`` (``wo dep train|linearize``, ``wo sr ...``) and
+``wo evaluate``; ``wo train`` and ``wo linearize`` are aliases of the ``dep`` verbs.  Every file
+argument accepts ``-`` for standard input/output; ``--output`` defaults to standard output and
+``--model`` to the system's shipped model.  Progress bars and summaries go to stderr.
 
 Exit codes: 0 success; 1 some sentences failed (their output line is the fallback, see
 ``--on-error``); 2 user error (bad arguments, unreadable or malformed input, bad model).
@@ -15,14 +18,27 @@ from typing import List
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USER = 0, 1, 2
 
 
+def display_name(path: str, stream: str = "stdin") -> str:
+    """How a path is named in messages (``<stdin>`` or ``<stdout>`` for ``-``)."""
+    return f"<{stream}>" if path == "-" else path
+
+
+def _bar(quiet: bool, **kw):
+    """A tqdm progress bar on stderr, shown only when stderr is a terminal and not ``--quiet``."""
+    from tqdm import tqdm
+
+    return tqdm(unit="sent", disable=quiet or not sys.stderr.isatty(), file=sys.stderr,
+                dynamic_ncols=True, **kw)
+
+
 def _err(msg: str) -> None:
     print(f"wo: {msg}", file=sys.stderr)
 
 
 def cmd_train(a) -> int:
-    """``wo train``: Algorithm 3 training on CoNLL-U, best dev epoch saved to --model."""
-    from .data import read_conllu
-    from .train import train
+    """``wo dep train``: Algorithm 3 training on CoNLL-U, best dev epoch saved to --model."""
+    from .dep.train import train
+    from .io.conllu import read_conllu
 
     tr = read_conllu(a.train)
     dv = read_conllu(a.dev) if a.dev else []
@@ -36,14 +52,16 @@ def cmd_train(a) -> int:
 
 
 def cmd_linearize(a) -> int:
-    """``wo linearize``: batch linearization (wo.batch.run) with a progress bar on stderr."""
-    from tqdm import tqdm
+    """``wo dep linearize``: batch linearization (wo.dep.run) with a progress bar on stderr."""
+    from .dep.linearizer import run
+    from .io.batch import FailFast, Interrupted
+    from .model import default_model
 
-    from .batch import FailFast, Interrupted, run
+    a.model = a.model or default_model("dep")
 
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
             "timeout": a.timeout, "patience_factor": a.patience}
-    bar = tqdm(unit="sent", disable=a.quiet, file=sys.stderr, dynamic_ncols=True)
+    bar = _bar(a.quiet)
     try:
         summ = run(a.model, a.input, a.output, input_format=a.input_format, output_format=a.format,
                    given=a.given, reveal_pos=a.reveal_pos, reveal_heads=a.reveal_heads, seed=a.seed,
@@ -52,7 +70,7 @@ def cmd_linearize(a) -> int:
                    report=lambda m: (bar.clear(), _err(m)), **opts)
     except Interrupted as exc:
         bar.close()
-        _err(f"interrupted: {exc.done} sentences written to {a.output}")
+        _err(f"interrupted: {exc.done} sentences written to {display_name(a.output, 'stdout')}")
         return 130
     except FailFast as exc:
         bar.close()
@@ -60,14 +78,15 @@ def cmd_linearize(a) -> int:
         return EXIT_USER
     bar.close()
     if not a.quiet:
-        print(f"wo: {a.input} read as {summ.input_format}; {summ.sentences} sentences in "
+        print(f"wo: {display_name(a.input)} read as {summ.input_format}; {summ.sentences} sentences in "
               f"{summ.seconds:.2f}s ({summ.sentences_per_second:.1f} sentences/s), status {summ.status}",
               file=sys.stderr)
     return EXIT_SOME_FAILED if summ.failed else EXIT_OK
 
 
 def _read_lines_or_conllu(path: str) -> List[str]:
-    from .data import open_text, read_conllu
+    from .io.conllu import read_conllu
+    from .io.text import open_text
 
     with open_text(path) as fh:
         head = fh.read(4096)
@@ -79,7 +98,7 @@ def _read_lines_or_conllu(path: str) -> List[str]:
 
 def cmd_evaluate(a) -> int:
     """``wo evaluate``: sacrebleu BLEU (tokenize none), exact match, words recovered."""
-    from .evaluate import score
+    from .eval.metrics import score
 
     hyps = _read_lines_or_conllu(a.hyp)
     refs = _read_lines_or_conllu(a.ref)
@@ -97,8 +116,8 @@ def cmd_evaluate(a) -> int:
 # ------------------------------------------------------------------ shared task (SR'19 T1)
 def _sr_refs(path: str) -> List[str]:
     """Tokenized references: UD CoNLL-U (forms), T1 with gold forms and original_id, or text lines."""
-    from .data import open_text
-    from .sr import read_t1
+    from .io.text import InputError, open_text
+    from .sr.t1 import read_t1
 
     with open_text(path) as fh:
         head = fh.read(65536)
@@ -106,7 +125,6 @@ def _sr_refs(path: str) -> List[str]:
         out = []
         for s in read_t1(path):
             if s.error or not s.orig or not all(s.forms):
-                from .data import InputError
                 raise InputError(path, s.line, s.error or "T1 reference without gold forms and original_id")
             toks = [""] * len(s)
             for i, p in enumerate(s.orig):
@@ -118,11 +136,11 @@ def _sr_refs(path: str) -> List[str]:
 
 def _sr_hyps(path: str) -> List[str]:
     """Hypotheses: one tokenized sentence per line; for an SR submission file its ``.tok`` twin."""
-    from .data import open_text
+    from .io.text import STDIO, open_text
 
     with open_text(path) as fh:
         head = fh.read(4096)
-    if head.startswith("# sent_id") and os.path.exists(path + ".tok"):
+    if head.startswith("# sent_id") and path != STDIO and os.path.exists(path + ".tok"):
         path = path + ".tok"
     elif head.startswith("# sent_id"):
         with open_text(path) as fh:
@@ -132,9 +150,9 @@ def _sr_hyps(path: str) -> List[str]:
 
 def cmd_sr_make_input(a) -> int:
     """``wo sr make-input``: UD CoNLL-U -> SR'19 T1 input."""
-    from .data import read_conllu
-    from .io import AtomicWriter
-    from .sr import format_t1, make_input
+    from .io.conllu import read_conllu
+    from .io.text import AtomicWriter
+    from .sr.t1 import format_t1, make_input
 
     sents = read_conllu(a.ud)
     w = AtomicWriter(a.out)
@@ -145,14 +163,14 @@ def cmd_sr_make_input(a) -> int:
     except BaseException:
         w.abort()
         raise
-    print(f"wo: {len(sents)} sentences written to {a.out} (T1, seed {a.seed}"
+    print(f"wo: {len(sents)} sentences written to {display_name(a.out, 'stdout')} (T1, seed {a.seed}"
           f"{', with gold forms and original_id' if a.with_gold else ''})", file=sys.stderr)
     return EXIT_OK
 
 
 def _lexicon_sentences(train, refs_ud):
     """UD-like sentences in reference order for the lexicon: from the T1 gold or the UD file."""
-    from .data import Sentence
+    from .io.conllu import Sentence
 
     out = []
     for s in train:
@@ -169,9 +187,10 @@ def _lexicon_sentences(train, refs_ud):
 
 def cmd_sr_train(a) -> int:
     """``wo sr train``: train an SR model on T1 input (gold from original_id or alignment)."""
-    from .data import read_conllu
-    from .inflect import Lexicon
-    from .sr import read_t1, train_sr
+    from .io.conllu import read_conllu
+    from .sr.inflect import Lexicon
+    from .sr.t1 import read_t1
+    from .sr.train import train_sr
 
     train = read_t1(a.train)
     bad = [s for s in train if s.error]
@@ -205,11 +224,11 @@ def cmd_sr_realize(a) -> int:
     """``wo sr realize``: T1 input -> SR submission file and its .tok twin."""
     import time
 
-    from tqdm import tqdm
+    from .model import Model, default_model
+    from .sr.realizer import Realizer, realize_many, write_submission
+    from .sr.t1 import read_t1
 
-    from .model import Model
-    from .sr import Realizer, read_t1, realize_many, write_submission
-
+    a.model = a.model or default_model("sr")
     t0 = time.perf_counter()
     try:
         Realizer(Model.load(a.model))   # fail early on a wrong model
@@ -220,26 +239,30 @@ def cmd_sr_realize(a) -> int:
     for s in sents:
         if s.error:
             _err(f"{a.input}:{s.line}: {s.error}")
-    bar = tqdm(total=len(sents), unit="sent", disable=a.quiet, file=sys.stderr, dynamic_ncols=True)
+    bar = _bar(a.quiet, total=len(sents))
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
             "patience_factor": a.patience}
-    res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, **opts)
+    res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
+                       scheduler=a.scheduler, **opts)
     bar.close()
     failed = sum(1 for r in res if r.status == "error")
     for s, r in zip(sents, res):
         if r.status == "error" and not s.error:
             _err(f"{a.input}:{s.line}: {r.message}")
-    write_submission(a.output, sents, res)
+    if a.tok is None and a.output != "-":
+        a.tok = a.output + ".tok"
+    write_submission(a.output, sents, res, tok=a.tok)
     secs = time.perf_counter() - t0
     if not a.quiet:
+        wrote = display_name(a.output, "stdout") + (f" and {a.tok}" if a.tok else "")
         print(f"wo: {len(sents)} sentences realised in {secs:.2f}s ({len(sents) / max(secs, 1e-9):.1f} "
-              f"sentences/s); {failed} failed; wrote {a.output} and {a.output}.tok", file=sys.stderr)
+              f"sentences/s); {failed} failed; wrote {wrote}", file=sys.stderr)
     return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
 def cmd_sr_evaluate(a) -> int:
     """``wo sr evaluate``: SR metrics (BLEU, NIST, DIST) on lower-cased tokens, plus sacrebleu."""
-    from .evaluate import sr_score
+    from .eval.metrics import sr_score
 
     hyps, refs = _sr_hyps(a.hyp), _sr_refs(a.ref)
     if len(hyps) != len(refs):
@@ -250,12 +273,15 @@ def cmd_sr_evaluate(a) -> int:
     return EXIT_OK
 
 
+STDIO_HELP = "('-' = standard input/output)"
+
+
 def _add_sr(sub) -> None:
     sr = sub.add_parser("sr", help="Surface Realisation shared task (SR'19 shallow track, T1)")
-    ss = sr.add_subparsers(dest="srcmd", required=True)
+    ss = sr.add_subparsers(dest="verb", required=True, metavar="VERB")
     m = ss.add_parser("make-input", help="UD CoNLL-U -> T1 input (scrambled ids, lemmas, lin)")
-    m.add_argument("--ud", required=True, help="UD CoNLL-U (.xz ok)")
-    m.add_argument("--out", required=True)
+    m.add_argument("--ud", default="-", help=f"UD CoNLL-U (.xz ok) {STDIO_HELP}; default -")
+    m.add_argument("--out", "--output", dest="out", default="-", help=f"T1 output {STDIO_HELP}; default -")
     m.add_argument("--with-gold", action="store_true", help="gold form in column 3 and original_id")
     m.add_argument("--seed", type=int, default=1)
     m.set_defaults(func=cmd_sr_make_input)
@@ -265,7 +291,7 @@ def _add_sr(sub) -> None:
     t.add_argument("--dev", help="T1 dev input (per-epoch BLEU; best epoch kept)")
     t.add_argument("--dev-ref", help="dev references: UD CoNLL-U or tokenized lines (default: --dev with gold)")
     t.add_argument("--dev-limit", type=int, default=0)
-    t.add_argument("--model", required=True)
+    t.add_argument("--model", required=True, help="output model file")
     t.add_argument("--epochs", type=int, default=5)
     t.add_argument("--hash-bits", type=int, default=22)
     t.add_argument("--beam-factor", type=float, default=8.0, help="chart size k*n during training")
@@ -274,10 +300,13 @@ def _add_sr(sub) -> None:
     t.add_argument("--seed", type=int, default=1)
     t.set_defaults(func=cmd_sr_train)
     r = ss.add_parser("realize", help="T1 input -> SR submission file (+ .tok)")
-    r.add_argument("--model", required=True)
-    r.add_argument("--input", required=True)
-    r.add_argument("--output", required=True)
+    r.add_argument("--model", default=None, help="model file (default: the shipped SR model)")
+    r.add_argument("--input", default="-", help=f"T1 input {STDIO_HELP}; default -")
+    r.add_argument("--output", default="-", help=f"submission file {STDIO_HELP}; default -")
+    r.add_argument("--tok", default=None, help="tokenized twin (default: OUTPUT.tok; none for -)")
     r.add_argument("--jobs", type=int, default=1)
+    r.add_argument("--backend", default="loky", choices=["loky", "dask"])
+    r.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     r.add_argument("--beam-factor", type=float, default=None)
     r.add_argument("--budget-factor", type=float, default=None)
     r.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
@@ -286,19 +315,16 @@ def _add_sr(sub) -> None:
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_sr_realize)
     e = ss.add_parser("evaluate", help="SR metrics: BLEU, NIST, DIST (lower-cased tokens) + sacrebleu")
-    e.add_argument("--hyp", required=True, help="tokenized lines, or an SR submission file with its .tok")
+    e.add_argument("--hyp", required=True, help=f"tokenized lines, or an SR submission file with its .tok {STDIO_HELP}")
     e.add_argument("--ref", required=True, help="UD CoNLL-U, T1 with gold, or tokenized lines")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_sr_evaluate)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of the ``wo`` command (train, linearize, evaluate)."""
-    from .linearizer import DEFAULT_BUDGET_FACTOR
+def _add_dep_train(sub, name: str, help_: str) -> None:
+    from .dep.linearizer import DEFAULT_BUDGET_FACTOR
 
-    p = argparse.ArgumentParser(prog="wo", description="Word ordering (text linearization).")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    t = sub.add_parser("train", help="train a model (Zhang & Clark 2015, Algorithm 3)")
+    t = sub.add_parser(name, help=help_)
     t.add_argument("--train", required=True, help="training CoNLL-U (.xz ok)")
     t.add_argument("--dev", help="dev CoNLL-U for per-epoch BLEU (best epoch is kept)")
     t.add_argument("--dev-limit", type=int, default=0, help="use only the first N dev sentences")
@@ -312,10 +338,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int, default=1)
     t.set_defaults(func=cmd_train)
 
-    li = sub.add_parser("linearize", help="order the words of each input sentence")
-    li.add_argument("--model", required=True)
-    li.add_argument("--input", required=True, help="input file; each sentence is shuffled with --seed first")
-    li.add_argument("--output", required=True)
+
+def _add_dep_linearize(sub, name: str, help_: str) -> None:
+    li = sub.add_parser(name, help=help_)
+    li.add_argument("--model", default=None, help="model file (default: the shipped dependency model)")
+    li.add_argument("--input", default="-",
+                    help=f"input file {STDIO_HELP}, default -; each sentence is shuffled with --seed first")
+    li.add_argument("--output", default="-", help=f"output file {STDIO_HELP}; default -")
     li.add_argument("--given", default="none", choices=["none", "pos", "heads", "full"],
                     help="which columns are trusted constraints (none = bag of words: forms only)")
     li.add_argument("--reveal-pos", type=float, default=1.0, help="share of given POS kept")
@@ -339,18 +368,33 @@ def build_parser() -> argparse.ArgumentParser:
     li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     li.set_defaults(func=cmd_linearize)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``wo`` command: ``wo <system> <verb>``, ``wo evaluate``, aliases."""
+    from . import __version__
+
+    p = argparse.ArgumentParser(prog="wo", description="Word ordering (text linearization): "
+                                "wo <system> <verb> [options]; '-' means standard input/output.")
+    p.add_argument("--version", action="version", version=f"wo {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    dep = sub.add_parser("dep", help="dependency-based word ordering (Zhang & Clark 2015)")
+    ds = dep.add_subparsers(dest="verb", required=True, metavar="VERB")
+    _add_dep_train(ds, "train", "train a model (Algorithm 3)")
+    _add_dep_linearize(ds, "linearize", "order the words of each input sentence")
+    _add_sr(sub)
     e = sub.add_parser("evaluate", help="BLEU (sacrebleu, tokenize none), exact match, words recovered")
-    e.add_argument("--hyp", required=True, help="one tokenized sentence per line")
+    e.add_argument("--hyp", required=True, help=f"one tokenized sentence per line {STDIO_HELP}")
     e.add_argument("--ref", required=True, help="CoNLL-U or one tokenized sentence per line")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_evaluate)
-    _add_sr(sub)
+    _add_dep_train(sub, "train", "alias of 'wo dep train'")
+    _add_dep_linearize(sub, "linearize", "alias of 'wo dep linearize'")
     return p
 
 
 def main(argv=None) -> int:
     """Entry point of the ``wo`` console script; returns the exit code (0, 1, 2 or 130)."""
-    from .data import InputError
+    from .io.text import InputError
     from .model import ModelError
 
     args = build_parser().parse_args(argv)

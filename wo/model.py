@@ -1,4 +1,5 @@
-"""Model files: a JSON header plus a raw float32 weight table that workers memory-map.
+"""Model files (every system's): a JSON header plus a raw float32 weight table that workers
+memory-map; the string atoms and the tag dictionary the models store.
 
 Layout (little-endian)::
 
@@ -20,15 +21,100 @@ import os
 import struct
 import tempfile
 import zlib
-from typing import Any, Dict, Optional
+from collections import Counter, defaultdict
+from typing import Any, Dict, List, Optional, Sequence
 
+import mmh3
 import numpy as np
-
-from .data import TagDictionary
 
 MAGIC = b"WOMODEL\0"
 FORMAT_VERSION = 1
 FEATURE_SET = "zc2015-table2-v1"
+
+
+def atom(s: str) -> int:
+    """32-bit MurmurHash3_x86_32 atom of a string (unsigned), as used for words and POS tags."""
+    return mmh3.hash(s, 0, signed=False)
+
+
+class TagDictionary:
+    """Tag dictionary compiled from training data (Zhang & Clark 2015, section 4.3; Ratnaparkhi 1996).
+
+    ``tags(form)`` gives the candidate POS tags of a word: those it was seen with whose share is
+    at least ``min_share``; unseen words get the open-class tags of hapax words (share >=
+    ``unk_share``).  Deterministic (sorted) output.
+    """
+
+    def __init__(self, table: Dict[str, List[str]], unknown: List[str]):
+        self.table = table
+        self.unknown = unknown
+
+    @classmethod
+    def build(cls, sents: Sequence, min_share: float = 0.05, unk_share: float = 0.03):
+        """Compile the dictionary from training sentences (XPOS column; ``_`` ignored)."""
+        counts: Dict[str, Counter] = defaultdict(Counter)
+        for s in sents:
+            for f, t in zip(s.forms, s.xpos):
+                if t != "_":
+                    counts[f][t] += 1
+        table = {}
+        hapax = Counter()
+        for f, c in counts.items():
+            tot = sum(c.values())
+            table[f] = sorted(t for t, k in c.items() if k >= min_share * tot) or [c.most_common(1)[0][0]]
+            if tot == 1:
+                hapax.update(c)
+        htot = sum(hapax.values()) or 1
+        unknown = sorted(t for t, k in hapax.items() if k >= unk_share * htot) or ["NN"]
+        return cls(table, unknown)
+
+    def tags(self, form: str) -> List[str]:
+        """Candidate POS tags of a word form (sorted list of str; never empty)."""
+        t = self.table.get(form)
+        if t is None:
+            t = self.table.get(form.lower())
+        if t is None:
+            if any(ch.isdigit() for ch in form) and "CD" in self.all_tags():
+                return ["CD"] if not any(ch.isalpha() for ch in form) else sorted(set(self.unknown) | {"CD"})
+            return self.unknown
+        return t
+
+    def all_tags(self) -> set:
+        """Every tag the dictionary can propose (set of str)."""
+        if not hasattr(self, "_all"):
+            self._all = set(t for ts in self.table.values() for t in ts) | set(self.unknown)
+        return self._all
+
+    def to_json(self) -> dict:
+        """JSON-serialisable form stored in the model header."""
+        return {"table": self.table, "unknown": self.unknown}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "TagDictionary":
+        """Inverse of :meth:`to_json`; raises KeyError for a malformed entry."""
+        return cls({k: list(v) for k, v in d["table"].items()}, list(d["unknown"]))
+
+
+SHIPPED = {"dep": "wo-ewt-dep.wo", "sr": "wo-ewt-sr.wo"}
+
+
+def default_model(system: str) -> str:
+    """Path of the shipped default model of ``system`` ("dep", "sr").
+
+    Looked up in ``$WO_MODEL_DIR`` if set, else in ``corpora/models`` of the source tree the
+    package runs from (an editable install or a checkout).  Raises ModelError when it is not
+    there (then pass ``--model``).
+    """
+    import pathlib
+
+    name = SHIPPED[system]
+    dirs = [os.environ["WO_MODEL_DIR"]] if os.environ.get("WO_MODEL_DIR") else []
+    dirs.append(str(pathlib.Path(__file__).resolve().parent.parent / "corpora" / "models"))
+    for d in dirs:
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            return p
+    raise ModelError(f"no shipped {system} model {name} found in {', '.join(dirs)}; pass --model")
 
 
 class ModelError(Exception):

@@ -2,7 +2,7 @@
 # best-first search (Zhang & Clark 2015, section 3.4, Algorithms 1 and 4).
 from libc.stdlib cimport realloc
 from ._typedefs cimport eid_t, uint64_t
-from ._arena cimport Edge
+from ._arena cimport Edge, grow
 
 
 cdef struct Heap:
@@ -81,18 +81,12 @@ cdef inline void heap_sift_down(Heap* h, int i) noexcept nogil:
 
 cdef inline int heap_push(Heap* h, eid_t e, double key) noexcept nogil:
     """Insert (key, e), growing the arrays; -1 when they cannot grow."""
-    cdef double* pk
-    cdef eid_t* pi
+    cdef int kcap
     if h.size == h.cap:
-        pk = <double*>realloc(h.key, 2 * h.cap * sizeof(double))
-        if pk == NULL:
+        kcap = h.cap
+        if (grow(<void**>&h.key, &kcap, sizeof(double), h.size + 1) < 0
+                or grow(<void**>&h.id, &h.cap, sizeof(eid_t), h.size + 1) < 0):
             return -1
-        h.key = pk
-        pi = <eid_t*>realloc(h.id, 2 * h.cap * sizeof(eid_t))
-        if pi == NULL:
-            return -1
-        h.id = pi
-        h.cap *= 2
     h.key[h.size] = key
     h.id[h.size] = e
     h.size += 1

@@ -47,6 +47,25 @@ cdef struct Arena:
     const int32_t* leaf_unit   # unit (token) covered by each leaf
 
 
+cdef inline int grow(void** p, int* cap, size_t size, int need) noexcept nogil:
+    """Double ``cap`` (elements of ``size`` bytes) until it holds ``need``, reallocating ``p[0]``.
+
+    Returns 0, or -1 (p and cap unchanged) when memory runs out.  Every pool of the core grows so.
+    """
+    cdef int c = cap[0]
+    cdef void* q
+    if need <= c:
+        return 0
+    while c < need:
+        c *= 2
+    q = realloc(p[0], c * size)
+    if q == NULL:
+        return -1
+    p[0] = q
+    cap[0] = c
+    return 0
+
+
 cdef int arena_init(Arena* A) except -1
 cdef void arena_free(Arena* A) noexcept
 cdef void arena_reset(Arena* A, int nunits, const int32_t* leaf_unit) noexcept nogil
@@ -54,13 +73,8 @@ cdef void arena_reset(Arena* A, int nunits, const int32_t* leaf_unit) noexcept n
 
 cdef inline eid_t new_edge(Arena* A) noexcept nogil:
     """Index of a fresh edge slot (uninitialised), or -1 when the arena cannot grow."""
-    cdef Edge* p
-    if A.ne == A.cap:
-        p = <Edge*>realloc(A.E, 2 * A.cap * sizeof(Edge))
-        if p == NULL:
-            return -1
-        A.E = p
-        A.cap *= 2
+    if grow(<void**>&A.E, &A.cap, sizeof(Edge), A.ne + 1) < 0:
+        return -1
     A.ne += 1
     return A.ne - 1
 
@@ -74,22 +88,12 @@ cdef inline int materialise(Arena* A, eid_t e) noexcept nogil:
     cdef Edge* l
     cdef Edge* r
     cdef int i, nw = x.nwords, unit
-    cdef int32_t* ps
-    cdef uint64_t* pb
     if x.surf >= 0:
         return 0
-    while A.nsurf + nw > A.cap_surf:
-        ps = <int32_t*>realloc(A.surf, 2 * A.cap_surf * sizeof(int32_t))
-        if ps == NULL:
-            return -1
-        A.surf = ps
-        A.cap_surf *= 2
-    while A.nbits + A.W64 > A.cap_bits:
-        pb = <uint64_t*>realloc(A.bits, 2 * A.cap_bits * sizeof(uint64_t))
-        if pb == NULL:
-            return -1
-        A.bits = pb
-        A.cap_bits *= 2
+    if (grow(<void**>&A.surf, &A.cap_surf, sizeof(int32_t), A.nsurf + nw) < 0
+            or grow(<void**>&A.bits, &A.cap_bits, sizeof(uint64_t), A.nbits + A.W64) < 0):
+        return -1
+    x = &A.E[e]
     x.surf = A.nsurf
     x.bits = A.nbits
     A.nsurf += nw

@@ -20,8 +20,7 @@ cdef class DepGrammar(Grammar):
     cdef const int32_t* lin_need   # [2*t] left, [2*t+1] right: lin-dependents token t must take
     # per-instance buffers owned by the grammar (defaults when SR arrays are not given)
     cdef uint32_t* dflt_word
-    cdef uint32_t* dflt_label
-    cdef int32_t* dflt_lin
+    cdef uint32_t* zeros           # n zero words: no labels (uint32) and no lin (int32)
     cdef int32_t* lin_need_buf
     cdef int cap_leafbuf, cap_tokbuf
     cdef bint has_labels

@@ -130,6 +130,13 @@ cdef inline int _norm(int x) noexcept nogil:
 
 
 
+def _sized(arr, int n, str name):
+    """``arr`` if it has n entries, else ValueError naming it."""
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has the wrong length")
+    return arr
+
+
 @cython.final
 cdef class DepGrammar(Grammar):
     """The dependency grammar (section 4) behind :class:`wo._fast._search.Search`.
@@ -142,8 +149,7 @@ cdef class DepGrammar(Grammar):
 
     def __cinit__(self):
         self.dflt_word = NULL
-        self.dflt_label = NULL
-        self.dflt_lin = NULL
+        self.zeros = NULL
         self.lin_need_buf = NULL
         self.cap_leafbuf = 0
         self.cap_tokbuf = 0
@@ -152,7 +158,7 @@ cdef class DepGrammar(Grammar):
         self.leaf_unit = NULL
 
     def __dealloc__(self):
-        free(self.dflt_word); free(self.dflt_label); free(self.dflt_lin); free(self.lin_need_buf)
+        free(self.dflt_word); free(self.zeros); free(self.lin_need_buf)
 
     def set_instance(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold=None,
                       leaf_word=None, tok_label=None, tok_lin=None):
@@ -208,27 +214,18 @@ cdef class DepGrammar(Grammar):
                 self.dflt_word[i] = tw[lt[i]]
             self.leaf_word = self.dflt_word
         else:
-            lw = leaf_word
-            if lw.shape[0] != self.nleaf:
-                raise ValueError("leaf_word has the wrong length")
+            lw = _sized(leaf_word, self.nleaf, "leaf_word")
             self.leaf_word = &lw[0]
         self.has_labels = tok_label is not None
-        if tok_label is None:
-            memset(self.dflt_label, 0, self.n * sizeof(uint32_t))
-            self.tok_label = self.dflt_label
-        else:
-            tl = tok_label
-            if tl.shape[0] != self.n:
-                raise ValueError("tok_label has the wrong length")
-            self.tok_label = &tl[0]
+        memset(self.zeros, 0, self.n * sizeof(uint32_t))   # no labels, no lin
+        self.tok_label = self.zeros
+        self.tok_lin = <const int32_t*>self.zeros
         memset(self.lin_need_buf, 0, 2 * self.n * sizeof(int32_t))
-        if tok_lin is None:
-            memset(self.dflt_lin, 0, self.n * sizeof(int32_t))
-            self.tok_lin = self.dflt_lin
-        else:
-            tn = tok_lin
-            if tn.shape[0] != self.n:
-                raise ValueError("tok_lin has the wrong length")
+        if tok_label is not None:
+            tl = _sized(tok_label, self.n, "tok_label")
+            self.tok_label = &tl[0]
+        if tok_lin is not None:
+            tn = _sized(tok_lin, self.n, "tok_lin")
             self.tok_lin = &tn[0]
             for t in range(self.n):   # lin-dependents each head must take, per side
                 if tn[t] != 0 and gh[t] >= 0:
@@ -268,11 +265,10 @@ cdef class DepGrammar(Grammar):
             self.dflt_word = w
             self.cap_leafbuf = self.nleaf
         if self.cap_tokbuf < self.n:
-            free(self.dflt_label); free(self.dflt_lin); free(self.lin_need_buf)
-            self.dflt_label = <uint32_t*>malloc(self.n * sizeof(uint32_t))
-            self.dflt_lin = <int32_t*>malloc(self.n * sizeof(int32_t))
+            free(self.zeros); free(self.lin_need_buf)
+            self.zeros = <uint32_t*>malloc(self.n * sizeof(uint32_t))
             self.lin_need_buf = <int32_t*>malloc(2 * self.n * sizeof(int32_t))
-            if self.dflt_label == NULL or self.dflt_lin == NULL or self.lin_need_buf == NULL:
+            if self.zeros == NULL or self.lin_need_buf == NULL:
                 self.cap_tokbuf = 0
                 return -1
             self.cap_tokbuf = self.n

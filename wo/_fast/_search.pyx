@@ -27,7 +27,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from ._typedefs cimport feat_t, weight_t, eid_t, uint32_t, uint64_t, int32_t, int16_t, uint8_t
 from ._hash cimport murmurhash3_words
 from ._weights cimport dot, scaled_update
-from ._arena cimport (Arena, Edge, arena_init, arena_free, arena_reset, new_edge, materialise,
+from ._arena cimport (Arena, Edge, arena_init, arena_free, arena_reset, grow, new_edge, materialise,
                       disjoint, cover, scaled)
 from ._agenda cimport (Heap, Chart, SigMap, heap_init, heap_free, heap_push, heap_pop, chart_init,
                        chart_free, chart_reset, chart_add, chart_remove_at, chart_heapify,
@@ -210,13 +210,8 @@ cdef class Search:
         return 1
 
     cdef int _track_gold(self, eid_t e) noexcept nogil:
-        cdef eid_t* p
-        if self.ngold_ag == self.cap_gold:
-            p = <eid_t*>realloc(self.gold_ag, 2 * self.cap_gold * sizeof(eid_t))
-            if p == NULL:
-                return -1
-            self.gold_ag = p
-            self.cap_gold *= 2
+        if grow(<void**>&self.gold_ag, &self.cap_gold, sizeof(eid_t), self.ngold_ag + 1) < 0:
+            return -1
         self.gold_ag[self.ngold_ag] = e
         self.ngold_ag += 1
         return 0
@@ -622,17 +617,12 @@ cdef class Search:
         """Append Phi(e) (the features of every action of the derivation) to self.tbuf."""
         cdef Edge* x = &self.A.E[e]
         cdef int k, i
-        cdef feat_t* p
         if x.left >= 0:
             if self._tree_features(x.left, nt) < 0 or self._tree_features(x.right, nt) < 0:
                 return -1
         k = self.g.features(self, e)
-        while nt[0] + k > self.tcap:
-            p = <feat_t*>realloc(self.tbuf, 2 * self.tcap * sizeof(feat_t))
-            if p == NULL:
-                return -1
-            self.tbuf = p
-            self.tcap *= 2
+        if grow(<void**>&self.tbuf, &self.tcap, sizeof(feat_t), nt[0] + k) < 0:
+            return -1
         for i in range(k):
             self.tbuf[nt[0] + i] = self.fbuf[i]
         nt[0] += k

@@ -5,7 +5,7 @@ with MurmurHash3 (through ``mmh3``), the same agenda order (scaled score, then s
 the same chart beam (a binary min-heap with the same layout, so combination order and edge ids
 agree), the same duplicate-edge signatures and the same greedy default output of Zhang & Clark
 (2015) section 3.4.  The completion phases are not mirrored, so compare with
-``SearchCore.decode(..., complete_beam=0)``.  Used as a test oracle on real sentences and as the
+``DepSearch.decode(..., complete_beam=0)``.  Used as a test oracle on real sentences and as the
 baseline of the Cython speedup in bench/.
 """
 from __future__ import annotations
@@ -210,7 +210,7 @@ class ReferenceDecoder:
 
     def decode(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, beam: int,
                max_pops: int) -> Tuple[np.ndarray, np.ndarray, float, int, int, int]:
-        """Same arguments and result as ``SearchCore.decode(..., complete_beam=0)``."""
+        """Same arguments and result as ``DepSearch.decode(..., complete_beam=0)``."""
         self.tok_word, self.given_head, self.given_ndeps = tok_word, given_head, given_ndeps
         self.leaf_tok, self.leaf_pos = leaf_tok, leaf_pos
         self.n, self.beam = len(tok_word), max(1, beam)

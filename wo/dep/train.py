@@ -14,13 +14,16 @@ from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
-from .dep.core import DepSearch as SearchCore
-from .data import Sentence, TagDictionary, is_projective, make_instance, projectivize, scramble
-from .evaluate import score
+from .._fast._weights import averaged
+from ..eval.metrics import score
+from ..io.conllu import Sentence
+from ..io.trees import is_projective, projectivize, scramble
+from ..model import Model, TagDictionary
+from .core import DepSearch
+from .instance import make_instance
 from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR, DEFAULT_COMPLETE_BEAM, Linearizer
 
 TRAIN_BEAM_FACTOR = 4.0
-from .model import Model
 
 
 def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: int = 1):
@@ -48,11 +51,11 @@ def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: 
     return out, dropped
 
 
-def train_epoch(core: SearchCore, insts: Sequence, rng: random.Random, beam_factor: float,
+def train_epoch(core: DepSearch, insts: Sequence, rng: random.Random, beam_factor: float,
                 budget_factor: float, easy_first: bool = True) -> dict:
     """One training pass over ``insts`` in an order shuffled by ``rng``.
 
-    Per sentence: Algorithm 3 (``SearchCore.train_one``, chart k*n with k = ``beam_factor``,
+    Per sentence: Algorithm 3 (``DepSearch.train_one``, chart k*n with k = ``beam_factor``,
     ``budget_factor`` pops per word), then, with ``easy_first``, the easy-first pass; the
     averaging count is advanced once per sentence.  Instances are :class:`wo.data.Instance` or
     :class:`wo.sr.SRInstance` (their ``extra()`` keyword arrays are passed through).
@@ -98,7 +101,7 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     sentence, in pops per word; budget_factor: decoding default stored in the model header.
     max_tau: cap on the large-margin step size tau (PA-I style; 0 = the paper's uncapped step).
     easy_first: after Algorithm 3 on a sentence, also make an easy-first pass
-    (``SearchCore.train_easy_first``) that trains the decisions of the decoder's merge
+    (``DepSearch.train_easy_first``) that trains the decisions of the decoder's merge
     completion.  Measured on 3,000 EWT train sentences, 2 epochs, dev[:300]: bag BLEU 14.15 ->
     14.40, full-tree BLEU 54.99 -> 60.29 (both with max_tau 0.05; uncapped: 13.20 / 51.38).
     Returns the training record (per-epoch seconds, updates, reached-gold share, dev BLEU).
@@ -144,13 +147,13 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
     t_all = time.perf_counter() if t_all is None else t_all
     W = np.zeros(1 << hash_bits, dtype=np.float32)
     U = np.zeros(1 << hash_bits, dtype=np.float64)
-    core = SearchCore(W, hash_bits, U)
+    core = DepSearch(W, hash_bits, U)
     core.max_tau = max_tau
     rng = random.Random(seed)
     best = None
     for ep in range(1, epochs + 1):
         ent = train_epoch(core, insts, rng, beam_factor, budget_factor, easy_first)
-        model = make_model((W - U / core.avg_count).astype(np.float32))
+        model = make_model(averaged(W, U, core.avg_count))
         model.header["training"] = dict(record, epoch=ep)
         t1 = time.perf_counter()
         dev_bleu = dev_eval(model) if dev_eval is not None else None

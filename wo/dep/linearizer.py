@@ -1,20 +1,25 @@
 """Decoding front end: :class:`Linearizer` (Python API) and the parallel corpus driver.
 
-Per-sentence decoding runs in the Cython core (``wo._fast._search.SearchCore``); joblib
+Per-sentence decoding runs in the Cython core (``wo._fast._search.Search`` with the dependency grammar ``wo._fast._dep.DepGrammar``); joblib
 spreads sentences over processes that memory-map the model weights.
 """
 from __future__ import annotations
 
 import random
+import sys
 import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .dep.core import DepSearch as SearchCore
-from .data import Sentence, choose_given, make_instance
-from .model import Model
+from ..io.batch import Summary, map_batches, process
+from ..io.items import Item, format_result, read_items, validate
+from ..io.trees import permutation, remap_heads
+from ..io.conllu import Sentence
+from ..model import Model
+from .core import DepSearch
+from .instance import choose_given, make_instance, reveal
 
 STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed"}
 DEFAULT_BEAM_FACTOR = 6.0
@@ -30,13 +35,13 @@ def decode_option(explicit, dec: dict, key: str, default, cast=float):
     return cast(explicit if explicit is not None else dec.get(key, default))
 
 
-def decode_instance(core: SearchCore, inst, beam: int, budget: int, timeout: float, complete_beam: int,
+def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: float, complete_beam: int,
                     patience: int = 0):
     """Decode one instance and map the output back to the caller's token order.
 
     inst: :class:`wo.data.Instance` or :class:`wo.sr.SRInstance`; beam: chart size (edges);
     budget: pops; timeout: seconds (0 = none); patience: pops spent after the first goal
-    looking for a better one (``SearchCore.decode`` ``goal_patience``).  Returns (order int32[n] leaf ids in output
+    looking for a better one (``Search.decode`` ``goal_patience``).  Returns (order int32[n] leaf ids in output
     order, idx list[int] caller's token index per output position, heads list[int] 1-based
     output positions (0 = root), scaled score float, status name str, pops int, edges int).
     """
@@ -117,7 +122,7 @@ class Linearizer:
         self._fixed = beam_factor is not None or budget_factor is not None or max_pops is not None
         self.tree_beam_factor = float(dec.get("tree_beam_factor", DEFAULT_TREE_BEAM_FACTOR))
         self.tree_budget_factor = float(dec.get("tree_budget_factor", DEFAULT_TREE_BUDGET_FACTOR))
-        self.core = SearchCore(model.weights, model.hash_bits)
+        self.core = DepSearch(model.weights, model.hash_bits)
 
     @classmethod
     def load(cls, path: str, **options) -> "Linearizer":
@@ -165,14 +170,12 @@ class Linearizer:
 
 
     def linearize_file(self, input_path: str, output_path: str, **options):
-        """Linearize a whole file with this linearizer's model; see :func:`wo.batch.run`.
+        """Linearize a whole file with this linearizer's model; see :func:`run`.
 
         options: input_format, output_format, given, reveal_pos, reveal_heads, seed, jobs,
-        on_error, max_length, backend, scheduler.  Returns a :class:`wo.batch.Summary`.
+        on_error, max_length, backend, scheduler.  Returns a :class:`wo.io.batch.Summary`.
         Raises ValueError if the model was not loaded from a file (workers need its path).
         """
-        from .batch import run
-
         if not self.model.path:
             raise ValueError("linearize_file needs a model loaded from a file (Linearizer.load)")
         opts = {"beam_factor": self.beam_factor, "budget_factor": self.budget_factor,
@@ -220,38 +223,82 @@ def linearize_many(model_path: str, items: Sequence[tuple], jobs: int = 1, chunk
     address such as tcp://127.0.0.1:8786; the model path must be readable by the workers).
     ``progress(k)`` and ``on_batch(results)`` are called as batches finish, in order.
     """
-    batches = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
-    results: List[Result] = []
-
-    def take(b, res):
-        results.extend(res)
+    def take(res):
         if on_batch:
             on_batch(res)
         if progress:
-            progress(len(b))
+            progress(len(res))
 
-    if backend == "dask":
-        import joblib
-        from dask.distributed import Client
+    return map_batches(_worker, (model_path, opts), items, jobs=jobs, chunk=chunk, backend=backend,
+                       scheduler=scheduler, on_batch=take)
 
-        client = Client(scheduler) if scheduler else Client(processes=False)
-        try:
-            with joblib.parallel_config(backend="dask"):
-                par = joblib.Parallel(n_jobs=-1, return_as="generator")
-                for b, res in zip(batches, par(joblib.delayed(_worker)(model_path, opts, b) for b in batches)):
-                    take(b, res)
-        finally:
-            client.close()
-        return results
-    if backend != "loky":
-        raise ValueError(f"unknown backend {backend!r} (loky or dask)")
-    if jobs == 1:
-        for b in batches:
-            take(b, _worker(model_path, opts, b))
-        return results
-    from joblib import Parallel, delayed
 
-    par = Parallel(n_jobs=jobs, backend="loky", return_as="generator")
-    for b, res in zip(batches, par(delayed(_worker)(model_path, opts, b) for b in batches)):
-        take(b, res)
-    return results
+_MODELS: Dict[tuple, Model] = {}
+
+
+
+def _model(path: str) -> Model:
+    import os
+
+    key = (os.path.abspath(path), os.path.getmtime(path), os.path.getsize(path))
+    if key not in _MODELS:
+        _MODELS.clear()
+        _MODELS[key] = Model.load(path)
+    return _MODELS[key]
+
+
+
+def shuffle_item(item: Item, seed: int, index: int) -> Item:
+    """Shuffle an item's tokens with the fixed-seed permutation of :func:`wo.io.trees.scramble`."""
+    perm = permutation(len(item.forms), seed, index)
+    heads = remap_heads(item.heads, perm)
+    return Item([item.forms[p] for p in perm], [item.pos[p] for p in perm], heads, item.sent_id,
+                item.line, item.error, [item.units[p] for p in perm] if item.units else None)
+
+
+
+def select_given(item: Item, given: str, reveal_pos: float, reveal_heads: float, seed: int, index: int):
+    """The trusted (pos, heads) of an item under ``--given`` and ``--reveal-*`` (Table 7)."""
+    return reveal(item.pos, item.heads, given, reveal_pos, reveal_heads,
+                  random.Random(seed * 7_000_003 + index + 1))
+
+
+
+def run(model_path: str, input_path: str, output_path: str, *, input_format: str = "auto",
+        output_format: str = "text", given: str = "none", reveal_pos: float = 1.0,
+        reveal_heads: float = 1.0, seed: int = 1, jobs: int = 1, on_error: str = "fallback",
+        max_length: int = 200, backend: str = "loky", scheduler: Optional[str] = None,
+        progress: Optional[Callable[[int], None]] = None,
+        report: Callable[[str], None] = lambda m: print(f"wo: {m}", file=sys.stderr),
+        **decode_opts) -> Summary:
+    """Linearize every sentence of ``input_path`` into ``output_path`` (``-`` = stdin/stdout).
+
+    Every sentence is shuffled with the fixed-seed permutation (``seed``) before decoding and
+    its trusted columns chosen by ``given`` / ``reveal_*``; one record per input sentence in
+    input order (:func:`wo.io.batch.process`): ``output_format`` text, detok, conllu or jsonl;
+    a bad sentence's record follows ``on_error`` (its words in input order, an empty line, or
+    stop before writing).  Raises FileNotFoundError / ModelError for a missing input or a bad
+    model, FailFast under ``on_error='fail'``, Interrupted on Ctrl-C.  Returns a
+    :class:`wo.io.batch.Summary`.
+    """
+    model = _model(model_path)
+    items, fmt = read_items(input_path, input_format)
+    known = model.tagdict.all_tags() if given in ("pos", "full") else None
+
+    def prepare(i, it):
+        msg = it.error or validate(it, max_length, known)
+        if msg is not None:
+            return msg
+        sh = shuffle_item(it, seed, i)
+        pos, heads = select_given(sh, given, reveal_pos, reveal_heads, seed, i)
+        return sh, (sh.forms, pos, heads)
+
+    def decode_many(payloads, on_batch):
+        linearize_many(model_path, payloads, jobs=jobs, on_batch=on_batch, backend=backend,
+                       scheduler=scheduler, **decode_opts)
+
+    return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
+                   fallback=lambda it, msg: Result.input_order(it.forms, it.pos, msg),
+                   format_record=lambda it, res: format_result(it, res, output_format),
+                   on_error=on_error, keep_skipped=output_format == "jsonl", report=report,
+                   progress=progress, summary=Summary(input_format=fmt))

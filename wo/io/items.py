@@ -18,11 +18,12 @@ Formats (``--input-format``):
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
+
+from .conllu import Sentence, parse_block
+from .text import detokenize, exists, open_text, read_blocks
 
 FORMATS = ("auto", "conllu", "bag", "zgen")
 OUTPUT_FORMATS = ("text", "detok", "conllu", "jsonl")
@@ -46,7 +47,7 @@ class Item:
     line: int
     error: Optional[str] = None
     units: Optional[List[List[str]]] = None
-    gold: Optional[object] = None   # the data.Sentence when read from CoNLL-U
+    gold: Optional[Sentence] = None   # the Sentence when read from CoNLL-U
 
     def __len__(self):
         return len(self.forms)
@@ -54,8 +55,6 @@ class Item:
 
 def detect_format(path: str) -> str:
     """Detect the input format from content (see the module docstring)."""
-    from .data import open_text
-
     try:
         with open_text(path) as fh:
             lines = []
@@ -78,84 +77,14 @@ def detect_format(path: str) -> str:
     return "bag"
 
 
-def _blocks(path: str):
-    """Yield (first line number, list of (line number, text or None if invalid UTF-8)) per block."""
-    import lzma
-
-    opener = lzma.open if str(path).endswith(".xz") else open
-    with opener(path, "rb") as fh:
-        data = fh.read()
-    cur: List[Tuple[int, Optional[str]]] = []
-    start = 1
-    for no, raw in enumerate(data.split(b"\n"), 1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        try:
-            txt: Optional[str] = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            txt = None
-        if txt is not None and not txt.strip():
-            if cur:
-                yield start, cur
-            cur = []
-            start = no + 1
-            continue
-        if not cur:
-            start = no
-        cur.append((no, txt))
-    if cur:
-        yield start, cur
-
-
 def _conllu_item(path: str, start: int, lines, index: int) -> Item:
-    """Check a CoNLL-U block line by line (exact error lines), then parse it with ``conllu``."""
-    import conllu
-
-    from .data import Sentence, sentence_from_tokenlist
-
-    err = None
-    nwords = 0
-    for no, txt in lines:
-        if txt is None:
-            err = err or (no, "invalid UTF-8")
-            continue
-        if txt.startswith("#"):
-            continue
-        cols = txt.split("\t")
-        if len(cols) != 10:
-            err = err or (no, f"expected 10 tab-separated columns, found {len(cols)}")
-            continue
-        tid = cols[0]
-        if re.fullmatch(r"\d+-\d+", tid) or re.fullmatch(r"\d+\.\d+", tid):
-            continue
-        if not re.fullmatch(r"\d+", tid):
-            err = err or (no, f"token id {tid!r} is not an integer")
-            continue
-        if cols[6] != "_" and not re.fullmatch(r"\d+", cols[6]):
-            err = err or (no, f"head {cols[6]!r} is not an integer")
-            continue
-        nwords += 1
-        if int(tid) != nwords:
-            err = err or (no, f"token id {tid} out of sequence (expected {nwords})")
-    sent = None
-    if err is None:
-        try:
-            tl = conllu.parse("\n".join(t for _, t in lines) + "\n\n")[0]
-            sent = sentence_from_tokenlist(tl, start, index)
-        except Exception as exc:  # the conllu library's own parse errors
-            err = (start, f"cannot parse sentence: {exc}")
-    if sent is None:
-        forms = [t.split("\t")[1] for _, t in lines
-                 if t is not None and not t.startswith("#") and len(t.split("\t")) > 1]
-        sent = Sentence(forms, ["_"] * len(forms), ["_"] * len(forms), ["_"] * len(forms),
-                        ["_"] * len(forms), [-1] * len(forms), ["_"] * len(forms), ["_"] * len(forms),
-                        str(index + 1), start, {})
+    """One CoNLL-U block as an Item (errors attached, never raised)."""
+    sent, err = parse_block(start, lines, index)
     item = Item(sent.forms, [None if t == "_" else t for t in sent.xpos], sent.heads, sent.sent_id,
                 start, gold=sent)
     if err:
         item.line, item.error = err
     return item
-
 
 def _bag_item(start: int, lines, index: int) -> List[Item]:
     out = []
@@ -213,12 +142,12 @@ def read_items(path: str, fmt: str = "auto") -> Tuple[List[Item], str]:
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown input format {fmt!r}")
-    if not os.path.exists(path):
+    if not exists(path):
         raise FileNotFoundError(2, "no such file", path)
     if fmt == "auto":
         fmt = detect_format(path)
     items: List[Item] = []
-    for start, lines in _blocks(path):
+    for start, lines in read_blocks(path):
         if fmt == "conllu":
             if all(t is not None and t.startswith("#") for _, t in lines):
                 continue
@@ -265,13 +194,6 @@ def validate(item: Item, max_length: int, known_tags: Optional[set] = None) -> O
     return None
 
 
-def detokenize(tokens: Sequence[str]) -> str:
-    """Detokenized English text (sacremoses)."""
-    from sacremoses import MosesDetokenizer
-
-    return MosesDetokenizer(lang="en").detokenize(list(tokens))
-
-
 def expand_units(item: Item, tokens: Sequence[str], order: Sequence[int]) -> List[str]:
     """Expand ZGen base-NP units in output order."""
     if not item.units:
@@ -299,46 +221,3 @@ def format_result(item: Item, res, fmt: str) -> str:
     for j, (w, h, p) in enumerate(zip(res.tokens, res.heads, res.pos), 1):
         lines.append(f"{j}\t{w}\t_\t_\t{p}\t_\t{h}\t_\t_\t_")
     return "\n".join(lines) + "\n"
-
-
-class AtomicWriter:
-    """Write records to a temporary file in the target directory, renamed into place on close.
-
-    A path ending in ``.xz`` is written xz-compressed.
-    """
-
-    def __init__(self, path: str):
-        self.path = path
-        d = os.path.dirname(os.path.abspath(path)) or "."
-        fd, self.tmp = tempfile.mkstemp(dir=d, prefix=".wo-out-")
-        self.raw = None
-        if str(path).endswith(".xz"):
-            import lzma
-
-            self.raw = os.fdopen(fd, "wb")
-            self.fh = lzma.open(self.raw, "wt", encoding="utf-8")
-        else:
-            self.fh = os.fdopen(fd, "w", encoding="utf-8")
-
-    def _close(self) -> None:
-        self.fh.close()
-        if self.raw is not None:
-            self.raw.close()
-
-    def write(self, record: str) -> None:
-        """Append one record and a newline."""
-        self.fh.write(record + "\n")
-
-    def commit(self) -> None:
-        """Close and rename the temporary file into place (raises OSError on failure)."""
-        self._close()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self.tmp, 0o666 & ~umask)
-        os.replace(self.tmp, self.path)
-
-    def abort(self) -> None:
-        """Close and delete the temporary file; the target is left untouched."""
-        self._close()
-        if os.path.exists(self.tmp):
-            os.unlink(self.tmp)

@@ -1,0 +1,194 @@
+"""The package shape: no import circles, one subpackage per system, the public API, and the shipped
+models decoding exactly as before the core split (golden outputs made by the monolithic core)."""
+import ast
+import json
+import lzma
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import EWT, ROOT, SHIPPED
+
+PKG = ROOT / "wo"
+GOLDEN = ROOT / "tests" / "data" / "golden"
+SR_MODEL = ROOT / "corpora" / "models" / "wo-ewt-sr.wo"
+
+
+def _module_name(path: pathlib.Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports():
+    """Module -> set of wo modules it imports (module level or inside functions)."""
+    graph = {}
+    for path in PKG.rglob("*.py"):
+        mod = _module_name(path)
+        is_pkg = path.name == "__init__.py"
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+                    base = base[:len(base) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                names = [target] + [f"{target}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for t in names:
+                if t.startswith("wo"):
+                    deps.add(t)
+        graph[mod] = deps
+    known = set(graph)
+    out = {}
+    for mod, deps in graph.items():
+        edges = set()
+        for t in deps:
+            while t and t not in known:
+                t = t.rpartition(".")[0]
+            # importing a module imports its packages too; a module's own ancestors are already
+            # being imported when it runs
+            while t and t != mod and not mod.startswith(t + "."):
+                edges.add(t)
+                t = t.rpartition(".")[0]
+        out[mod] = edges
+    return out
+
+
+def test_no_import_circles():
+    graph = _imports()
+    assert "wo.dep.linearizer" in graph and "wo.io.batch" in graph
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(graph.get(m, ())):
+            if state.get(d) == 1:
+                cyc = stack[stack.index(d):] + [d]
+                pytest.fail("import circle: " + " -> ".join(cyc))
+            if d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+
+
+def test_layers_import_only_downwards():
+    graph = _imports()
+    for mod, deps in graph.items():
+        if mod.startswith(("wo.io", "wo.eval")):
+            assert not any(d.startswith(("wo.dep", "wo.sr", "wo.cli")) for d in deps), (mod, deps)
+        if mod.startswith("wo.dep"):
+            assert not any(d.startswith(("wo.sr", "wo.cli")) for d in deps), (mod, deps)
+        if mod.startswith("wo._fast") is False and mod != "wo.cli":
+            assert "wo.cli" not in deps
+
+
+def test_public_api():
+    import wo
+
+    for name in wo.__all__:
+        assert getattr(wo, name) is not None
+    from wo.dep import Linearizer
+    from wo.sr import Realizer
+
+    assert wo.Linearizer is Linearizer and wo.Realizer is Realizer
+    with pytest.raises(AttributeError):
+        wo.NoSuchThing
+
+
+def _first(n, tmp_path):
+    with lzma.open(EWT / "en_ewt-ud-test.conllu.xz", "rt", encoding="utf-8") as fh:
+        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:n]
+    p = tmp_path / f"test{n}.conllu"
+    p.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    return p
+
+
+def _golden(name):
+    with lzma.open(GOLDEN / name, "rt", encoding="utf-8") as fh:
+        return fh.read().splitlines()
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="shipped model not in the tree")
+@pytest.mark.parametrize("given,n,golden", [("none", 80, "ewt-test-bag-80.txt.xz"),
+                                            ("full", 300, "ewt-test-full-300.txt.xz")])
+def test_shipped_dependency_model_decodes_as_before_the_core_split(tmp_path, given, n, golden):
+    from wo.cli import main
+
+    out = tmp_path / "out.txt"
+    assert main(["dep", "linearize", "--input", str(_first(n, tmp_path)), "--output", str(out),
+                 "--given", given, "--quiet"]) == 0
+    assert out.read_text(encoding="utf-8").splitlines() == _golden(golden)
+
+
+@pytest.mark.skipif(not SR_MODEL.exists(), reason="shipped SR model not in the tree")
+def test_shipped_sr_model_realises_as_before_the_core_split(tmp_path):
+    from wo.cli import main
+
+    t1 = tmp_path / "in.t1"
+    assert main(["sr", "make-input", "--ud", str(_first(200, tmp_path)), "--out", str(t1), "--seed", "1"]) == 0
+    out = tmp_path / "sr.txt"
+    assert main(["sr", "realize", "--input", str(t1), "--output", str(out), "--quiet"]) == 0
+    assert (tmp_path / "sr.txt.tok").read_text(encoding="utf-8").splitlines() == _golden("ewt-test-sr-200.tok.xz")
+
+
+def _wo(args, stdin=""):
+    return subprocess.run([sys.executable, "-m", "wo.cli"] + args, input=stdin, capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="shipped model not in the tree")
+def test_pipe_bag_to_sentence_with_defaults():
+    r = _wo(["linearize"], "barked dog The loudly .\ncat the sat mat on the .\n")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2
+    assert sorted(lines[0].split()) == sorted("barked dog The loudly .".split())
+    assert sorted(lines[1].split()) == sorted("cat the sat mat on the .".split())
+    assert "read as bag" in r.stderr and "<stdin>" in r.stderr   # summaries on stderr only
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="shipped model not in the tree")
+def test_dash_means_stdio_for_every_file_argument(tmp_path):
+    src = _first(6, tmp_path)
+    conllu = src.read_text(encoding="utf-8")
+    r = _wo(["dep", "linearize", "--input", "-", "--output", "-", "--given", "full", "--format", "conllu",
+             "--quiet"], conllu)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("# sent_id") == 6 and r.stderr == ""
+    assert not (ROOT / "-").exists()
+    hyps = [" ".join(ln.split("\t")[1] for ln in block.splitlines() if ln and not ln.startswith("#"))
+            for block in r.stdout.split("\n\n") if block.strip()]
+    ev = _wo(["evaluate", "--hyp", "-", "--ref", str(src), "--json"], "\n".join(hyps) + "\n")
+    assert ev.returncode == 0, ev.stderr
+    assert json.loads(ev.stdout)["recovered"] == 100.0 and json.loads(ev.stdout)["sentences"] == 6
+    t1 = _wo(["sr", "make-input", "--ud", "-"], conllu)
+    assert t1.returncode == 0 and t1.stdout.count("\n\n") == 6
+    sr = _wo(["sr", "realize", "--quiet"], t1.stdout)
+    assert sr.returncode == 0, sr.stderr
+    assert sr.stdout.count("# text = ") == 6
+
+
+def test_version_and_aliases():
+    import wo
+
+    r = _wo(["--version"])
+    assert r.returncode == 0 and r.stdout.strip() == f"wo {wo.__version__}"
+    h = _wo(["--help"]).stdout
+    for verb in ("dep", "sr", "evaluate", "train", "linearize"):
+        assert verb in h
+    assert "linearize" in _wo(["dep", "--help"]).stdout

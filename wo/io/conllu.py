@@ -1,0 +1,141 @@
+"""CoNLL-U (Universal Dependencies) sentences: syntactic words only, strict checks with exact lines.
+
+A :class:`Sentence` is one CoNLL-U sentence restricted to syntactic words (multiword-token
+ranges and empty nodes are skipped).  Parsing uses the ``conllu`` library after a line-by-line
+check that gives the exact line of a problem.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from .text import InputError, read_blocks
+
+
+
+@dataclass
+class Sentence:
+    """One sentence of syntactic words.
+
+    forms, lemmas, upos, xpos, feats, deprels, misc: lists of str (``"_"`` = unknown);
+    heads: list of int, 1-based, 0 = root, -1 = unknown; sent_id: str; line: 1-based line of
+    the sentence's first line in its file (for error messages).
+    """
+
+    forms: List[str]
+    lemmas: List[str]
+    upos: List[str]
+    xpos: List[str]
+    feats: List[str]
+    heads: List[int]
+    deprels: List[str]
+    misc: List[str]
+    sent_id: str = ""
+    line: int = 0
+    meta: Dict[str, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.forms)
+
+    def text(self) -> str:
+        """Space-joined forms (the tokenized reference)."""
+        return " ".join(self.forms)
+
+
+def _feats_str(v) -> str:
+    if not v:
+        return "_"
+    if isinstance(v, str):
+        return v
+    return "|".join(f"{k}={val}" for k, val in v.items())
+
+
+def sentence_from_tokenlist(tl, line: int, index: int) -> Sentence:
+    """A :class:`Sentence` of syntactic words from a ``conllu.TokenList`` (ranges and empty nodes skipped)."""
+    words = [t for t in tl if isinstance(t["id"], int)]
+    return Sentence(
+        forms=[t["form"] for t in words],
+        lemmas=[t["lemma"] or "_" for t in words],
+        upos=[t["upos"] or "_" for t in words],
+        xpos=[t["xpos"] or "_" for t in words],
+        feats=[_feats_str(t["feats"]) for t in words],
+        heads=[(-1 if t["head"] is None else int(t["head"])) for t in words],
+        deprels=[t["deprel"] or "_" for t in words],
+        misc=[_feats_str(t["misc"]) for t in words],
+        sent_id=str(tl.metadata.get("sent_id", index + 1)),
+        line=line,
+        meta=dict(tl.metadata),
+    )
+
+
+def parse_block(start: int, lines, index: int) -> Tuple[Sentence, Optional[Tuple[int, str]]]:
+    """Check a CoNLL-U block line by line (exact error lines), then parse it with ``conllu``.
+
+    lines: [(line number, text or None for invalid UTF-8)] of one sentence starting at line
+    ``start``; index: 0-based sentence index (default sent_id).  Returns (sentence, error) where
+    error is None or (line number, message); with an error the sentence holds what could be
+    read (forms only).
+    """
+    import conllu
+
+    err = None
+    nwords = 0
+    for no, txt in lines:
+        if txt is None:
+            err = err or (no, "invalid UTF-8")
+            continue
+        if txt.startswith("#"):
+            continue
+        cols = txt.split("\t")
+        if len(cols) != 10:
+            err = err or (no, f"expected 10 tab-separated columns, found {len(cols)}")
+            continue
+        tid = cols[0]
+        if re.fullmatch(r"\d+-\d+", tid) or re.fullmatch(r"\d+\.\d+", tid):
+            continue
+        if not re.fullmatch(r"\d+", tid):
+            err = err or (no, f"token id {tid!r} is not an integer")
+            continue
+        if cols[6] != "_" and not re.fullmatch(r"\d+", cols[6]):
+            err = err or (no, f"head {cols[6]!r} is not an integer")
+            continue
+        nwords += 1
+        if int(tid) != nwords:
+            err = err or (no, f"token id {tid} out of sequence (expected {nwords})")
+    sent = None
+    if err is None:
+        try:
+            tl = conllu.parse("\n".join(t for _, t in lines) + "\n\n")[0]
+            sent = sentence_from_tokenlist(tl, start, index)
+        except Exception as exc:  # the conllu library's own parse errors
+            err = (start, f"cannot parse sentence: {exc}")
+    if sent is None:
+        forms = [t.split("\t")[1] for _, t in lines
+                 if t is not None and not t.startswith("#") and len(t.split("\t")) > 1]
+        sent = Sentence(forms, ["_"] * len(forms), ["_"] * len(forms), ["_"] * len(forms),
+                        ["_"] * len(forms), [-1] * len(forms), ["_"] * len(forms), ["_"] * len(forms),
+                        str(index + 1), start, {})
+    return sent, err
+
+
+def read_conllu(path: str) -> List[Sentence]:
+    """Read a CoNLL-U file (``.xz``/``.gz`` ok, ``-`` = standard input) strictly.
+
+    Returns a list of :class:`Sentence`.  Raises FileNotFoundError, and :class:`InputError`
+    (``file:line: message``) at the first malformed sentence: wrong column count, non-integer
+    id or head, ids out of sequence, head out of range, invalid UTF-8.
+    """
+    out = []
+    for start, lines in read_blocks(path):
+        if all(t is not None and t.startswith("#") for _, t in lines):
+            continue
+        sent, err = parse_block(start, lines, len(out))
+        if err:
+            raise InputError(path, err[0], err[1])
+        for i, h in enumerate(sent.heads):
+            if h > len(sent.forms):
+                raise InputError(path, start, f"head {h} of word {i + 1} is out of range "
+                                              f"(sentence has {len(sent.forms)} words)")
+        out.append(sent)
+    return out

@@ -1,0 +1,153 @@
+"""Text files in and out: UTF-8, transparent ``.xz``/``.gz``, ``-`` for standard input/output,
+user-facing errors that name the file and line, and outputs written atomically."""
+from __future__ import annotations
+
+import gzip
+import io
+import lzma
+import os
+import sys
+import tempfile
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+STDIO = "-"
+_STDIN_CACHE: Optional[bytes] = None
+
+
+class InputError(ValueError):
+    """A user-facing input problem; ``str()`` is ``file:line: message``."""
+
+    def __init__(self, path: str, line: int, message: str):
+        super().__init__(f"{display_name(path)}:{line}: {message}")
+        self.path, self.line, self.message = path, line, message
+
+
+def display_name(path: str) -> str:
+    """How a path is named in messages (``<stdin>`` for ``-``)."""
+    return "<stdin>" if str(path) == STDIO else str(path)
+
+
+def exists(path: str) -> bool:
+    """True for ``-`` (standard input) and for existing files."""
+    return str(path) == STDIO or os.path.exists(path)
+
+
+def read_bytes(path: str) -> bytes:
+    """All bytes of ``path`` (``.xz`` and ``.gz`` decompressed); ``-`` reads standard input once
+    and serves the same bytes to later calls (format detection reads the input twice).
+    Raises FileNotFoundError for a missing file."""
+    global _STDIN_CACHE
+    if str(path) == STDIO:
+        if _STDIN_CACHE is None:
+            _STDIN_CACHE = sys.stdin.buffer.read()
+        return _STDIN_CACHE
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "no such file", path)
+    if str(path).endswith(".xz"):
+        with lzma.open(path, "rb") as fh:
+            return fh.read()
+    if str(path).endswith(".gz"):
+        with gzip.open(path, "rb") as fh:
+            return fh.read()
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def open_text(path: str):
+    """Open a UTF-8 text file for reading (``.xz``/``.gz`` decompressed, ``-`` = standard input).
+
+    Returns a text file object (context manager).  Raises FileNotFoundError, and
+    UnicodeDecodeError on invalid UTF-8 while reading.
+    """
+    if str(path) == STDIO:
+        return io.StringIO(read_bytes(path).decode("utf-8"))
+    if str(path).endswith(".xz"):
+        return lzma.open(path, "rt", encoding="utf-8")
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, "rt", encoding="utf-8")
+
+
+def read_blocks(path: str) -> Iterator[Tuple[int, List[Tuple[int, Optional[str]]]]]:
+    """Blank-line separated blocks: yields (first line number, [(line number, text or None if the
+    line is not valid UTF-8), ...]); line numbers are 1-based.  Raises FileNotFoundError."""
+    data = read_bytes(path)
+    cur: List[Tuple[int, Optional[str]]] = []
+    start = 1
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            txt: Optional[str] = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            txt = None
+        if txt is not None and not txt.strip():
+            if cur:
+                yield start, cur
+            cur = []
+            start = no + 1
+            continue
+        if not cur:
+            start = no
+        cur.append((no, txt))
+    if cur:
+        yield start, cur
+
+
+def detokenize(tokens: Sequence[str]) -> str:
+    """Detokenized English text (sacremoses' Moses detokenizer)."""
+    from sacremoses import MosesDetokenizer
+
+    return MosesDetokenizer(lang="en").detokenize(list(tokens))
+
+
+class AtomicWriter:
+    """Write records to a temporary file in the target directory, renamed into place on commit.
+
+    A path ending in ``.xz`` is written xz-compressed.  ``-`` writes to standard output as the
+    records come (a pipe cannot be replaced atomically; ``abort`` then only stops writing).
+    Raises OSError when the directory is not writable.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self.raw = None
+        self.tmp = None
+        if str(path) == STDIO:
+            self.fh = sys.stdout
+            return
+        d = os.path.dirname(os.path.abspath(path)) or "."
+        fd, self.tmp = tempfile.mkstemp(dir=d, prefix=".wo-out-")
+        if str(path).endswith(".xz"):
+            self.raw = os.fdopen(fd, "wb")
+            self.fh = lzma.open(self.raw, "wt", encoding="utf-8")
+        else:
+            self.fh = os.fdopen(fd, "w", encoding="utf-8")
+
+    def _close(self) -> None:
+        if self.tmp is None:
+            self.fh.flush()
+            return
+        self.fh.close()
+        if self.raw is not None:
+            self.raw.close()
+
+    def write(self, record: str) -> None:
+        """Append one record and a newline."""
+        self.fh.write(record + "\n")
+
+    def commit(self) -> None:
+        """Close and rename the temporary file into place (raises OSError on failure)."""
+        self._close()
+        if self.tmp is None:
+            return
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self.tmp, 0o666 & ~umask)
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        """Close and delete the temporary file; the target is left untouched."""
+        self._close()
+        if self.tmp is not None and os.path.exists(self.tmp):
+            os.unlink(self.tmp)

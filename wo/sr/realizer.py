@@ -1,0 +1,363 @@
+"""Realisation of T1 input: candidate forms, search instances, the :class:`Realizer`, batch runs
+and the SR submission writer (Zhang & Clark 2015, section 5.7 on the shared search core)."""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ..dep.instance import ROOT, gold_arrays
+from ..io.conllu import Sentence
+from ..io.trees import is_projective, projectivize
+from ..model import atom
+from .inflect import Lexicon
+from .t1 import SRSentence, lin_values
+
+DEFAULT_SR_BEAM_FACTOR = 16.0
+DEFAULT_SR_BUDGET_FACTOR = 200.0
+DEFAULT_SR_COMPLETE_BEAM = 32
+# ---------------------------------------------------------------------------------- alignment
+def align(s: SRSentence, ref: Sequence[str], lex: Lexicon, max_steps: int = 20000) -> Optional[List[int]]:
+    """Gold positions of the tokens of ``s`` in the reference tokens ``ref`` (section 5.7).
+
+    Each token may take a reference position whose word (lower-cased) is one of its candidate
+    forms, its lemma or its gold form; ambiguities are resolved by a depth-first search, most
+    constrained token first, that keeps only assignments whose tree is projective in the
+    reference order and respects ``lin``.  Returns a list of 1-based positions, or None when no
+    alignment exists within ``max_steps``.
+    """
+    n = len(s)
+    if len(ref) != n:
+        return None
+    low = [w.lower() for w in ref]
+    opts = []
+    for i in range(n):
+        c = {f.lower() for f in lex.candidates(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])[0]}
+        c.add(s.lemmas[i].lower())
+        if s.forms[i]:
+            c.add(s.forms[i].lower())
+        o = [p for p in range(n) if low[p] in c]
+        if not o:
+            return None
+        opts.append(o)
+    order = sorted(range(n), key=lambda i: (len(opts[i]), i))
+    pos = [-1] * n
+    used = [False] * n
+    steps = 0
+
+    def ok_full() -> bool:
+        sh = [0] * n
+        for i in range(n):
+            sh[pos[i]] = 0 if s.heads[i] == 0 else pos[s.heads[i] - 1] + 1
+        if not is_projective(sh):
+            return False
+        surf = [0] * n
+        for i in range(n):
+            surf[pos[i]] = i
+        lin = lin_values(sh, [s.deprels[surf[p]] for p in range(n)])
+        return all(lin[pos[i]] == s.lin[i] for i in range(n) if s.lin[i])
+
+    def dfs(k: int) -> bool:
+        nonlocal steps
+        steps += 1
+        if steps > max_steps:
+            return False
+        if k == n:
+            return ok_full()
+        i = order[k]
+        for p in opts[i]:
+            if not used[p]:
+                used[p] = True
+                pos[i] = p
+                if dfs(k + 1):
+                    return True
+                used[p] = False
+        pos[i] = -1
+        return False
+
+    if dfs(0):
+        return [p + 1 for p in pos]
+    return None
+# ---------------------------------------------------------------------------------- instances
+@dataclass
+class SRInstance:
+    """Search arrays of one T1 sentence, tokens in canonical order (input order irrelevant).
+
+    arrays(): (tok_word uint32[n], given_head int32[n], given_ndeps int32[n], leaf_tok int32[L],
+    leaf_pos uint32[L]); extra(): dict(leaf_word uint32[L], tok_label uint32[n], tok_lin int32[n]);
+    leaf_form: list[str] of length L; canon int64[n]: canonical token c = input token canon[c];
+    gold: optional 6-tuple of reference arrays (see ``DepSearch.forced``).
+    """
+
+    tok_word: np.ndarray
+    given_head: np.ndarray
+    given_ndeps: np.ndarray
+    leaf_tok: np.ndarray
+    leaf_pos: np.ndarray
+    leaf_word: np.ndarray
+    tok_label: np.ndarray
+    tok_lin: np.ndarray
+    leaf_form: List[str]
+    canon: np.ndarray
+    gold: Optional[tuple] = None
+    added_gold: int = 0
+    lifted: bool = False
+
+    @property
+    def n(self) -> int:
+        """Number of tokens."""
+        return int(self.tok_word.shape[0])
+
+    def arrays(self):
+        """The positional ``DepSearch`` arguments."""
+        return (self.tok_word, self.given_head, self.given_ndeps, self.leaf_tok, self.leaf_pos)
+
+    def extra(self) -> dict:
+        """The keyword ``DepSearch`` arguments for SR input."""
+        return {"leaf_word": self.leaf_word, "tok_label": self.tok_label, "tok_lin": self.tok_lin}
+
+
+def _rerank(heads: Sequence[int], lin: Sequence[int]) -> List[int]:
+    """Renumber ``lin`` ranks 1..K per head and side, keeping their order (input may have gaps)."""
+    groups: Dict[tuple, List[int]] = defaultdict(list)
+    for i, v in enumerate(lin):
+        if v:
+            groups[(heads[i], v > 0)].append(i)
+    out = [0] * len(lin)
+    for (_, right), ids in groups.items():
+        for r, i in enumerate(sorted(ids, key=lambda i: (abs(lin[i]), i)), 1):
+            out[i] = r if right else -r
+    return out
+
+
+def _pos(s: SRSentence, i: int) -> str:
+    return s.xpos[i] if s.xpos[i] != "_" else s.upos[i]
+
+
+def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[int]] = None) -> SRInstance:
+    """Build the search arrays for a T1 sentence.
+
+    With ``gold_positions`` (1-based reference position per token, e.g. ``s.orig``) and gold
+    forms in ``s.forms``, the reference arrays are added for training; a gold form missing from
+    the candidates is added (counted in ``added_gold``); a reference tree that is not projective
+    in the reference order is projectivised by lifting, and the lifted heads become the given
+    heads, so no word is lost.  Raises ValueError on an empty sentence.
+    """
+    n = len(s)
+    if n == 0:
+        raise ValueError("empty sentence")
+    heads, lin = list(s.heads), list(s.lin)
+    was_lifted = False
+    if gold_positions is not None:
+        surf = [0] * n
+        for i, p in enumerate(gold_positions):
+            surf[p - 1] = i
+        sh = [0 if heads[surf[p]] == 0 else gold_positions[heads[surf[p]] - 1] for p in range(n)]
+        was_lifted = not is_projective(sh)
+        if was_lifted:
+            lifted = projectivize(sh)
+            heads = [0 if lifted[gold_positions[i] - 1] == 0 else surf[lifted[gold_positions[i] - 1] - 1] + 1
+                     for i in range(n)]
+            # lin is relative to the head: recompute it on the lifted tree for lin-marked tokens
+            lv = lin_values(lifted, [s.deprels[surf[p]] for p in range(n)])
+            lin = [lv[gold_positions[i] - 1] if s.lin[i] else 0 for i in range(n)]
+    lin = _rerank(heads, lin)
+    cands, gold_form, added = [], [""] * n, 0
+    for i in range(n):
+        c, _ = lex.candidates(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])
+        if gold_positions is not None and s.forms[i]:
+            g = s.forms[i]
+            if g not in c:   # the sentence-initial capital is not part of the candidates
+                g = Lexicon.surface(g, s.lemmas[i], gold_positions[i] - 1)
+                if g not in c:
+                    c = c + [g]
+                    added += 1
+            gold_form[i] = g
+        cands.append(c)
+    key = []
+    for i in range(n):
+        h = heads[i]
+        hk = "<ROOT>" if h == 0 else s.lemmas[h - 1] + "\t" + s.deprels[h - 1]
+        ndep = sum(1 for x in heads if x == i + 1)
+        key.append((s.lemmas[i], _pos(s, i), s.deprels[i], hk, lin[i], ndep, tuple(cands[i]), s.feats[i]))
+    order = sorted(range(n), key=lambda i: key[i])
+    canon = np.asarray(order, dtype=np.int64)
+    where = np.empty(n, dtype=np.int64)
+    where[canon] = np.arange(n)
+    tok_word = np.array([atom(s.lemmas[i]) for i in order], dtype=np.uint32)
+    given_head = np.empty(n, dtype=np.int32)
+    for c, i in enumerate(order):
+        given_head[c] = ROOT if heads[i] == 0 else where[heads[i] - 1]
+    given_ndeps = np.zeros(n, dtype=np.int32)
+    for c in range(n):
+        if given_head[c] >= 0:
+            given_ndeps[given_head[c]] += 1
+    leaf_tok, leaf_form, leaf_pos = [], [], []
+    for c, i in enumerate(order):
+        for f in cands[i]:
+            leaf_tok.append(c)
+            leaf_form.append(f)
+            leaf_pos.append(atom(_pos(s, i)))
+    inst = SRInstance(tok_word, given_head, given_ndeps, np.asarray(leaf_tok, dtype=np.int32),
+                      np.asarray(leaf_pos, dtype=np.uint32),
+                      np.array([atom(f) for f in leaf_form], dtype=np.uint32),
+                      np.array([atom("dep:" + s.deprels[i]) for i in order], dtype=np.uint32),
+                      np.array([lin[i] for i in order], dtype=np.int32), leaf_form, canon,
+                      added_gold=added, lifted=gold_positions is not None and was_lifted)
+    if gold_positions is not None:
+        g = Sentence([s.forms[i] or "" for i in range(n)], list(s.lemmas), list(s.upos),
+                     [_pos(s, i) for i in range(n)], list(s.feats), heads, list(s.deprels),
+                     ["_"] * n, meta={"_gold_pos": [p - 1 for p in gold_positions]})
+        arrs = gold_arrays(g, order, where)
+        inst.gold = arrs + (np.array([atom(gold_form[i]) for i in order], dtype=np.uint32),)
+    return inst
+
+
+# ---------------------------------------------------------------------------------- realising
+@dataclass
+class SRResult:
+    """One realised sentence: tokens (list[str], output order, sentence-initial capital),
+    order (list[int]: input token index of each output token), heads (1-based output positions,
+    0 root), labels (list[str]), status ("ok", "completed", "fallback", "timeout", "error"),
+    pops, edges, seconds, message."""
+
+    tokens: List[str]
+    order: List[int]
+    heads: List[int]
+    labels: List[str]
+    status: str = "ok"
+    pops: int = 0
+    edges: int = 0
+    seconds: float = 0.0
+    message: str = ""
+
+    def text(self) -> str:
+        """Tokens joined by spaces."""
+        return " ".join(self.tokens)
+
+
+def capitalise(tokens: List[str]) -> List[str]:
+    """Sentence-initial capital as in running text (first token with a letter)."""
+    out = list(tokens)
+    for j, t in enumerate(out):
+        if any(ch.isalpha() for ch in t):
+            out[j] = t[:1].upper() + t[1:]
+            break
+    return out
+
+
+class Realizer:
+    """Joint inflection and ordering of T1 input with a trained SR model (section 5.7).
+
+    Parameters: model (:class:`wo.model.Model` whose header holds ``sr.lexicon``); beam_factor
+    (chart k*n), budget_factor (pops per word), complete_beam, timeout (seconds per sentence),
+    patience_factor (pops per word spent after the first goal looking for a better one).
+    Raises ValueError if the model is not an SR model.
+    """
+
+    def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
+                 complete_beam: Optional[int] = None, timeout: float = 0.0,
+                 patience_factor: Optional[float] = None):
+        from ..dep.core import DepSearch
+        from ..dep.linearizer import decode_option
+
+        if "sr" not in model.header:
+            raise ValueError(f"{model.path or 'model'} is not an SR model (train one with `wo sr train`)")
+        self.model = model
+        self.lexicon = Lexicon.from_json(model.header["sr"]["lexicon"])
+        dec = model.header.get("decode", {})
+        self.beam_factor = decode_option(beam_factor, dec, "beam_factor", DEFAULT_SR_BEAM_FACTOR)
+        self.budget_factor = decode_option(budget_factor, dec, "budget_factor", DEFAULT_SR_BUDGET_FACTOR)
+        self.complete_beam = decode_option(complete_beam, dec, "complete_beam", DEFAULT_SR_COMPLETE_BEAM, int)
+        self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
+        self.timeout = timeout
+        self.core = DepSearch(model.weights, model.hash_bits)
+
+    @classmethod
+    def load(cls, path: str, **options) -> "Realizer":
+        """Load an SR model file (memory-mapped).  Raises ModelError / ValueError."""
+        from ..model import Model
+
+        return cls(Model.load(path), **options)
+
+    def realize(self, s: SRSentence) -> SRResult:
+        """Realise one T1 sentence.  Raises ValueError for an unusable sentence."""
+        if s.error:
+            raise ValueError(s.error)
+        t0 = time.perf_counter()
+        n = len(s)
+        inst = sr_instance(s, self.lexicon)
+        beam = max(1, int(round(self.beam_factor * n)))
+        budget = max(8, int(self.budget_factor * n))
+        from ..dep.linearizer import decode_instance
+
+        order, idx, heads, _, status, pops, edges = decode_instance(
+            self.core, inst, beam, budget, self.timeout, self.complete_beam, int(self.patience_factor * n))
+        return SRResult(capitalise([inst.leaf_form[leaf] for leaf in order]), idx, heads,
+                        [s.deprels[i] for i in idx], status, pops, edges, time.perf_counter() - t0)
+
+
+def fallback_result(s: SRSentence, message: str) -> SRResult:
+    """Error output: the lemmas in input order (status "error")."""
+    n = len(s)
+    return SRResult(list(s.lemmas), list(range(n)), [0] + [1] * (n - 1) if n else [], list(s.deprels),
+                    "error", message=message)
+
+
+_REALIZERS: Dict[tuple, Realizer] = {}
+
+
+def _worker(model_path: str, opts: dict, batch: List[SRSentence]) -> List[SRResult]:
+    import os
+
+    st = os.stat(model_path)   # a retrained model at the same path is reloaded
+    key = (model_path, st.st_mtime_ns, st.st_size, tuple(sorted(opts.items())))
+    r = _REALIZERS.get(key)
+    if r is None:
+        r = Realizer.load(model_path, **opts)
+        _REALIZERS.clear()
+        _REALIZERS[key] = r
+    out = []
+    for s in batch:
+        try:
+            out.append(r.realize(s))
+        except (ValueError, MemoryError) as exc:
+            out.append(fallback_result(s, str(exc)))
+    return out
+
+
+def realize_many(model_path: str, sents: Sequence[SRSentence], jobs: int = 1, chunk: int = 32,
+                 progress: Optional[Callable[[int], None]] = None, backend: str = "loky",
+                 scheduler: Optional[str] = None, **opts) -> List[SRResult]:
+    """Realise sentences with ``jobs`` joblib processes (or a Dask cluster, see
+    :func:`wo.io.batch.map_batches`); output in input order, identical for any jobs."""
+    from ..io.batch import map_batches
+
+    return map_batches(_worker, (model_path, opts), sents, jobs=jobs, chunk=chunk, backend=backend,
+                       scheduler=scheduler, on_batch=(lambda res: progress(len(res))) if progress else None)
+
+def write_submission(path: str, sents: Sequence[SRSentence], results: Sequence[SRResult],
+                     tok: Optional[str] = "auto") -> None:
+    """Write the SR submission file (``# sent_id`` and ``# text`` = detokenized sentence per
+    sentence, blank line after each) and the tokenized twin ``tok`` (one tokenized sentence per
+    line; "auto" = ``path + '.tok'``, none when ``path`` is ``-`` or tok is None).  Both are
+    written atomically.  Raises OSError when a file cannot be written."""
+    from ..io.text import STDIO, AtomicWriter, detokenize
+
+    if tok == "auto":
+        tok = None if path == STDIO else path + ".tok"
+    writers = [AtomicWriter(path)] + ([AtomicWriter(tok)] if tok else [])
+    try:
+        for s, r in zip(sents, results):
+            writers[0].write(f"# sent_id = {s.sent_id}\n# text = {detokenize(r.tokens)}\n")
+            if tok:
+                writers[1].write(r.text())
+        for w in writers:
+            w.commit()
+    except BaseException:
+        for w in writers:
+            w.abort()
+        raise

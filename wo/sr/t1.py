@@ -1,0 +1,186 @@
+"""Surface Realisation shared-task input (SR'19 shallow track, T1): reading, making, realising.
+
+T1 input is an unordered, lemmatised, labelled UD tree: CoNLL-U shaped, token ids scrambled,
+column 2 the lemma, column 3 ``_`` (or the gold form in aligned training files), UPOS, XPOS,
+FEATS (morphology, ``lin=+-k`` ordering hints, ``original_id=N`` gold positions in aligned
+files), HEAD and DEPREL.  Realisation follows Zhang & Clark 2015 section 5.7 (joint inflection
+and ordering for the NLG 2011 task): every token's candidate forms (:mod:`wo.inflect`) are one
+mutually exclusive group of leaf edges, given heads and labels are constraints, labels add a
+copy of the direction templates conjoined with the label, and ``lin`` is a hard constraint.
+
+``lin`` (checked on all 7,008 occurrences in the ParTUT T1 train file, and reproduced exactly by
+:func:`lin_values`): the sign says on which side of its head the token stands, k its rank by
+closeness among the head's dependents on that side that carry ``lin``.  Tokens with ``lin``:
+every ``punct``, ``flat``, ``flat:foreign``, ``fixed``, ``compound``, ``compound:prt``, and a
+``conj`` when another dependent of its head on the same side is one of those or a ``conj``.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+from ..io.conllu import Sentence
+from ..io.items import Item, read_items, validate
+from ..io.trees import permutation
+from .inflect import TASK_FEATS, parse_feats
+
+LIN_RELATIONS = ("punct", "flat", "flat:foreign", "fixed", "compound", "compound:prt")
+
+
+@dataclass
+class SRSentence:
+    """One T1 sentence, tokens in file order (ids 1..n in that order).
+
+    lemmas, upos, xpos, deprels: list[str]; feats: list[str] morphology only (``_`` if none);
+    heads: list[int] 1-based (0 = root); lin: list[int] (0 = none); forms: list[str or None]
+    gold forms when known; orig: list[int] 1-based gold positions (``original_id``) or None;
+    sent_id: str; line: 1-based first line in the file; error: message or None.
+    """
+
+    lemmas: List[str]
+    upos: List[str]
+    xpos: List[str]
+    feats: List[str]
+    heads: List[int]
+    deprels: List[str]
+    lin: List[int]
+    forms: List[Optional[str]]
+    orig: Optional[List[int]] = None
+    sent_id: str = ""
+    line: int = 0
+    error: Optional[str] = None
+
+    def __len__(self) -> int:
+        return len(self.lemmas)
+
+
+# ---------------------------------------------------------------------------------- reading
+def _from_sentence(s: Sentence, index: int) -> SRSentence:
+    n = len(s)
+    feats, lin, orig = [], [], []
+    for i in range(n):
+        d = parse_feats(s.feats[i])
+        try:
+            lin.append(int(d.get("lin", "0")))
+        except ValueError:
+            raise ValueError(f"token {i + 1}: lin={d.get('lin')!r} is not an integer")
+        if "original_id" in d:
+            try:
+                orig.append(int(d["original_id"]))
+            except ValueError:
+                raise ValueError(f"token {i + 1}: original_id={d['original_id']!r} is not an integer")
+        feats.append("|".join(f"{k}={v}" for k, v in d.items() if k not in TASK_FEATS) or "_")
+    has_orig = len(orig) == n and n > 0
+    if orig and not has_orig:
+        raise ValueError("original_id on some tokens only")
+    if has_orig and sorted(orig) != list(range(1, n + 1)):
+        raise ValueError("original_id values are not a permutation of 1..n")
+    forms = [None if f == "_" else f for f in s.lemmas]   # column 3
+    return SRSentence(list(s.forms), list(s.upos), list(s.xpos), feats, list(s.heads),
+                      list(s.deprels), lin, forms, orig if has_orig else None,
+                      s.sent_id, s.line)
+
+
+def check_sr(s: SRSentence) -> Optional[str]:
+    """Problems that make a T1 sentence unusable (message) or None: missing heads, cycles, roots."""
+    n = len(s)
+    if any(h < 0 for h in s.heads):
+        return "T1 input needs a head for every token"
+    if sum(1 for h in s.heads if h == 0) != 1:
+        return "T1 input needs exactly one root"
+    msg = validate(Item(s.lemmas, [None] * n, s.heads, s.sent_id, s.line), 10 ** 6)
+    if msg:
+        return msg
+    return None
+
+
+def read_t1(path: str) -> List[SRSentence]:
+    """Read a T1 file (or any UD-shaped file read as T1).  One :class:`SRSentence` per block.
+
+    A malformed sentence is returned with ``error`` set (``file:line`` in ``line``), never
+    dropped.  Raises FileNotFoundError for a missing file.
+    """
+    items, _ = read_items(path, "conllu")
+    out = []
+    for i, it in enumerate(items):
+        s = it.gold
+        if it.error:
+            sr = SRSentence(list(s.forms), ["_"] * len(s), ["_"] * len(s), ["_"] * len(s),
+                            [-1] * len(s), ["_"] * len(s), [0] * len(s), [None] * len(s), None,
+                            it.sent_id, it.line, it.error)
+        else:
+            try:
+                sr = _from_sentence(s, i)
+                sr.error = check_sr(sr)
+            except ValueError as exc:
+                sr = SRSentence(list(s.forms), list(s.upos), list(s.xpos), ["_"] * len(s), list(s.heads),
+                                list(s.deprels), [0] * len(s), [None] * len(s), None, it.sent_id,
+                                it.line, str(exc))
+        out.append(sr)
+    return out
+
+
+def lin_values(heads: Sequence[int], deprels: Sequence[str]) -> List[int]:
+    """SR'19 ``lin`` annotations of a tree in surface order (see the module docstring).
+
+    heads: 1-based (0 = root), deprels: list[str]; returns list[int] (0 = no ``lin``).
+    """
+    n = len(heads)
+    kids: Dict[int, List[int]] = defaultdict(list)
+    for i, h in enumerate(heads):
+        kids[h].append(i + 1)
+    out = [0] * n
+    for h, ds in kids.items():
+        if h == 0:
+            continue
+        for side in (-1, 1):
+            sib = [d for d in ds if (d > h) == (side > 0)]
+            fixed = [d for d in sib if deprels[d - 1] in LIN_RELATIONS]
+            conj = [d for d in sib if deprels[d - 1] == "conj"]
+            marked = set(fixed)
+            for d in conj:
+                if len(fixed) + len(conj) > 1:
+                    marked.add(d)
+            for rank, d in enumerate(sorted(marked, key=lambda d: abs(d - h)), 1):
+                out[d - 1] = side * rank
+    return out
+
+
+def make_input(sent: Sentence, seed: int, index: int, with_gold: bool = False) -> SRSentence:
+    """T1 input from a UD sentence (syntactic words), as SR'19 made it.
+
+    Token ids scrambled with :func:`wo.data.permutation` (fixed ``seed``), lemma in column 2,
+    ``_`` in column 3 (the gold form with ``with_gold``), UPOS/XPOS/FEATS/HEAD/DEPREL kept,
+    ``lin`` added (:func:`lin_values`), ``original_id`` with ``with_gold``.
+    """
+    n = len(sent)
+    perm = permutation(n, seed, index)
+    where = {old: new for new, old in enumerate(perm)}
+    lin = lin_values(sent.heads, sent.deprels)
+    pick = lambda xs: [xs[perm[j]] for j in range(n)]  # noqa: E731
+    heads = [0 if sent.heads[perm[j]] == 0 else where[sent.heads[perm[j]] - 1] + 1 for j in range(n)]
+    feats = []
+    for j in range(n):
+        d = {k: v for k, v in parse_feats(sent.feats[perm[j]]).items() if k not in TASK_FEATS}
+        feats.append("|".join(f"{k}={v}" for k, v in d.items()) or "_")
+    return SRSentence(pick(sent.lemmas), pick(sent.upos), pick(sent.xpos), feats, heads,
+                      pick(sent.deprels), pick(lin), pick(sent.forms) if with_gold else [None] * n,
+                      [perm[j] + 1 for j in range(n)] if with_gold else None, sent.sent_id, sent.line)
+
+
+def format_t1(s: SRSentence, with_gold: bool = True) -> str:
+    """One T1 block (with a ``# sent_id`` comment, no ``# text``), without the trailing blank line."""
+    lines = [f"# sent_id = {s.sent_id}"]
+    for j in range(len(s)):
+        extra = []
+        if s.lin[j]:
+            extra.append(f"lin={s.lin[j]:+d}")
+        if with_gold and s.orig:
+            extra.append(f"original_id={s.orig[j]}")
+        f = s.feats[j]
+        feats = "|".join(([] if f == "_" else [f]) + extra) or "_"
+        form = s.forms[j] if with_gold and s.forms[j] else "_"
+        lines.append("\t".join([str(j + 1), s.lemmas[j], form, s.upos[j], s.xpos[j], feats,
+                                str(s.heads[j]), s.deprels[j], "_", "_"]))
+    return "\n".join(lines) + "\n"

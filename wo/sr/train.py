@@ -1,0 +1,94 @@
+"""Training of SR models: gold positions (``original_id`` or the section 5.7 alignment) and the
+shared training loop of :mod:`wo.dep.train` over SR instances."""
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from collections import Counter
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .inflect import Lexicon
+from .realizer import (DEFAULT_SR_BEAM_FACTOR, DEFAULT_SR_BUDGET_FACTOR, DEFAULT_SR_COMPLETE_BEAM,
+                       Realizer, align, sr_instance)
+from .t1 import SRSentence
+
+# ---------------------------------------------------------------------------------- training
+def gold_positions_for(s: SRSentence, ref: Optional[Sequence[str]], lex: Lexicon) -> Tuple[Optional[List[int]], str]:
+    """Reference positions of a training sentence: ``original_id`` if present, else the
+    section-5.7 alignment (:func:`align`) against the reference tokens.  Returns (positions or
+    None, reason: "original_id", "aligned", "no reference", "not aligned")."""
+    if s.orig:
+        return list(s.orig), "original_id"
+    if ref is None:
+        return None, "no reference"
+    p = align(s, ref, lex)
+    if p is None:
+        return None, "not aligned"
+    return p, "aligned"
+
+
+def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str],
+             epochs: int, out: str, lexicon: Lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
+             hash_bits: int = 22, beam_factor: float = 8.0, train_budget_factor: float = 100.0,
+             max_tau: float = 0.05, seed: int = 1,
+             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None) -> dict:
+    """Train an SR model (Zhang & Clark 2015, Algorithm 3 with the section 5.7 search) and save
+    the best epoch (by dev BLEU, SR metric on lower-cased tokens) to ``out``.
+
+    train: T1 sentences with gold forms (column 3) and ``original_id``, or with ``train_refs``
+    (reference tokens per sentence) for the alignment; dev/dev_refs: T1 input and tokenized
+    references (may be empty: then every epoch is saved).  Each sentence is trained with its
+    full given tree, labels and ``lin`` as constraints (Algorithm 3), then an easy-first pass.
+    Returns the training record (dropped sentences by reason, gold forms added, per-epoch
+    seconds/updates/dev BLEU).
+    """
+    from ..dep.train import run_training
+    from ..eval.metrics import sr_score
+    from ..model import Model, TagDictionary
+
+    t_all = time.perf_counter()
+    insts, reasons = [], Counter()
+    added = 0
+    for i, s in enumerate(train):
+        if s.error or len(s) == 0:
+            reasons["unusable input"] += 1
+            continue
+        if not all(s.forms):
+            if train_refs is None:
+                reasons["gold form missing or '_' in column 3, no --train-ref"] += 1
+                continue
+        ref = train_refs[i] if train_refs is not None else None
+        pos, why = gold_positions_for(s, ref, lexicon)
+        if pos is None:
+            reasons[why] += 1
+            continue
+        if not all(s.forms):
+            s = dataclasses.replace(s, forms=[ref[p - 1] for p in pos])
+        inst = sr_instance(s, lexicon, pos)
+        added += inst.added_gold
+        insts.append(inst)
+    lifted = sum(1 for i in insts if i.lifted)
+    log(f"SR training on {len(insts)} sentences ({lifted} non-projective ones projectivised); "
+        f"dropped: {dict(reasons) or 'none'}; gold forms added to the candidates: {added}")
+    record = {"epochs": [], "dropped": dict(reasons), "train_sentences": len(insts), "projectivised": lifted,
+              "gold_forms_added": added, "hash_bits": hash_bits, "beam_factor": beam_factor,
+              "train_budget_factor": train_budget_factor, "max_tau": max_tau}
+    record.update(meta or {})
+
+    def make_model(avg: np.ndarray) -> Model:
+        return Model(avg, hash_bits, TagDictionary({}, ["_"]), {
+            "kind": "sr", "sr": {"lexicon": lexicon.to_json()},
+            "decode": {"beam_factor": DEFAULT_SR_BEAM_FACTOR, "budget_factor": DEFAULT_SR_BUDGET_FACTOR,
+                       "complete_beam": DEFAULT_SR_COMPLETE_BEAM}})
+
+    def dev_eval(model: Model) -> float:
+        r = Realizer(model)
+        return sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev],
+                        list(dev_refs)).bleu
+
+    return run_training(insts, epochs, out, record, make_model, dev_eval if dev else None,
+                        hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
+                        budget_factor=train_budget_factor, easy_first=True, log=log, t_all=t_all)
