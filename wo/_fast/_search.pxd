@@ -19,6 +19,7 @@ cdef class Grammar:
 
     cdef int leaves(self, Search s) noexcept nogil
     cdef int combine(self, Search s, eid_t le, eid_t re) noexcept nogil
+    cdef int unary(self, Search s, eid_t e) noexcept nogil
     cdef int features(self, Search s, eid_t e) noexcept nogil
     cdef bint is_goal(self, Search s, eid_t e) noexcept nogil
     cdef uint64_t dp_signature(self, Search s, eid_t e) noexcept nogil

@@ -7,6 +7,7 @@ The driver is written once against a small grammar interface (:class:`Grammar`):
 * ``combine(s, l, r)`` every action that joins edge l (left) with edge r (right): constraint
                        checks (can-combine), the new edge, the gold test, its features; each
                        new edge is scored and pushed by :meth:`Search.push_edge`
+* ``unary(s, e)``      every action on the popped edge e alone (CCG unary rules); none by default
 * ``features(s, e)``   the features of the action that built e (rescoring, updates)
 * ``is_goal(s, e)``    goal test of a complete edge
 * ``dp_signature``     the DP-signature of an edge when the grammar prunes the chart by it
@@ -66,6 +67,9 @@ cdef class Grammar:
 
     cdef int combine(self, Search s, eid_t le, eid_t re) noexcept nogil:
         return -1
+
+    cdef int unary(self, Search s, eid_t e) noexcept nogil:
+        return 0
 
     cdef int features(self, Search s, eid_t e) noexcept nogil:
         return 0
@@ -231,9 +235,11 @@ cdef class Search:
         return 0
 
     cdef int _expand(self, eid_t e) noexcept nogil:
-        """Combine popped edge e with every disjoint chart edge (Algorithm 4)."""
+        """Expand popped edge e: its unary actions, then every disjoint chart edge (Algorithms 1, 4)."""
         cdef int i
         cdef eid_t c
+        if self.g.unary(self, e) < 0:
+            return -1
         cdef const uint64_t* be = &self.A.bits[self.A.E[e].bits]
         for i in range(self.chart.h.size):
             c = chart_id(&self.chart, i)
