@@ -273,6 +273,91 @@ def cmd_sr_evaluate(a) -> int:
     return EXIT_OK
 
 
+# ------------------------------------------------------------------ n-gram language models
+def cmd_lm_train(a) -> int:
+    """``wo lm train``: interpolated modified Kneser-Ney, ARPA or binary output."""
+    from .lm.estimation import train
+    from .lm.model import save_tables
+
+    try:
+        t = train(a.text, a.order, vocab_min_count=a.vocab_min_count, prune=a.prune, jobs=a.jobs,
+                  backend=a.backend, scheduler=a.scheduler, max_tokens=a.max_tokens,
+                  log=lambda m: None if a.quiet else print(m, file=sys.stderr))
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USER
+    save_tables(t, a.out)
+    if not a.quiet:
+        _err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()})")
+    return EXIT_OK
+
+
+def cmd_lm_convert(a) -> int:
+    """``wo lm convert``: ARPA (any toolkit) -> wo binary (or ARPA)."""
+    from .lm.files import read_arpa
+    from .lm.model import save_tables
+
+    t = read_arpa(a.arpa)
+    save_tables(t, a.out)
+    _err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()})")
+    return EXIT_OK
+
+
+def cmd_lm_score(a) -> int:
+    """``wo lm score``: corpus log10 probability and perplexity (KenLM query conventions)."""
+    from .io.text import AtomicWriter, open_text
+    from .lm.model import LanguageModel
+
+    lm = LanguageModel.load(a.lm)
+    with open_text(a.input) as fh:
+        lines = [ln.rstrip("\n") for ln in fh]
+    per, cs = lm.score_lines(lines)
+    if a.per_sentence:
+        w = AtomicWriter(a.output)
+        try:
+            for p in per:
+                w.write(f"{p:.6f}")
+            w.commit()
+        except BaseException:
+            w.abort()
+            raise
+    if a.json:
+        print(cs.to_json(), file=sys.stderr if a.per_sentence and a.output == "-" else sys.stdout)
+    elif not (a.per_sentence and a.output == "-"):
+        print(f"sentences {cs.sentences}\twords {cs.words}\toov {cs.oov}\tlog10 {cs.log10_prob:.4f}\t"
+              f"perplexity {cs.perplexity:.4f}\tperplexity excluding OOV {cs.perplexity_excluding_oov:.4f}")
+    return EXIT_OK
+
+
+def _add_lm(sub) -> None:
+    lm = sub.add_parser("lm", help="n-gram language models (modified Kneser-Ney, ARPA, binary)")
+    ls = lm.add_subparsers(dest="verb", required=True, metavar="VERB")
+    t = ls.add_parser("train", help="estimate an interpolated modified Kneser-Ney LM")
+    t.add_argument("--text", nargs="+", required=True, help="tokenized text, one sentence per line (.xz/.gz ok)")
+    t.add_argument("--order", type=int, default=4, help="n-gram order, 1..6")
+    t.add_argument("--out", required=True, help="output: .arpa(.gz/.xz) writes ARPA, anything else wo's binary")
+    t.add_argument("--vocab-min-count", type=int, default=1, help="words seen fewer times become <unk>")
+    t.add_argument("--prune", type=int, nargs="*", default=None,
+                   help="per order from 2: drop n-grams with adjusted count <= t (KenLM's --prune)")
+    t.add_argument("--max-tokens", type=int, default=1000, help="skip (and count) longer lines")
+    t.add_argument("--jobs", type=int, default=1)
+    t.add_argument("--backend", default="loky", choices=["loky", "dask"])
+    t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
+    t.add_argument("--quiet", action="store_true")
+    t.set_defaults(func=cmd_lm_train)
+    c = ls.add_parser("convert", help="import an ARPA file (KenLM, SRILM, IRSTLM) as wo's binary")
+    c.add_argument("arpa", help="ARPA file (.gz/.xz ok)")
+    c.add_argument("out", help="output file (.arpa for ARPA)")
+    c.set_defaults(func=cmd_lm_convert)
+    s = ls.add_parser("score", help="log10 probability and perplexity of a text")
+    s.add_argument("--lm", required=True, help="binary or ARPA LM")
+    s.add_argument("--input", default="-", help=f"tokenized text {STDIO_HELP}; default -")
+    s.add_argument("--output", default="-", help="where --per-sentence writes; default -")
+    s.add_argument("--per-sentence", action="store_true", help="one sentence log10 probability per line")
+    s.add_argument("--json", action="store_true", help="totals as one JSON object")
+    s.set_defaults(func=cmd_lm_score)
+
+
 STDIO_HELP = "('-' = standard input/output)"
 
 
@@ -382,6 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dep_train(ds, "train", "train a model (Algorithm 3)")
     _add_dep_linearize(ds, "linearize", "order the words of each input sentence")
     _add_sr(sub)
+    _add_lm(sub)
     e = sub.add_parser("evaluate", help="BLEU (sacrebleu, tokenize none), exact match, words recovered")
     e.add_argument("--hyp", required=True, help=f"one tokenized sentence per line {STDIO_HELP}")
     e.add_argument("--ref", required=True, help="CoNLL-U or one tokenized sentence per line")
@@ -395,6 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Entry point of the ``wo`` console script; returns the exit code (0, 1, 2 or 130)."""
     from .io.text import InputError
+    from .lm.files import LMError
     from .model import ModelError
 
     args = build_parser().parse_args(argv)
@@ -408,7 +495,7 @@ def main(argv=None) -> int:
         return EXIT_USER
     try:
         return args.func(args)
-    except (InputError, ModelError) as exc:
+    except (InputError, ModelError, LMError) as exc:
         _err(str(exc))
         return EXIT_USER
     except FileNotFoundError as exc:

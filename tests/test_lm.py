@@ -1,0 +1,211 @@
+"""The n-gram LM on real data: modified Kneser-Ney sums to one, ARPA and binary round trips,
+agreement with the kenlm module, state-by-state scoring, corrupt files, Dask = local counting."""
+import lzma
+import math
+import os
+import struct
+
+import numpy as np
+import pytest
+
+from tests.conftest import EWT
+from wo.lm import LMError, LanguageModel, estimate, read_arpa, save_tables, train, write_arpa
+from wo.lm.estimation import BOS_ID, count
+from wo.lm.files import write_binary
+
+
+def _forms(name, limit=None):
+    from wo.io import read_conllu
+
+    sents = read_conllu(str(EWT / name))
+    return [" ".join(s.forms) for s in sents[:limit]]
+
+
+@pytest.fixture(scope="module")
+def ewt_text(tmp_path_factory):
+    d = tmp_path_factory.mktemp("lmtext")
+    tr = d / "train.txt"
+    tr.write_text("\n".join(_forms("en_ewt-ud-train.conllu.xz")) + "\n", encoding="utf-8")
+    dv = d / "dev.txt"
+    dv.write_text("\n".join(_forms("en_ewt-ud-dev.conllu.xz", 400)) + "\n", encoding="utf-8")
+    return str(tr), str(dv)
+
+
+@pytest.fixture(scope="module")
+def ewt_lm(ewt_text, tmp_path_factory):
+    t = train([ewt_text[0]], 4, log=lambda m: None)
+    d = tmp_path_factory.mktemp("lm")
+    arpa, binary = str(d / "ewt.arpa"), str(d / "ewt.wolm")
+    save_tables(t, arpa)
+    save_tables(t, binary)
+    return t, arpa, binary
+
+
+def _toy(tmp_path):
+    p = tmp_path / "toy.txt"
+    p.write_text("the cat sat on the mat\nthe dog sat on the cat\na cat and a dog\n"
+                 "the mat was red\nthe dog ate the red mat\nthe cat\n", encoding="utf-8")
+    return str(p)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, 5])
+def test_every_context_distribution_sums_to_one(tmp_path, order):
+    t = train([_toy(tmp_path)], order, log=lambda m: None)
+    lm = LanguageModel.from_tables(t)
+    words = [w for i, w in enumerate(lm.vocab) if i != BOS_ID]
+    contexts = {()}
+    for n in range(1, order):
+        for row in t.ngrams[n - 1]:
+            if n == 1 and row[0] == BOS_ID:
+                contexts.add(("<s>",))
+            elif row[0] == BOS_ID:
+                contexts.add(tuple(lm.vocab[w] for w in row))
+            else:
+                contexts.add(tuple(lm.vocab[w] for w in row))
+    assert len(contexts) > 10 or order == 1
+    for ctx in contexts:
+        bos = bool(ctx) and ctx[0] == "<s>"
+        hist = list(ctx[1:] if bos else ctx)
+        total = 0.0
+        for w in words:
+            if w == "</s>":
+                s = lm.word_scores(hist, bos=bos, eos=True)[-1]
+            else:
+                s = lm.word_scores(hist + [w], bos=bos, eos=False)[-1]
+            total += 10 ** s
+        assert abs(total - 1.0) < 1e-4, (ctx, total)
+
+
+def test_pruned_model_still_sums_to_one(tmp_path):
+    vocab, counts, _ = count([_toy(tmp_path)], 3)
+    full = estimate(vocab, counts)
+    pruned = estimate(vocab, counts, prune=[1, 1])
+    assert sum(pruned.counts()) < sum(full.counts())
+    lm = LanguageModel.from_tables(pruned)
+    for hist in (["the"], ["the", "cat"], ["a"], ["sat", "on"]):
+        tot = sum(10 ** lm.word_scores(hist + [w], eos=False)[-1] for w in lm.vocab if w not in ("<s>", "</s>"))
+        tot += 10 ** lm.word_scores(hist, eos=True)[-1]
+        assert abs(tot - 1.0) < 1e-4
+
+
+def test_arpa_round_trip(ewt_lm, tmp_path):
+    t, arpa, _ = ewt_lm
+    back = read_arpa(arpa)
+    assert back.counts() == t.counts()
+    for n in range(t.order):
+        a = {tuple(t.vocab[w] for w in r): (p, b) for r, p, b in zip(t.ngrams[n], t.prob[n], t.backoff[n])}
+        c = {tuple(back.vocab[w] for w in r): (p, b) for r, p, b in zip(back.ngrams[n], back.prob[n], back.backoff[n])}
+        assert a.keys() == c.keys()
+        for k in list(a)[:5000]:
+            assert abs(a[k][0] - c[k][0]) < 1e-5 and abs(a[k][1] - c[k][1]) < 1e-5
+    again = tmp_path / "again.arpa.gz"
+    write_arpa(back, str(again))
+    assert read_arpa(str(again)).counts() == t.counts()
+
+
+def test_binary_and_arpa_score_the_same_and_state_walk_equals_sentence_score(ewt_lm, ewt_text):
+    _, arpa, binary = ewt_lm
+    a, b = LanguageModel.load(arpa), LanguageModel.load(binary)
+    dev = open(ewt_text[1], encoding="utf-8").read().splitlines()
+    pa, ca = a.score_lines(dev)
+    pb, cb = b.score_lines(dev)
+    assert np.allclose(pa, pb, atol=1e-4) and ca.oov == cb.oov > 0
+    for line in dev[:200]:
+        toks = line.split()
+        probs, lens = b.core.state_walk(b.word_ids(toks))
+        whole = b.score(toks, eos=False)
+        assert abs(sum(probs) - whole) < 1e-3
+        assert all(1 <= n <= b.order - 1 for n in lens)
+        assert np.allclose(b.word_scores(toks, eos=False), probs, atol=1e-6)
+    assert 50 < cb.perplexity < 2000 and cb.perplexity_excluding_oov < cb.perplexity
+
+
+def test_agreement_with_kenlm_on_held_out_text(ewt_lm, ewt_text):
+    kenlm = pytest.importorskip("kenlm")
+    _, arpa, binary = ewt_lm
+    ref = kenlm.Model(arpa)
+    ours = LanguageModel.load(binary)
+    n = 0
+    for line in open(ewt_text[1], encoding="utf-8").read().splitlines():
+        theirs = [s[0] for s in ref.full_scores(line, bos=True, eos=True)]
+        mine = ours.word_scores(line.split())
+        assert len(theirs) == len(mine)
+        assert np.allclose(theirs, mine, atol=1e-4), line
+        n += len(mine)
+    assert n > 5000
+
+
+def test_corrupt_truncated_wrong_version_and_foreign_files(ewt_lm, tmp_path):
+    _, _, binary = ewt_lm
+    data = open(binary, "rb").read()
+    trunc = tmp_path / "trunc.wolm"
+    trunc.write_bytes(data[: len(data) // 2])
+    with pytest.raises(LMError, match="truncated"):
+        LanguageModel.load(str(trunc))
+    flip = bytearray(data)
+    flip[-100] ^= 0xFF
+    bad = tmp_path / "flip.wolm"
+    bad.write_bytes(bytes(flip))
+    with pytest.raises(LMError, match="checksum"):
+        LanguageModel.load(str(bad))
+    ver = bytearray(data)
+    ver[8:12] = struct.pack("<I", 99)
+    v = tmp_path / "ver.wolm"
+    v.write_bytes(bytes(ver))
+    with pytest.raises(LMError, match="version 99"):
+        LanguageModel.load(str(v))
+    other = tmp_path / "model.wo"
+    other.write_bytes(b"WOMODEL\0" + b"\0" * 100)
+    with pytest.raises(LMError):
+        LanguageModel.load(str(other))
+
+
+def test_bad_training_lines_are_counted_not_fatal(tmp_path):
+    p = tmp_path / "bad.txt"
+    p.write_bytes(b"the cat sat\n\nthe dog \xff\xfe ran\n" + b"w " * 2000 + b"\nthe end\n")
+    msgs = []
+    t = train([str(p)], 2, log=msgs.append)
+    assert t.meta["skipped_lines"] == {"empty": 1, "overlong": 1, "invalid_utf8": 1}
+    assert t.meta["sentences"] == 2
+    assert any(f"{p}:3: invalid utf8" in m for m in msgs)
+
+
+def test_dask_counting_equals_local_counting(ewt_text, tmp_path):
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import LocalCluster
+
+    local = train([ewt_text[0]], 3, jobs=2, log=lambda m: None, shard_lines=3000)   # several shards
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cl:
+        dist = train([ewt_text[0]], 3, backend="dask", scheduler=cl.scheduler_address, log=lambda m: None,
+                     shard_lines=3000)
+    one = train([ewt_text[0]], 3, log=lambda m: None)
+    paths = []
+    for name, t in (("local", local), ("dask", dist), ("one", one)):
+        for k in ("count_seconds", "estimate_seconds"):
+            t.meta.pop(k)
+        paths.append(tmp_path / f"{name}.wolm")
+        write_binary(t, str(paths[-1]))
+    assert paths[0].read_bytes() == paths[1].read_bytes() == paths[2].read_bytes()
+
+
+def test_cli_train_score_convert(ewt_text, tmp_path, capsys):
+    import json
+
+    from wo.cli import main
+
+    arpa = tmp_path / "m.arpa.xz"
+    assert main(["lm", "train", "--text", ewt_text[0], "--order", "3", "--out", str(arpa), "--quiet"]) == 0
+    binary = tmp_path / "m.wolm"
+    assert main(["lm", "convert", str(arpa), str(binary)]) == 0
+    capsys.readouterr()
+    assert main(["lm", "score", "--lm", str(binary), "--input", ewt_text[1], "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert set(res) == {"sentences", "words", "oov", "log10_prob", "perplexity", "perplexity_excluding_oov"}
+    assert res["sentences"] == 400 and res["log10_prob"] < 0
+    per = tmp_path / "per.txt"
+    assert main(["lm", "score", "--lm", str(arpa), "--input", ewt_text[1], "--per-sentence",
+                 "--output", str(per)]) == 0
+    vals = [float(x) for x in per.read_text().split()]
+    assert len(vals) == 400 and abs(sum(vals) - res["log10_prob"]) < 1e-2
+    assert main(["lm", "train", "--text", ewt_text[0], "--order", "9", "--out", str(binary)]) == 2
+    assert main(["lm", "score", "--lm", ewt_text[0], "--input", ewt_text[1]]) == 2   # not an LM

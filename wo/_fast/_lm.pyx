@@ -1,0 +1,241 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""N-gram language model queries in Cython (the design of KenLM's probing model, Heafield 2011).
+
+Vocabulary ids are mapped once per sentence (in Python); a query ``score(state, w)`` walks the
+n-gram keys of w extended by the state's context words, one probe of an open-addressing table
+per order, takes the probability of the longest n-gram found and adds the backoffs of the
+longer contexts, which the state carries, so no extra look-up is needed.  The next state holds
+the words of the longest n-gram found (each of them a context with a known backoff).  No
+Python objects, no allocation, no GIL.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.string cimport memset
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+from ._typedefs cimport uint64_t, int32_t, int64_t
+
+cnp.import_array()
+
+ENTRY_DTYPE = np.dtype([("key", "<u8"), ("prob", "<f4"), ("backoff", "<f4")])
+
+
+def build_table(const uint64_t[::1] keys, const float[::1] prob, const float[::1] backoff):
+    """Open-addressing table (linear probing, load <= 2/3) of n-gram entries.
+
+    keys: uint64[m] n-gram keys (0 is stored as 1); prob, backoff: float32[m] log10 values.
+    Returns a structured array of ENTRY_DTYPE with a power-of-two length.  Raises ValueError on
+    a repeated key.
+    """
+    cdef Py_ssize_t m = keys.shape[0], i
+    cdef uint64_t cap = 4, mask, j, k
+    while cap * 2 < m * 3:
+        cap *= 2
+    out = np.zeros(cap, dtype=ENTRY_DTYPE)
+    cdef LMEntry[::1] t = out
+    mask = cap - 1
+    for i in range(m):
+        k = keys[i] if keys[i] != 0 else 1
+        j = k & mask
+        while t[j].key != 0:
+            if t[j].key == k:
+                raise ValueError("repeated n-gram key")
+            j = (j + 1) & mask
+        t[j].key = k
+        t[j].prob = prob[i]
+        t[j].backoff = backoff[i]
+    return out
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+cdef class NgramModel:
+    """Query side of an n-gram LM over memory (memory-mapped or in-process arrays).
+
+    Parameters: uni float32[V, 2] (log10 prob, log10 backoff) indexed by word id; tables: list
+    of order-1 structured arrays (ENTRY_DTYPE) for orders 2..N; bos, eos, unk: ids of ``<s>``,
+    ``</s>``, ``<unk>``.  Source: KenLM's probing model and state (Heafield 2011).
+    Raises ValueError for an order outside 1..6 or a table length that is not a power of two.
+    """
+
+    def __init__(self, uni, tables, int bos=1, int eos=2, int unk=0):
+        cdef const float[:, ::1] u = uni
+        cdef const LMEntry[::1] t
+        self.order = len(tables) + 1
+        if not 1 <= self.order <= LM_MAX_ORDER:
+            raise ValueError(f"order must be 1..{LM_MAX_ORDER}")
+        self.V = u.shape[0]
+        self.uni = &u[0, 0]
+        self._refs = [uni] + list(tables)
+        cdef int n
+        for n in range(LM_MAX_ORDER + 1):
+            self.table[n] = NULL
+            self.tmask[n] = 0
+        for n in range(2, self.order + 1):
+            arr = tables[n - 2]
+            if arr.shape[0] & (arr.shape[0] - 1):
+                raise ValueError("table length is not a power of two")
+            t = arr
+            self.table[n] = &t[0]
+            self.tmask[n] = <uint64_t>(arr.shape[0] - 1)
+        self.bos, self.eos, self.unk = bos, eos, unk
+
+    @property
+    def lm_order(self):
+        """The model's order N."""
+        return self.order
+
+    cdef void begin(self, LMState* s) noexcept nogil:
+        """The state after ``<s>`` (the context of a sentence's first word)."""
+        s.len = 1 if self.order > 1 else 0
+        s.words[0] = self.bos
+        s.backoff[0] = self.uni[2 * self.bos + 1]
+
+    cdef float score(self, const LMState* s, int32_t w, LMState* out) noexcept nogil:
+        """log10 p(w | state) with backoff; writes the next state to ``out`` (must not alias ``s``)."""
+        cdef float prob
+        cdef int i, matched = 0, nctx = s.len
+        cdef uint64_t k, j
+        cdef const LMEntry* e
+        cdef const LMEntry* tab
+        if w < 0 or w >= self.V:
+            w = self.unk
+        prob = self.uni[2 * w]
+        out.words[0] = w
+        out.backoff[0] = self.uni[2 * w + 1]
+        out.len = 1 if self.order > 1 else 0
+        k = lm_h1(w)
+        if nctx > self.order - 1:
+            nctx = self.order - 1
+        for i in range(nctx):
+            k = lm_h2(k, s.words[i])
+            tab = self.table[i + 2]
+            j = (k if k != 0 else 1) & self.tmask[i + 2]
+            e = NULL
+            while tab[j].key != 0:
+                if tab[j].key == (k if k != 0 else 1):
+                    e = &tab[j]
+                    break
+                j = (j + 1) & self.tmask[i + 2]
+            if e == NULL:
+                break
+            prob = e.prob
+            matched = i + 1
+            if i + 1 < self.order - 1:
+                out.words[i + 1] = s.words[i]
+                out.backoff[i + 1] = e.backoff
+                out.len = i + 2
+        for i in range(matched, nctx):
+            prob += s.backoff[i]
+        return prob
+
+    def score_sentences(self, const int32_t[::1] ids, const int64_t[::1] starts, bint bos=True,
+                        bint eos=True):
+        """log10 probability of every sentence (KenLM's ``query`` conventions).
+
+        ids: int32[T] word ids of all sentences concatenated (ids out of range = ``<unk>``);
+        starts: int64[S+1] sentence offsets.  ``<s>`` is the first context when ``bos``;
+        ``</s>`` is scored at the end when ``eos``.  Returns (log10 float64[S], oov int64[S]
+        words that are ``<unk>``, oov_log10 float64[S] their share of the log10).
+        """
+        cdef Py_ssize_t S = starts.shape[0] - 1, i, t
+        out = np.zeros(S, dtype=np.float64)
+        oov = np.zeros(S, dtype=np.int64)
+        oovp = np.zeros(S, dtype=np.float64)
+        cdef double[::1] o = out
+        cdef int64_t[::1] ov = oov
+        cdef double[::1] op = oovp
+        cdef LMState a, b
+        cdef float p
+        cdef int32_t w
+        with nogil:
+            for i in range(S):
+                if bos:
+                    self.begin(&a)
+                else:
+                    a.len = 0
+                for t in range(starts[i], starts[i + 1]):
+                    w = ids[t]
+                    if w < 0 or w >= self.V:
+                        w = self.unk
+                    p = self.score(&a, w, &b)
+                    o[i] += p
+                    if w == self.unk:
+                        ov[i] += 1
+                        op[i] += p
+                    a = b
+                if eos:
+                    o[i] += self.score(&a, self.eos, &b)
+        return out, oov, oovp
+
+    def word_scores(self, const int32_t[::1] ids, bint bos=True, bint eos=True):
+        """log10 p of every word of one sentence (and of ``</s>`` last when ``eos``): float64[T(+1)]."""
+        cdef Py_ssize_t T = ids.shape[0], t
+        out = np.zeros(T + (1 if eos else 0), dtype=np.float64)
+        cdef double[::1] o = out
+        cdef LMState a, b
+        if bos:
+            self.begin(&a)
+        else:
+            a.len = 0
+        for t in range(T):
+            o[t] = self.score(&a, ids[t], &b)
+            a = b
+        if eos:
+            o[T] = self.score(&a, self.eos, &b)
+        return out
+
+    def state_walk(self, const int32_t[::1] ids):
+        """Testing aid: (log10 per word, state lengths) scoring ``ids`` state by state after ``<s>``."""
+        cdef Py_ssize_t T = ids.shape[0], t
+        cdef LMState a, b
+        probs, lens = [], []
+        self.begin(&a)
+        for t in range(T):
+            probs.append(self.score(&a, ids[t], &b))
+            a = b
+            lens.append(a.len)
+        return probs, lens
+
+    def time_queries(self, const int32_t[::1] ids, const int64_t[::1] starts, int repeats=1):
+        """Speed probe: score every sentence ``repeats`` times without the GIL.
+
+        Returns (queries, seconds, checksum) where queries counts score() calls (words and
+        ``</s>``).
+        """
+        cdef Py_ssize_t S = starts.shape[0] - 1, i, t
+        cdef long long q = 0
+        cdef int r
+        cdef double tot = 0.0, t0
+        cdef LMState a, b
+        with nogil:
+            t0 = _now()
+            for r in range(repeats):
+                for i in range(S):
+                    self.begin(&a)
+                    for t in range(starts[i], starts[i + 1]):
+                        tot += self.score(&a, ids[t], &b)
+                        a = b
+                        q += 1
+                    tot += self.score(&a, self.eos, &b)
+                    q += 1
+            t0 = _now() - t0
+        return q, t0, tot
+
+
+def keys_of(const int32_t[:, ::1] rows):
+    """n-gram keys (uint64[m]) of int32[m, n] rows, computed as queries compute them (testing aid)."""
+    cdef Py_ssize_t m = rows.shape[0], n = rows.shape[1], i, j
+    out = np.zeros(m, dtype=np.uint64)
+    cdef uint64_t[::1] o = out
+    cdef uint64_t k
+    for i in range(m):
+        k = lm_h1(rows[i, n - 1])
+        for j in range(n - 2, -1, -1):
+            k = lm_h2(k, rows[i, j])
+        o[i] = k
+    return out

@@ -1,0 +1,397 @@
+"""Interpolated modified Kneser-Ney estimation by map-reduce over shards of text.
+
+Follows Chen & Goodman (1998) as KenLM's ``lmplz`` and SRILM's ``-kndiscount -interpolate``
+define it:
+
+* sentences are padded as ``<s> w1 ... wk </s>`` (one ``<s>``); words below ``vocab_min_count``
+  become ``<unk>``;
+* adjusted counts: the highest order keeps raw counts; a lower-order n-gram gets its
+  continuation count N1+(. w) (distinct left extensions), except n-grams that start with
+  ``<s>``, which keep raw counts (nothing precedes ``<s>``);
+* three discounts per order from the counts-of-counts t1..t4 of the adjusted counts:
+  Y = t1 / (t1 + 2 t2), D1 = 1 - 2Y t2/t1, D2 = 2 - 3Y t3/t2, D3+ = 3 - 4Y t4/t3 (KenLM's
+  fallback 0.5, 1, 1.5 when a count-of-count is zero);
+* p(w|h) = (a(hw) - D(a(hw))) / sum_w' a(hw') + gamma(h) p(w|h'), gamma(h) the discounted
+  mass; unigrams interpolate with the uniform distribution over the predictable vocabulary
+  (every word but ``<s>``); ``<unk>`` gets the uniform share only (unless words were mapped to
+  it); ``<s>`` has probability 0 (log10 -99, SRILM's convention) and a backoff;
+* ARPA form: log10 p(w|h) (interpolated) for every n-gram, log10 gamma(h) as the backoff of
+  every n-gram that is a context.
+
+Counting is sharded: each shard yields sorted unique n-gram rows with counts (map), which are
+concatenated and re-aggregated (reduce), so the model does not depend on the number of shards,
+on the worker processes, or on the backend (local processes or a Dask cluster).
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .keys import ngram_keys
+
+UNK, BOS, EOS = "<unk>", "<s>", "</s>"
+UNK_ID, BOS_ID, EOS_ID = 0, 1, 2
+MAX_ORDER = 6
+LOG10_ZERO = -99.0
+SHARD_LINES = 40_000
+
+
+@dataclass
+class TextStats:
+    """What reading the training text found: sentences and tokens used, lines skipped by reason."""
+
+    sentences: int = 0
+    tokens: int = 0
+    empty: int = 0
+    overlong: int = 0
+    invalid_utf8: int = 0
+    examples: List[str] = field(default_factory=list)   # "file:line: reason", at most 20
+
+    def skip(self, path: str, line: int, reason: str) -> None:
+        setattr(self, reason, getattr(self, reason) + 1)
+        if len(self.examples) < 20:
+            self.examples.append(f"{path}:{line}: {reason.replace('_', ' ')}")
+
+
+@dataclass
+class NgramTables:
+    """An n-gram LM in backoff form, orders 1..N.
+
+    vocab: list of V words, id = index (0 ``<unk>``, 1 ``<s>``, 2 ``</s>``); ngrams[n-1]:
+    int32[m_n, n] word ids (sorted rows); prob[n-1]: float32[m_n] log10 p(w_n | w_1..w_n-1);
+    backoff[n-1]: float32[m_n] log10 backoff weight (0 for the highest order and for n-grams
+    that are no context); meta: order, counts, discounts, sources ... (the binary header).
+    """
+
+    vocab: List[str]
+    ngrams: List[np.ndarray]
+    prob: List[np.ndarray]
+    backoff: List[np.ndarray]
+    meta: Dict = field(default_factory=dict)
+
+    @property
+    def order(self) -> int:
+        """Highest n-gram order N."""
+        return len(self.ngrams)
+
+    def counts(self) -> List[int]:
+        """Number of n-grams per order."""
+        return [int(g.shape[0]) for g in self.ngrams]
+
+
+# ------------------------------------------------------------------------------------------ text
+def iter_lines(path: str, stats: TextStats, max_tokens: int) -> Iterable[List[str]]:
+    """Tokenized sentences of one file (``.xz``/``.gz`` ok): one per non-empty line.
+
+    Empty lines, lines over ``max_tokens`` tokens and lines that are not valid UTF-8 are
+    skipped and counted in ``stats``.  Raises FileNotFoundError.
+    """
+    from ..io.text import read_bytes
+
+    lines = read_bytes(path).split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()                      # the final newline
+    for no, raw in enumerate(lines, 1):
+        if not raw.strip():
+            stats.skip(path, no, "empty")
+            continue
+        try:
+            toks = raw.decode("utf-8").split()
+        except UnicodeDecodeError:
+            stats.skip(path, no, "invalid_utf8")
+            continue
+        if len(toks) > max_tokens:
+            stats.skip(path, no, "overlong")
+            continue
+        stats.sentences += 1
+        stats.tokens += len(toks)
+        yield toks
+
+
+# ------------------------------------------------------------------------------------------ map
+def _unique_rows(rows: np.ndarray, weights: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """Sorted unique rows of an int32[m, n] matrix and their counts (or summed weights)."""
+    if rows.shape[0] == 0:
+        return rows.reshape(0, rows.shape[1]), np.zeros(0, dtype=np.int64)
+    idx = np.lexsort(rows.T[::-1])
+    srt = rows[idx]
+    new = np.ones(srt.shape[0], dtype=bool)
+    new[1:] = np.any(srt[1:] != srt[:-1], axis=1)
+    starts = np.flatnonzero(new)
+    w = np.ones(srt.shape[0], dtype=np.int64) if weights is None else weights[idx].astype(np.int64)
+    return np.ascontiguousarray(srt[starts]), np.add.reduceat(w, starts)
+
+
+def word_counts(lines: Sequence[str]) -> Counter:
+    """Map step 1: word frequencies of a shard of tokenized lines."""
+    c: Counter = Counter()
+    for ln in lines:
+        c.update(ln.split())
+    return c
+
+
+def count_shard(lines: Sequence[str], ids: Dict[str, int], order: int) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """Map step 2: raw counts of every n-gram (n = 1..order) of a shard of tokenized lines.
+
+    Words not in ``ids`` are ``<unk>``.  Returns per order (sorted unique rows int32[m, n],
+    counts int64[m]).
+    """
+    seq: List[int] = []
+    sid: List[int] = []
+    get = ids.get
+    for k, ln in enumerate(lines):
+        toks = ln.split()
+        seq.append(BOS_ID)
+        seq.extend(get(t, UNK_ID) for t in toks)
+        seq.append(EOS_ID)
+        sid.extend([k] * (len(toks) + 2))
+    a = np.asarray(seq, dtype=np.int32)
+    s = np.asarray(sid, dtype=np.int64)
+    out = []
+    for n in range(1, order + 1):
+        if a.shape[0] < n:
+            out.append((np.zeros((0, n), dtype=np.int32), np.zeros(0, dtype=np.int64)))
+            continue
+        win = np.lib.stride_tricks.sliding_window_view(a, n)
+        ok = s[: a.shape[0] - n + 1] == s[n - 1:]
+        out.append(_unique_rows(np.ascontiguousarray(win[ok])))
+    return out
+
+
+def _merge(parts: List[Tuple[np.ndarray, np.ndarray]], n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Reduce: sum the counts of equal rows over shards."""
+    rows = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, n), dtype=np.int32)
+    cnt = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    return _unique_rows(rows, cnt)
+
+
+def _map(fn: Callable, shards: List, extra: tuple, jobs: int, backend: str, scheduler: Optional[str]) -> list:
+    """fn(shard, *extra) for every shard, in shard order, locally or on a Dask cluster."""
+    if backend == "dask":
+        import joblib
+        from dask.distributed import Client
+
+        client = Client(scheduler) if scheduler else Client(processes=False)
+        try:
+            with joblib.parallel_config(backend="dask"):
+                return joblib.Parallel(n_jobs=-1)(joblib.delayed(fn)(sh, *extra) for sh in shards)
+        finally:
+            client.close()
+    if backend != "loky":
+        raise ValueError(f"unknown backend {backend!r} (loky or dask)")
+    if jobs <= 1:
+        return [fn(sh, *extra) for sh in shards]
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=jobs, backend="loky")(delayed(fn)(sh, *extra) for sh in shards)
+
+
+def count(paths: Sequence[str], order: int, vocab_min_count: int = 1, jobs: int = 1,
+          backend: str = "loky", scheduler: Optional[str] = None, max_tokens: int = 1000,
+          stats: Optional[TextStats] = None, shard_lines: int = SHARD_LINES):
+    """Vocabulary and raw n-gram counts of the training files (map-reduce over shards).
+
+    Returns (vocab list[str], per order (rows int32[m, n], counts int64[m]), TextStats).
+    The vocabulary is ``<unk> <s> </s>`` then the words seen at least ``vocab_min_count``
+    times, by descending count then code point order (deterministic).  Shards hold
+    ``shard_lines`` sentences; the result does not depend on it.
+    """
+    stats = stats or TextStats()
+    lines = [" ".join(t) for p in paths for t in iter_lines(p, stats, max_tokens)]
+    shards = [lines[i:i + shard_lines] for i in range(0, len(lines), shard_lines)]
+    wc: Counter = Counter()
+    for c in _map(word_counts, shards, (), jobs, backend, scheduler):
+        wc.update(c)
+    for special in (UNK, BOS, EOS):
+        wc.pop(special, None)
+    words = sorted((w for w, k in wc.items() if k >= vocab_min_count), key=lambda w: (-wc[w], w))
+    vocab = [UNK, BOS, EOS] + words
+    ids = {w: i for i, w in enumerate(vocab)}
+    parts = _map(count_shard, shards, (ids, order), jobs, backend, scheduler)
+    counts = [_merge([p[n - 1] for p in parts], n) for n in range(1, order + 1)]
+    return vocab, counts, stats
+
+
+# ------------------------------------------------------------------------------------------ estimation
+def _lookup(sorted_keys: np.ndarray, perm: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Row index of each key in a table whose keys sorted are ``sorted_keys`` (perm: argsort)."""
+    pos = np.searchsorted(sorted_keys, keys)
+    pos = np.minimum(pos, sorted_keys.shape[0] - 1)
+    if not np.all(sorted_keys[pos] == keys):
+        raise ValueError("internal error: an n-gram's suffix or context is missing")
+    return perm[pos]
+
+
+def discounts(adjusted: np.ndarray) -> Tuple[float, float, float]:
+    """Modified Kneser-Ney discounts (D1, D2, D3+) from adjusted counts (Chen & Goodman 1998).
+
+    Falls back to (0.5, 1.0, 1.5) when a count-of-count t1..t4 is zero or a discount would
+    leave [0, k] (tiny corpora), as KenLM's ``--discount_fallback`` does.
+    """
+    t = [int(np.count_nonzero(adjusted == k)) for k in (1, 2, 3, 4)]
+    if min(t) == 0:
+        return 0.5, 1.0, 1.5
+    y = t[0] / (t[0] + 2.0 * t[1])
+    d = (1 - 2 * y * t[1] / t[0], 2 - 3 * y * t[2] / t[1], 3 - 4 * y * t[3] / t[2])
+    if not (0 < d[0] < 1 and 0 < d[1] < 2 and 0 < d[2] < 3):
+        return 0.5, 1.0, 1.5
+    return d
+
+
+def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
+             prune: Optional[Sequence[int]] = None) -> NgramTables:
+    """Interpolated modified Kneser-Ney from raw counts (see the module docstring).
+
+    counts: per order (sorted unique rows int32[m, n], raw counts int64[m]) as :func:`count`
+    returns them.  prune: per order n >= 2 a threshold t_n: n-grams whose adjusted count is
+    <= t_n are dropped unless they are the context or the suffix of a kept longer n-gram; the
+    dropped probability mass goes to the backoff weight, so every distribution still sums to
+    one (missing thresholds: 0 = keep all).  Returns :class:`NgramTables`.
+    """
+    N = len(counts)
+    if not 1 <= N <= MAX_ORDER:
+        raise ValueError(f"order must be 1..{MAX_ORDER}")
+    rows = [c[0] for c in counts]
+    raw = [c[1] for c in counts]
+    # <unk> is always a unigram (count 0 unless words were mapped to it)
+    if rows[0].shape[0] == 0 or not np.any(rows[0][:, 0] == UNK_ID):
+        rows[0] = np.concatenate([np.array([[UNK_ID]], dtype=np.int32), rows[0]])
+        raw[0] = np.concatenate([np.zeros(1, dtype=np.int64), raw[0]])
+        order_ = np.argsort(rows[0][:, 0], kind="stable")
+        rows[0], raw[0] = rows[0][order_], raw[0][order_]
+    keys, ctxk, sufk, sorted_keys, perms = [], [], [], [], []
+    for n in range(1, N + 1):
+        k, suf, ctx = ngram_keys(rows[n - 1])
+        keys.append(k); sufk.append(suf); ctxk.append(ctx)
+        p = np.argsort(k, kind="stable")
+        if np.any(k[p][1:] == k[p][:-1]):
+            raise ValueError(f"64-bit key collision among the {n}-grams (report this)")
+        perms.append(p); sorted_keys.append(k[p])
+    # adjusted counts
+    adj = [None] * N
+    adj[N - 1] = raw[N - 1].copy()
+    for n in range(N - 1, 0, -1):            # order n from the (n+1)-grams' left extensions
+        ext = rows[n]                         # (n+1)-grams
+        cont = np.zeros(rows[n - 1].shape[0], dtype=np.int64)
+        if ext.shape[0]:
+            idx = _lookup(sorted_keys[n - 1], perms[n - 1], sufk[n])
+            np.add.at(cont, idx, 1)
+        a = cont
+        starts_bos = rows[n - 1][:, 0] == BOS_ID
+        a[starts_bos] = raw[n - 1][starts_bos]
+        adj[n - 1] = a
+    disc = []
+    for n in range(1, N + 1):
+        a = adj[n - 1]
+        if n == 1:
+            a = a[(rows[0][:, 0] != BOS_ID)]
+        disc.append(discounts(a))
+    # pruning: kept masks from the highest order down; suffixes and contexts of kept n-grams stay
+    thresholds = [0] + [int(t) for t in (prune or [])][: N - 1]
+    thresholds += [0] * (N - len(thresholds))
+    kept = [np.ones(rows[n].shape[0], dtype=bool) for n in range(N)]
+    if N >= 2:
+        kept[N - 1] = adj[N - 1] > thresholds[N - 1]
+    for n in range(N, 1, -1):
+        k = kept[n - 1]
+        need = np.zeros(rows[n - 2].shape[0], dtype=bool)
+        need[_lookup(sorted_keys[n - 2], perms[n - 2], sufk[n - 1][k])] = True
+        need[_lookup(sorted_keys[n - 2], perms[n - 2], ctxk[n - 1][k])] = True
+        if n - 1 >= 2:
+            kept[n - 2] = (adj[n - 2] > thresholds[n - 2]) | need
+    prob: List[np.ndarray] = []
+    gammas: List[Tuple[np.ndarray, np.ndarray]] = []   # per order: (context keys, gamma)
+    for n in range(1, N + 1):
+        r, a = rows[n - 1], adj[n - 1].astype(np.float64)
+        d1, d2, d3 = disc[n - 1]
+        dvec = np.where(a >= 3, d3, np.where(a == 2, d2, np.where(a == 1, d1, 0.0)))
+        num = np.maximum(a - dvec, 0.0)
+        if n == 1:
+            pred = r[:, 0] != BOS_ID
+            total = a[pred].sum()
+            u = np.where(pred, num / total, 0.0)
+            gamma = 1.0 - u.sum()
+            p = u + gamma / np.count_nonzero(pred)
+            p = np.where(pred, p, 0.0)
+            gammas.append((np.zeros(1, dtype=np.uint64), np.array([gamma])))
+        else:
+            newctx = np.ones(r.shape[0], dtype=bool)
+            newctx[1:] = np.any(r[1:, : n - 1] != r[:-1, : n - 1], axis=1)
+            starts = np.flatnonzero(newctx)
+            grp = np.cumsum(newctx) - 1
+            total = np.add.reduceat(a, starts)
+            u = num / total[grp]
+            ukept = np.where(kept[n - 1], u, 0.0)
+            gamma = 1.0 - np.add.reduceat(ukept, starts)
+            gamma = np.maximum(gamma, 0.0)
+            lower = prob[n - 2][_lookup(sorted_keys[n - 2], perms[n - 2], sufk[n - 1])]
+            p = u + gamma[grp] * lower
+            gammas.append((ctxk[n - 1][starts], gamma))
+        prob.append(p)
+    out_ng, out_p, out_b = [], [], []
+    for n in range(1, N + 1):
+        r, p = rows[n - 1], prob[n - 1]
+        bo = np.zeros(r.shape[0], dtype=np.float64)
+        if n < N:
+            ck, g = gammas[n]
+            idx = _lookup(sorted_keys[n - 1], perms[n - 1], ck)
+            with np.errstate(divide="ignore"):
+                bo[idx] = np.log10(np.maximum(g, 1e-99))
+        with np.errstate(divide="ignore"):
+            lp = np.where(p > 0, np.log10(np.maximum(p, 1e-300)), LOG10_ZERO)
+        m = kept[n - 1]
+        out_ng.append(np.ascontiguousarray(r[m]))
+        out_p.append(lp[m].astype(np.float32))
+        out_b.append(bo[m].astype(np.float32))
+    meta = {"order": N, "discounts": [[round(x, 6) for x in d] for d in disc],
+            "counts": [int(x.shape[0]) for x in out_ng], "vocab_size": len(vocab),
+            "prune": list(thresholds[1:]) if prune else []}
+    return NgramTables(vocab, out_ng, out_p, out_b, meta)
+
+
+def train(paths: Sequence[str], order: int, vocab_min_count: int = 1, prune: Optional[Sequence[int]] = None,
+          jobs: int = 1, backend: str = "loky", scheduler: Optional[str] = None, max_tokens: int = 1000,
+          log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+          shard_lines: int = SHARD_LINES) -> NgramTables:
+    """Count (map-reduce) and estimate an interpolated modified Kneser-Ney LM of ``order``.
+
+    paths: tokenized text files, one sentence per line (``.xz``/``.gz`` ok).  Skipped lines
+    (empty, over ``max_tokens`` tokens, invalid UTF-8) are counted and reported, never fatal.
+    Returns :class:`NgramTables` whose ``meta`` records the sources, the text statistics and
+    the seconds spent.  Raises FileNotFoundError, ValueError for an order outside 1..6 or an
+    empty text.
+    """
+    import os
+
+    if not 1 <= order <= MAX_ORDER:
+        raise ValueError(f"--order must be between 1 and {MAX_ORDER}")
+    t0 = time.perf_counter()
+    vocab, counts, stats = count(paths, order, vocab_min_count, jobs, backend, scheduler, max_tokens,
+                                 shard_lines=shard_lines)
+    if stats.sentences == 0:
+        raise ValueError("no usable sentence in the training text")
+    skipped = stats.empty + stats.overlong + stats.invalid_utf8
+    log(f"wo lm: {stats.sentences} sentences, {stats.tokens} tokens, {len(vocab)} words; skipped "
+        f"{skipped} lines (empty {stats.empty}, over {max_tokens} tokens {stats.overlong}, "
+        f"invalid UTF-8 {stats.invalid_utf8})" + "".join(f"\n  {e}" for e in stats.examples[:5]))
+    t1 = time.perf_counter()
+    tables = estimate(vocab, counts, prune)
+    tables.meta.update({
+        "sources": [os.path.basename(p) for p in paths], "sentences": stats.sentences, "tokens": stats.tokens,
+        "skipped_lines": {"empty": stats.empty, "overlong": stats.overlong, "invalid_utf8": stats.invalid_utf8},
+        "vocab_min_count": vocab_min_count, "count_seconds": round(t1 - t0, 2),
+        "estimate_seconds": round(time.perf_counter() - t1, 2), "smoothing": "interpolated modified Kneser-Ney"})
+    log(f"wo lm: order {order}, n-grams {tables.counts()}, discounts {tables.meta['discounts']}, "
+        f"{time.perf_counter() - t0:.1f}s")
+    return tables
+
+
+def perplexity(log10_prob: float, n: int) -> float:
+    """10 ** (-log10_prob / n): perplexity of ``n`` predicted tokens."""
+    return math.pow(10.0, -log10_prob / max(n, 1))

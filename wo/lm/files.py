@@ -1,0 +1,296 @@
+"""LM files: ARPA (read and write, plain, ``.gz`` or ``.xz``) and wo's memory-mapped binary.
+
+Binary layout (little-endian)::
+
+    8 bytes   magic b"WOLM\\0\\0\\0\\0"
+    4 bytes   uint32 format version (FORMAT_VERSION)
+    4 bytes   uint32 header length H
+    H bytes   UTF-8 JSON header: order, counts, discounts, sources, vocab_size, sections
+              {name: [offset, bytes]}, crc32 of everything after the header, estimation record
+    sections  each at a 64-byte aligned offset:
+              vocab      the words, UTF-8, one per line, id = line number - 1
+              unigrams   float32[V, 2]: log10 prob, log10 backoff, indexed by word id
+              order2..N  open-addressing tables of (uint64 key, float32 log10 prob,
+                         float32 log10 backoff), length a power of two (wo._fast._lm)
+
+Worker processes ``np.memmap`` the tables, so the pages are shared, not copied.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+import os
+import struct
+import tempfile
+import zlib
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .estimation import BOS, EOS, LOG10_ZERO, MAX_ORDER, UNK, NgramTables
+from .keys import ngram_keys
+
+MAGIC = b"WOLM\0\0\0\0"
+FORMAT_VERSION = 1
+ALIGN = 64
+
+
+class LMError(Exception):
+    """Not a usable LM file: not an LM, wrong version, truncated, corrupt, malformed ARPA."""
+
+
+# ------------------------------------------------------------------------------------------ ARPA
+def _open_write(path: str):
+    if path.endswith(".gz"):
+        return gzip.open(path, "wt", encoding="utf-8")
+    if path.endswith(".xz"):
+        return lzma.open(path, "wt", encoding="utf-8")
+    return open(path, "wt", encoding="utf-8")
+
+
+def is_arpa_name(path: str) -> bool:
+    """True for names ending in .arpa, .arpa.gz or .arpa.xz."""
+    return path.endswith((".arpa", ".arpa.gz", ".arpa.xz"))
+
+
+def write_arpa(t: NgramTables, path: str) -> None:
+    """Write an ARPA file (the format KenLM, SRILM and IRSTLM read), atomically.
+
+    Probabilities and backoffs are log10 with 7 significant digits; the highest order has no
+    backoff column.  Raises OSError when the file cannot be written.
+    """
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".wo-lm-", suffix=os.path.basename(path))
+    os.close(fd)
+    try:
+        with _open_write(tmp) as fh:
+            fh.write("\n\\data\\\n")
+            for n, c in enumerate(t.counts(), 1):
+                fh.write(f"ngram {n}={c}\n")
+            for n in range(1, t.order + 1):
+                fh.write(f"\n\\{n}-grams:\n")
+                words = t.vocab
+                rows, p, b = t.ngrams[n - 1], t.prob[n - 1], t.backoff[n - 1]
+                last = n == t.order
+                lines = []
+                for i in range(rows.shape[0]):
+                    ws = " ".join(words[w] for w in rows[i])
+                    if last:
+                        lines.append(f"{p[i]:.7g}\t{ws}\n")
+                    else:
+                        lines.append(f"{p[i]:.7g}\t{ws}\t{b[i]:.7g}\n")
+                fh.writelines(lines)
+            fh.write("\n\\end\\\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_arpa(path: str) -> NgramTables:
+    """Read an ARPA file (KenLM, SRILM, IRSTLM; plain, .gz or .xz) into :class:`NgramTables`.
+
+    Word ids: ``<unk>`` 0, ``<s>`` 1, ``</s>`` 2, then the other unigrams in file order; an
+    ARPA without ``<unk>`` gets one with log10 probability -100 (as KenLM does).
+    Raises LMError (``file:line: message``) for a malformed file, FileNotFoundError.
+    """
+    from ..io.text import open_text
+
+    counts: Dict[int, int] = {}
+    sections: Dict[int, List[Tuple[float, List[str], float]]] = {}
+    cur = 0
+    no = 0
+    with open_text(path) as fh:
+        for no, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line:
+                continue
+            if line == "\\data\\":
+                cur = -1
+                continue
+            if line == "\\end\\":
+                break
+            if line.startswith("\\") and line.endswith("-grams:"):
+                try:
+                    cur = int(line[1:-7])
+                except ValueError:
+                    raise LMError(f"{path}:{no}: bad section header {line!r}") from None
+                sections[cur] = []
+                continue
+            if cur == -1:
+                if not line.startswith("ngram ") or "=" not in line:
+                    raise LMError(f"{path}:{no}: expected 'ngram N=count'")
+                k, v = line[6:].split("=", 1)
+                counts[int(k)] = int(v)
+                continue
+            if cur <= 0:
+                raise LMError(f"{path}:{no}: text before the \\data\\ section")
+            cols = line.split("\t") if "\t" in line else line.split()
+            if "\t" in line:
+                if len(cols) not in (2, 3):
+                    raise LMError(f"{path}:{no}: expected 'prob<TAB>words[<TAB>backoff]'")
+                words = cols[1].split()
+                bo = float(cols[2]) if len(cols) == 3 else 0.0
+            else:
+                words = cols[1:1 + cur]
+                bo = float(cols[1 + cur]) if len(cols) > 1 + cur else 0.0
+            if len(words) != cur:
+                raise LMError(f"{path}:{no}: {len(words)} words in a {cur}-gram line")
+            try:
+                sections[cur].append((float(cols[0]), words, bo))
+            except ValueError:
+                raise LMError(f"{path}:{no}: probability {cols[0]!r} is not a number") from None
+    if not counts or not sections:
+        raise LMError(f"{path}: not an ARPA file (no \\data\\ section)")
+    order = max(counts)
+    if order > MAX_ORDER:
+        raise LMError(f"{path}: order {order} > {MAX_ORDER} is not supported")
+    for n in range(1, order + 1):
+        got = len(sections.get(n, []))
+        if got != counts[n]:
+            raise LMError(f"{path}: header says {counts[n]} {n}-grams, file has {got} (truncated?)")
+    vocab = [UNK, BOS, EOS]
+    seen = {w: i for i, w in enumerate(vocab)}
+    for _, ws, _ in sections[1]:
+        if ws[0] not in seen:
+            seen[ws[0]] = len(vocab)
+            vocab.append(ws[0])
+    uni_p = {ws[0]: (p, b) for p, ws, b in sections[1]}
+    if UNK not in uni_p:
+        sections[1].append((-100.0, [UNK], 0.0))
+    for special in (BOS, EOS):
+        if special not in uni_p:
+            sections[1].append((LOG10_ZERO, [special], 0.0))
+    ngrams, probs, backoffs = [], [], []
+    for n in range(1, order + 1):
+        ent = sections[n]
+        try:
+            rows = np.array([[seen[w] for w in ws] for _, ws, _ in ent], dtype=np.int32).reshape(len(ent), n)
+        except KeyError as exc:
+            raise LMError(f"{path}: word {exc.args[0]!r} of a {n}-gram is not a unigram") from None
+        ngrams.append(rows)
+        probs.append(np.array([p for p, _, _ in ent], dtype=np.float32))
+        backoffs.append(np.array([b for _, _, b in ent], dtype=np.float32))
+    meta = {"order": order, "counts": [len(sections[n]) for n in range(1, order + 1)],
+            "vocab_size": len(vocab), "sources": [os.path.basename(path)], "imported_from": "ARPA"}
+    return NgramTables(vocab, ngrams, probs, backoffs, meta)
+
+
+# ------------------------------------------------------------------------------------------ binary
+def _pad(n: int) -> int:
+    return (-n) % ALIGN
+
+
+def write_binary(t: NgramTables, path: str) -> dict:
+    """Write wo's binary LM (see the module docstring) atomically; returns the header.
+
+    Raises OSError when the file cannot be written, ValueError on an n-gram key collision.
+    """
+    from .._fast._lm import build_table
+
+    V = len(t.vocab)
+    uni = np.zeros((V, 2), dtype=np.float32)
+    uni[:, 0] = LOG10_ZERO
+    r1 = t.ngrams[0][:, 0]
+    uni[r1, 0] = t.prob[0]
+    uni[r1, 1] = t.backoff[0]
+    blobs: List[Tuple[str, bytes]] = [("vocab", "\n".join(t.vocab).encode("utf-8")), ("unigrams", uni.tobytes())]
+    for n in range(2, t.order + 1):
+        keys = ngram_keys(t.ngrams[n - 1])[0]
+        tab = build_table(np.ascontiguousarray(keys), np.ascontiguousarray(t.prob[n - 1], dtype=np.float32),
+                          np.ascontiguousarray(t.backoff[n - 1], dtype=np.float32))
+        blobs.append((f"order{n}", tab.tobytes()))
+    header = dict(t.meta)
+    header.update({"format_version": FORMAT_VERSION, "order": t.order, "counts": t.counts(), "vocab_size": V})
+    # two passes: the header's length decides where the sections start
+    body = b""
+    sections: Dict[str, List[int]] = {}
+    for _ in range(2):
+        hdr = json.dumps(dict(header, sections=sections, crc32=zlib.crc32(body)), sort_keys=True).encode("utf-8")
+        off = 16 + len(hdr)
+        off += _pad(off)
+        start = off
+        parts = []
+        new_sections = {}
+        for name, data in blobs:
+            new_sections[name] = [off, len(data)]
+            parts.append(data)
+            parts.append(b"\0" * _pad(len(data)))
+            off += len(data) + _pad(len(data))
+        body = b"".join(parts)
+        if new_sections == sections:
+            break
+        sections = new_sections
+    hdr = json.dumps(dict(header, sections=sections, crc32=zlib.crc32(body)), sort_keys=True).encode("utf-8")
+    assert 16 + len(hdr) + _pad(16 + len(hdr)) == start, "header length changed"
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".wo-lm-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(MAGIC + struct.pack("<II", FORMAT_VERSION, len(hdr)) + hdr)
+            fh.write(b"\0" * _pad(16 + len(hdr)))
+            fh.write(body)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return json.loads(hdr)
+
+
+def read_binary(path: str, verify: bool = True):
+    """Open a binary LM: returns (header dict, vocab list[str], unigrams float32[V, 2] memmap,
+    tables list of memmapped entry arrays for orders 2..N).
+
+    Raises LMError for a file that is not a wo LM, has another format version, is truncated or
+    fails its checksum (``verify``); FileNotFoundError.
+    """
+    from .._fast._lm import ENTRY_DTYPE
+
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        head = fh.read(16)
+        if len(head) < 16 or head[:8] != MAGIC:
+            raise LMError(f"{path}: not a wo language model (bad magic)")
+        version, hlen = struct.unpack("<II", head[8:16])
+        if version != FORMAT_VERSION:
+            raise LMError(f"{path}: LM format version {version}, this wo reads version {FORMAT_VERSION}")
+        raw = fh.read(hlen)
+        if len(raw) < hlen:
+            raise LMError(f"{path}: truncated header")
+        try:
+            header = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise LMError(f"{path}: corrupt header") from None
+    secs = header.get("sections", {})
+    end = max((o + n for o, n in secs.values()), default=0)
+    if not secs or size < end:
+        raise LMError(f"{path}: truncated ({size} bytes, the header describes {end})")
+    start = min(o for o, _ in secs.values())
+    if verify:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            crc = 0
+            left = size - start
+            while left > 0:
+                chunk = fh.read(min(left, 1 << 24))
+                if not chunk:
+                    break
+                crc = zlib.crc32(chunk, crc)
+                left -= len(chunk)
+        if crc != header.get("crc32"):
+            raise LMError(f"{path}: checksum mismatch (corrupt file)")
+    mm = np.memmap(path, dtype=np.uint8, mode="r")
+    o, n = secs["vocab"]
+    vocab = bytes(mm[o:o + n]).decode("utf-8").split("\n")
+    o, n = secs["unigrams"]
+    uni = mm[o:o + n].view(np.float32).reshape(-1, 2)
+    tables = []
+    for k in range(2, header["order"] + 1):
+        o, n = secs[f"order{k}"]
+        tables.append(mm[o:o + n].view(ENTRY_DTYPE))
+    if len(vocab) != header["vocab_size"] or uni.shape[0] != len(vocab):
+        raise LMError(f"{path}: vocabulary and unigram table disagree (corrupt file)")
+    return header, vocab, uni, tables

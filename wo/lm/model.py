@@ -1,0 +1,134 @@
+"""The n-gram language model of wo: load either format, map words to ids, score text.
+
+>>> lm = LanguageModel.load("model.wolm")            # or an ARPA file from KenLM/SRILM/IRSTLM
+>>> lm.score(["the", "cat", "sat"])                 # log10 p(the cat sat </s> | <s>)
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Dict, Iterable, List, Optional, Sequence
+
+import numpy as np
+
+from .estimation import BOS_ID, EOS_ID, UNK_ID, NgramTables, perplexity
+from .files import MAGIC, LMError, is_arpa_name, read_arpa, read_binary, write_arpa, write_binary
+
+
+@dataclass
+class CorpusScore:
+    """Scores of a text as KenLM's ``query`` reports them (``<s>``/``</s>`` added per line).
+
+    sentences, words (tokens without ``</s>``), oov (tokens that are ``<unk>``), log10_prob
+    (total, ``</s>`` included), perplexity (over words + ``</s>``), perplexity_excluding_oov
+    (OOV tokens and their probabilities left out).
+    """
+
+    sentences: int
+    words: int
+    oov: int
+    log10_prob: float
+    perplexity: float
+    perplexity_excluding_oov: float
+
+    def to_json(self) -> str:
+        """One JSON object with the field names as keys."""
+        return json.dumps(asdict(self))
+
+
+class LanguageModel:
+    """An n-gram LM in backoff form with Cython queries (``wo._fast._lm.NgramModel``).
+
+    Built by :meth:`load` (binary: memory-mapped; ARPA: read into memory) or from
+    :class:`wo.lm.estimation.NgramTables`.  Attributes: order, vocab (list of words, id =
+    index), ids (dict word -> id), header (dict).
+    """
+
+    def __init__(self, vocab: List[str], uni: np.ndarray, tables: List[np.ndarray], header: dict,
+                 path: Optional[str] = None):
+        from .._fast._lm import NgramModel
+
+        self.vocab = vocab
+        self.ids: Dict[str, int] = {w: i for i, w in enumerate(vocab)}
+        self.header = header
+        self.order = len(tables) + 1
+        self.path = path
+        self.core = NgramModel(uni, tables, BOS_ID, EOS_ID, UNK_ID)
+
+    @classmethod
+    def from_tables(cls, t: NgramTables) -> "LanguageModel":
+        """In-memory model from estimated or ARPA tables (builds the probing tables)."""
+        import os
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(suffix=".wolm")
+        os.close(fd)
+        try:
+            write_binary(t, tmp)
+            header, vocab, uni, tables = read_binary(tmp, verify=False)
+            return cls(vocab, np.array(uni), [np.array(x) for x in tables], header)
+        finally:
+            os.unlink(tmp)
+
+    @classmethod
+    def load(cls, path: str, verify: bool = True) -> "LanguageModel":
+        """Load a wo binary LM (memory-mapped) or an ARPA file (by content, any name).
+
+        Raises LMError for a file that is neither or is damaged, FileNotFoundError.
+        """
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+        if head == MAGIC:
+            header, vocab, uni, tables = read_binary(path, verify)
+            return cls(vocab, uni, tables, header, path)
+        m = cls.from_tables(read_arpa(path))
+        m.path = path
+        return m
+
+    def word_ids(self, tokens: Sequence[str]) -> np.ndarray:
+        """int32 ids of tokens (``<unk>`` = 0 for unknown words); mapped once per sentence."""
+        get = self.ids.get
+        return np.fromiter((get(t, UNK_ID) for t in tokens), dtype=np.int32, count=len(tokens))
+
+    def score(self, tokens: Sequence[str], bos: bool = True, eos: bool = True) -> float:
+        """log10 probability of a tokenized sentence (``<s>``/``</s>`` added unless disabled)."""
+        ids = self.word_ids(tokens)
+        out, _, _ = self.core.score_sentences(ids, np.array([0, len(ids)], dtype=np.int64), bos, eos)
+        return float(out[0])
+
+    def word_scores(self, tokens: Sequence[str], bos: bool = True, eos: bool = True) -> np.ndarray:
+        """log10 p of each token given its history (and of ``</s>`` last): float64[len(tokens)(+1)]."""
+        return self.core.word_scores(self.word_ids(tokens), bos, eos)
+
+    def score_lines(self, lines: Iterable[str]):
+        """Per-sentence log10 probabilities and the corpus totals of tokenized lines.
+
+        Returns (float64[S] log10 per line, :class:`CorpusScore`).
+        """
+        get = self.ids.get
+        ids: List[int] = []
+        starts = [0]
+        for ln in lines:
+            ids.extend(get(t, UNK_ID) for t in ln.split())
+            starts.append(len(ids))
+        a = np.asarray(ids, dtype=np.int32)
+        st = np.asarray(starts, dtype=np.int64)
+        per, oov, oovp = self.core.score_sentences(a, st, True, True)
+        S, W, O = len(starts) - 1, len(ids), int(oov.sum())
+        total = float(per.sum())
+        cs = CorpusScore(S, W, O, total, perplexity(total, W + S),
+                         perplexity(total - float(oovp.sum()), W + S - O))
+        return per, cs
+
+    def save(self, path: str) -> None:
+        """Not supported for loaded models (write tables with :func:`wo.lm.files.write_binary`)."""
+        raise LMError("a loaded model cannot be re-saved; convert its ARPA file with 'wo lm convert'")
+
+
+def save_tables(t: NgramTables, path: str) -> dict:
+    """Write tables as ARPA when ``path`` ends in .arpa(.gz/.xz), else as wo's binary; returns
+    the binary header (or the tables' meta for ARPA).  Raises OSError."""
+    if is_arpa_name(path):
+        write_arpa(t, path)
+        return dict(t.meta, counts=t.counts())
+    return write_binary(t, path)
