@@ -10,14 +10,11 @@ change outputs or speed.
 import argparse
 import filecmp
 import json
-import os
 import pathlib
 import platform
-import resource
 import statistics
 import subprocess
 import tempfile
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TEST = ROOT / "corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz"

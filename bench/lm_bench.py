@@ -8,10 +8,8 @@ Every estimation runs in a fresh process so peak RSS is its own.
 """
 import argparse
 import json
-import lzma
 import os
 import pathlib
-import resource
 import subprocess
 import sys
 import time

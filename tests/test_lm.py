@@ -1,8 +1,5 @@
 """The n-gram LM on real data: modified Kneser-Ney sums to one, ARPA and binary round trips,
 agreement with the kenlm module, state-by-state scoring, corrupt files, Dask = local counting."""
-import lzma
-import math
-import os
 import struct
 
 import numpy as np

@@ -46,7 +46,7 @@ def cmd_train(a) -> int:
         dv = dv[:a.dev_limit]
     rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
                 train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
-                train_name=os.path.basename(a.train), dev_name=os.path.basename(a.dev or ""))
+                train_name=os.path.basename(a.train), dev_name=os.path.basename(a.dev or ""), lm=a.lm)
     print(json.dumps(rec, indent=1))
     return EXIT_OK
 
@@ -60,7 +60,7 @@ def cmd_linearize(a) -> int:
     a.model = a.model or default_model("dep")
 
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
-            "timeout": a.timeout, "patience_factor": a.patience}
+            "timeout": a.timeout, "patience_factor": a.patience, "lm": a.lm}
     bar = _bar(a.quiet)
     try:
         summ = run(a.model, a.input, a.output, input_format=a.input_format, output_format=a.format,
@@ -421,6 +421,7 @@ def _add_dep_train(sub, name: str, help_: str) -> None:
     t.add_argument("--budget-factor", type=float, default=DEFAULT_BUDGET_FACTOR,
                    help="default decoding pops per word stored in the model")
     t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--lm", default=None, help="n-gram LM (binary or ARPA) whose scores become features")
     t.set_defaults(func=cmd_train)
 
 
@@ -450,6 +451,7 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     li.add_argument("--max-length", type=int, default=200, help="refuse longer sentences (memory bound)")
     li.add_argument("--backend", default="loky", choices=["loky", "dask"])
     li.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
+    li.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
     li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     li.set_defaults(func=cmd_linearize)
 

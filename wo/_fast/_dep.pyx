@@ -13,15 +13,16 @@ exclusive (POS candidates, candidate forms): coverage bitsets are over tokens.
 import numpy as np
 cimport numpy as cnp
 cimport cython
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 
 from ._typedefs cimport atom_t, feat_t, eid_t
 from ._typedefs cimport uint32_t, int32_t, int16_t, uint8_t, uint64_t
 from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3, add4, add5, add6
-from ._arena cimport Edge, new_edge
+from ._arena cimport Edge, new_edge, grow
 from ._search cimport Grammar, Search
+from ._lm cimport NgramModel, LMState
 
 cnp.import_array()
 
@@ -113,6 +114,8 @@ cdef enum:
     T_S_PL_PL1_PL2
     T_COMPLETE_ROOT_BASE = 100
     T_LABEL_BASE = 200    # label-conjoined copies of the direction templates (SR input)
+    T_LM_NGRAMS = 300     # real-valued: log10 p of the n-grams an action completes inside the string
+    T_LM_SENTENCE = 301   # real-valued: the <s> / </s> n-grams of a complete sentence
 
 cdef inline int _norm(int x) noexcept nogil:
     """NORM of Table 2: 1,2,3,4,5, (5,10], (10,20], (20,40], 40+ -> 1..9."""
@@ -156,12 +159,36 @@ cdef class DepGrammar(Grammar):
         self.n = 0
         self.nleaf = 0
         self.leaf_unit = NULL
+        self.has_lm = False
+        self.lmc = NULL
+        self.lmc_cap = 0
+        self.lm_gen = 0
 
     def __dealloc__(self):
-        free(self.dflt_word); free(self.zeros); free(self.lin_need_buf)
+        free(self.dflt_word); free(self.zeros); free(self.lin_need_buf); free(self.lmc)
+
+    @property
+    def lm_feature_indices(self):
+        """(weight index of the in-string LM feature, of the sentence-boundary LM feature),
+        as set by the last search (testing aid)."""
+        return int(self.f_lm), int(self.f_lmsent)
+
+    def set_lm(self, lm):
+        """Use an n-gram LM (``wo._fast._lm.NgramModel``) for real-valued features, or None.
+
+        With an LM every instance needs ``leaf_lm`` (LM ids of the leaves' words).
+        """
+        self.lm = lm
+        self.has_lm = lm is not None
+        self.lm_n1 = lm.lm_order - 1 if lm is not None else 0
+        if self.has_lm and self.lmc == NULL:
+            self.lmc_cap = 1024
+            self.lmc = <LMCache*>calloc(self.lmc_cap, sizeof(LMCache))
+            if self.lmc == NULL:
+                raise MemoryError()
 
     def set_instance(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold=None,
-                      leaf_word=None, tok_label=None, tok_lin=None):
+                     leaf_word=None, tok_label=None, tok_lin=None, leaf_lm=None):
         """Make this the instance the search works on (arrays are kept referenced, not copied).
 
         tok_word : uint32[n] word atoms (MurmurHash3 of the forms);  given_head : int32[n] (-1
@@ -177,9 +204,10 @@ cdef class DepGrammar(Grammar):
         used;  tok_label : uint32[n] atoms of the given arc labels (0 = none; given labels add
         label-conjoined copies of the direction templates);  tok_lin : int32[n] SR'19 ``lin``
         (+k: k-th closest among the head's lin-dependents on its right, -k on its left, 0 =
-        free), a hard constraint.
-        Raises ValueError for inconsistent shapes, an empty instance, a leaf out of range or
-        more than 32000 tokens; MemoryError.
+        free), a hard constraint.  leaf_lm : int32[L] LM vocabulary id of each leaf's word,
+        required when the grammar has an LM (:meth:`set_lm`).
+        Raises ValueError for inconsistent shapes, an empty instance, a leaf out of range,
+        more than 32000 tokens, or a missing leaf_lm; MemoryError.
         """
         cdef const uint32_t[::1] tw = tok_word
         cdef const int32_t[::1] gh = given_head
@@ -195,6 +223,7 @@ cdef class DepGrammar(Grammar):
         cdef const int32_t[::1] g_lo
         cdef const int32_t[::1] g_hi
         cdef const uint32_t[::1] g_word
+        cdef const int32_t[::1] llm
         self.n = tw.shape[0]
         self.nleaf = lt.shape[0]
         if self.n <= 0 or self.nleaf < self.n:
@@ -237,7 +266,7 @@ cdef class DepGrammar(Grammar):
         self.leaf_tok = &lt[0]
         self.leaf_pos = &lp[0]
         self._refs = [tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, leaf_word,
-                      tok_label, tok_lin]
+                      tok_label, tok_lin, leaf_lm]
         self.has_gold = gold is not None
         self.gold_has_word = False
         if self.has_gold:
@@ -254,6 +283,11 @@ cdef class DepGrammar(Grammar):
         self.leaf_unit = self.leaf_tok
         self.max_features = 512 + 4 * self.n
         self.use_dp = False
+        if self.has_lm:
+            if leaf_lm is None:
+                raise ValueError("the grammar has an LM: leaf_lm is required")
+            llm = _sized(leaf_lm, self.nleaf, "leaf_lm")
+            self.leaf_lm = &llm[0]
 
     cdef int _grow_instance_bufs(self) noexcept:
         """Make the per-instance default buffers hold nleaf leaves and n tokens (-1 on failure)."""
@@ -288,7 +322,14 @@ cdef class DepGrammar(Grammar):
     cdef int _leaf_features(self, Search s, int32_t leaf) noexcept nogil:
         """Leaf templates of Table 2 (word and POS of the leaf) into s.fbuf; returns the count."""
         cdef FeatBuf o
+        cdef LMState st0, st1
         o.f = s.fbuf; o.k = 0; o.mask = s.mask
+        s.nreal = 0
+        if self.has_lm:
+            st0.len = 0
+            s.rfeat[0] = self.f_lm
+            s.rval[0] = self.lm.score(&st0, self.leaf_lm[leaf], &st1)
+            s.nreal = 1
         cdef uint32_t w = self._wd(leaf), p = self._ps(leaf)
         add2(&o, T_LEAF_WP, w, p)
         add2(&o, T_LEAF_P, p, 0)
@@ -387,6 +428,9 @@ cdef class DepGrammar(Grammar):
         """
         cdef FeatBuf o
         o.f = s.fbuf; o.k = 0; o.mask = s.mask
+        s.nreal = 0
+        if self.has_lm:
+            self._lm_features(s, le, re)
         cdef Edge* L = &s.A.E[le]
         cdef Edge* R = &s.A.E[re]
         cdef Edge* H
@@ -466,6 +510,88 @@ cdef class DepGrammar(Grammar):
         return o.k
 
 
+    # ------------------------------------------------------------------ n-gram LM features
+    cdef LMCache* _lm_edge(self, Search s, eid_t e) noexcept nogil:
+        """LM facts of a materialised edge (computed at its first use, then cached); NULL on
+        memory failure.  The pointer is valid until the next call."""
+        cdef Edge* x = &s.A.E[e]
+        cdef int idx = x.bits // s.A.W64, j, m = x.nwords, n1 = self.lm_n1
+        cdef LMCache* c
+        cdef LMState a, b
+        cdef double tot = 0.0
+        cdef int old = self.lmc_cap
+        if idx >= self.lmc_cap:
+            if grow(<void**>&self.lmc, &self.lmc_cap, sizeof(LMCache), idx + 1) < 0:
+                return NULL
+            memset(&self.lmc[old], 0, (self.lmc_cap - old) * sizeof(LMCache))
+        c = &self.lmc[idx]
+        if c.eid == e and c.gen == self.lm_gen:
+            return c
+        cdef const int32_t* S = &s.A.surf[x.surf]
+        a.len = 0
+        for j in range(m if m < n1 else n1):
+            tot += self.lm.score(&a, self.leaf_lm[S[j]], &b)
+            a = b
+        c.lsum = <float>tot
+        a.len = 0
+        for j in range(m - n1 if m > n1 else 0, m):
+            self.lm.score(&a, self.leaf_lm[S[j]], &b)
+            a = b
+        c.rstate = a
+        c.eid = e
+        c.gen = self.lm_gen
+        return c
+
+    cdef double _lm_prefix(self, Search s, const int32_t* SL, int nl, const int32_t* SR, int nr,
+                           int m, bint bos) noexcept nogil:
+        """log10 of the first m words of SL + SR scored within the string (after <s> if bos)."""
+        cdef LMState a, b
+        cdef double tot = 0.0
+        cdef int j
+        if bos:
+            self.lm.begin(&a)
+        else:
+            a.len = 0
+        for j in range(m):
+            tot += self.lm.score(&a, self.leaf_lm[SL[j] if j < nl else SR[j - nl]], &b)
+            a = b
+        return tot
+
+    cdef void _lm_features(self, Search s, eid_t le, eid_t re) noexcept nogil:
+        """The real-valued LM features of COMBINE(le, re) into s.rfeat/rval (Zhang, Blackwood &
+        Clark 2012): the log10 probability the LM gains on the first N-1 words of the right
+        edge now that the left edge's last words precede them; for a complete sentence also
+        the n-grams of <s> and </s>."""
+        cdef LMCache* cl = self._lm_edge(s, le)
+        if cl == NULL:
+            return
+        cdef LMState a = cl.rstate, b
+        cdef float llsum = cl.lsum
+        cdef LMCache* cr = self._lm_edge(s, re)
+        if cr == NULL:
+            return
+        cdef Edge* L = &s.A.E[le]
+        cdef Edge* R = &s.A.E[re]
+        cdef const int32_t* SL = &s.A.surf[L.surf]
+        cdef const int32_t* SR = &s.A.surf[R.surf]
+        cdef int nl = L.nwords, nr = R.nwords, n1 = self.lm_n1, j, m
+        cdef double tot = 0.0, first, lsum_new
+        for j in range(nr if nr < n1 else n1):
+            tot += self.lm.score(&a, self.leaf_lm[SR[j]], &b)
+            a = b
+        s.rfeat[0] = self.f_lm
+        s.rval[0] = tot - cr.lsum
+        s.nreal = 1
+        if nl + nr == self.n:
+            if nr >= n1:
+                a = cr.rstate
+            m = nl + nr if nl + nr < n1 else n1
+            lsum_new = llsum if nl >= n1 else self._lm_prefix(s, SL, nl, SR, nr, m, False)
+            first = self._lm_prefix(s, SL, nl, SR, nr, m, True)
+            s.rfeat[1] = self.f_lmsent
+            s.rval[1] = first - lsum_new + self.lm.score(&a, self.lm.eos, &b)
+            s.nreal = 2
+
     # ------------------------------------------------------------------ grammar interface
     cdef int leaves(self, Search s) noexcept nogil:
         """One leaf edge per (token, POS[, form]) leaf, scored by the leaf templates and pushed."""
@@ -474,6 +600,13 @@ cdef class DepGrammar(Grammar):
         cdef eid_t e
         cdef Edge* x
         cdef int tok
+        cdef uint32_t lk[1]
+        if self.has_lm:
+            self.lm_gen += 1               # a new search: edge ids start again
+            lk[0] = T_LM_NGRAMS
+            self.f_lm = murmurhash3_words(lk, 1, 0) & s.mask
+            lk[0] = T_LM_SENTENCE
+            self.f_lmsent = murmurhash3_words(lk, 1, 0) & s.mask
         for i in range(self.nleaf):
             e = new_edge(&s.A)
             if e < 0:

@@ -2,6 +2,9 @@
 # a query state holding the last N-1 word ids and their backoffs, log10 probabilities.
 from ._typedefs cimport uint64_t, int32_t
 
+cdef extern from *:
+    ctypedef unsigned long long lm_u128 "unsigned __int128"
+
 cdef enum:
     LM_MAX_ORDER = 6
 
@@ -26,6 +29,11 @@ cdef inline uint64_t lm_h1(int32_t w) noexcept nogil:
     return lm_mix(<uint64_t>w + <uint64_t>0x9E3779B97F4A7C15)
 
 
+cdef inline uint64_t lm_home(uint64_t k, uint64_t cap) noexcept nogil:
+    """Home slot of key k in a table of cap slots (Lemire's multiply-shift range reduction)."""
+    return <uint64_t>((<lm_u128>k * <lm_u128>cap) >> 64)
+
+
 cdef inline uint64_t lm_h2(uint64_t k, int32_t w) noexcept nogil:
     return lm_mix((k + <uint64_t>0x9E3779B97F4A7C15) ^ ((<uint64_t>w + 1) * <uint64_t>0xC2B2AE3D27D4EB4F))
 
@@ -35,7 +43,7 @@ cdef class NgramModel:
     cdef int V
     cdef const float* uni            # [V, 2]: log10 prob, log10 backoff
     cdef const LMEntry* table[LM_MAX_ORDER + 1]
-    cdef uint64_t tmask[LM_MAX_ORDER + 1]
+    cdef uint64_t tcap[LM_MAX_ORDER + 1]
     cdef object _refs
     cdef readonly int32_t bos, eos, unk
 

@@ -21,26 +21,25 @@ ENTRY_DTYPE = np.dtype([("key", "<u8"), ("prob", "<f4"), ("backoff", "<f4")])
 
 
 def build_table(const uint64_t[::1] keys, const float[::1] prob, const float[::1] backoff):
-    """Open-addressing table (linear probing, load <= 2/3) of n-gram entries.
+    """Open-addressing table (linear probing, load 2/3, KenLM's probing multiplier 1.5).
 
     keys: uint64[m] n-gram keys (0 is stored as 1); prob, backoff: float32[m] log10 values.
-    Returns a structured array of ENTRY_DTYPE with a power-of-two length.  Raises ValueError on
-    a repeated key.
+    Returns a structured array of ENTRY_DTYPE of length 1.5 m + 2; the home slot of a key is
+    ``lm_home(key, length)``.  Raises ValueError on a repeated key.
     """
     cdef Py_ssize_t m = keys.shape[0], i
-    cdef uint64_t cap = 4, mask, j, k
-    while cap * 2 < m * 3:
-        cap *= 2
+    cdef uint64_t cap = <uint64_t>(m + m // 2 + 2), j, k
     out = np.zeros(cap, dtype=ENTRY_DTYPE)
     cdef LMEntry[::1] t = out
-    mask = cap - 1
     for i in range(m):
         k = keys[i] if keys[i] != 0 else 1
-        j = k & mask
+        j = lm_home(k, cap)
         while t[j].key != 0:
             if t[j].key == k:
                 raise ValueError("repeated n-gram key")
-            j = (j + 1) & mask
+            j += 1
+            if j == cap:
+                j = 0
         t[j].key = k
         t[j].prob = prob[i]
         t[j].backoff = backoff[i]
@@ -57,9 +56,9 @@ cdef class NgramModel:
     """Query side of an n-gram LM over memory (memory-mapped or in-process arrays).
 
     Parameters: uni float32[V, 2] (log10 prob, log10 backoff) indexed by word id; tables: list
-    of order-1 structured arrays (ENTRY_DTYPE) for orders 2..N; bos, eos, unk: ids of ``<s>``,
+    of structured arrays (ENTRY_DTYPE, from build_table) for orders 2..N; bos, eos, unk: ids of ``<s>``,
     ``</s>``, ``<unk>``.  Source: KenLM's probing model and state (Heafield 2011).
-    Raises ValueError for an order outside 1..6 or a table length that is not a power of two.
+    Raises ValueError for an order outside 1..6 or an empty table.
     """
 
     def __init__(self, uni, tables, int bos=1, int eos=2, int unk=0):
@@ -74,14 +73,14 @@ cdef class NgramModel:
         cdef int n
         for n in range(LM_MAX_ORDER + 1):
             self.table[n] = NULL
-            self.tmask[n] = 0
+            self.tcap[n] = 0
         for n in range(2, self.order + 1):
             arr = tables[n - 2]
-            if arr.shape[0] & (arr.shape[0] - 1):
-                raise ValueError("table length is not a power of two")
+            if arr.shape[0] < 2:
+                raise ValueError("n-gram table too short")
             t = arr
             self.table[n] = &t[0]
-            self.tmask[n] = <uint64_t>(arr.shape[0] - 1)
+            self.tcap[n] = <uint64_t>arr.shape[0]
         self.bos, self.eos, self.unk = bos, eos, unk
 
     @property
@@ -99,7 +98,7 @@ cdef class NgramModel:
         """log10 p(w | state) with backoff; writes the next state to ``out`` (must not alias ``s``)."""
         cdef float prob
         cdef int i, matched = 0, nctx = s.len
-        cdef uint64_t k, j
+        cdef uint64_t k, j, kk, cap
         cdef const LMEntry* e
         cdef const LMEntry* tab
         if w < 0 or w >= self.V:
@@ -113,14 +112,18 @@ cdef class NgramModel:
             nctx = self.order - 1
         for i in range(nctx):
             k = lm_h2(k, s.words[i])
+            kk = k if k != 0 else 1
             tab = self.table[i + 2]
-            j = (k if k != 0 else 1) & self.tmask[i + 2]
+            cap = self.tcap[i + 2]
+            j = lm_home(kk, cap)
             e = NULL
             while tab[j].key != 0:
-                if tab[j].key == (k if k != 0 else 1):
+                if tab[j].key == kk:
                     e = &tab[j]
                     break
-                j = (j + 1) & self.tmask[i + 2]
+                j += 1
+                if j == cap:
+                    j = 0
             if e == NULL:
                 break
             prob = e.prob

@@ -37,8 +37,14 @@ cdef class Search:
     cdef double* U
     cdef object _wref, _uref
     cdef uint32_t mask              # feature index = hash & mask
-    cdef feat_t* fbuf               # features of one action, filled by the grammar
+    cdef feat_t* fbuf               # indicator features of one action, filled by the grammar
     cdef int fcap
+    cdef feat_t rfeat[4]            # real-valued features of the same action (index, value)
+    cdef double rval[4]
+    cdef int nreal                  # set by the grammar with every action (0: none)
+    cdef feat_t* rtbuf              # real-valued features of two derivations (training)
+    cdef double* rtval
+    cdef int rtcap
     cdef feat_t* tbuf               # features of two derivations (training)
     cdef int tcap
     cdef bint gold_only             # forced decoding: non-gold edges are dropped
@@ -52,8 +58,10 @@ cdef class Search:
     cdef public long long last_pops
     cdef public long long last_edges
     cdef public long long total_edges
+    cdef public long long last_goal    # edge returned by the last decode/forced call (-1: none)
 
     cdef int push_edge(self, eid_t e, int k) noexcept nogil
+    cdef double action_score(self, int k) noexcept nogil
     cdef int _reset(self, int beam) except -1
     cdef int _seen_reset(self, long long max_pops) except -1
     cdef int _track_gold(self, eid_t e) noexcept nogil
@@ -68,7 +76,7 @@ cdef class Search:
     cdef eid_t _complete(self, int B) noexcept nogil
     cdef eid_t _merge_complete(self) noexcept nogil
     cdef double _rescore(self, eid_t e) noexcept nogil
-    cdef int _tree_features(self, eid_t e, int* nt) noexcept nogil
+    cdef int _tree_features(self, eid_t e, int* nt, int* nr) noexcept nogil
     cdef int _update(self, eid_t pos, eid_t neg) noexcept nogil
     cdef void _rescore_chart(self) noexcept nogil
     cdef eid_t _min_gold(self) noexcept nogil

@@ -113,6 +113,9 @@ cdef class Search:
         self.seen.cap = 0
         self.fbuf = NULL
         self.tbuf = NULL
+        self.rtbuf = NULL
+        self.rtval = NULL
+        self.nreal = 0
         self.gold_ag = NULL
         self.U = NULL
 
@@ -138,6 +141,9 @@ cdef class Search:
         self.fcap = 0
         self.tcap = 1 << 14
         self.tbuf = <feat_t*>malloc(self.tcap * sizeof(feat_t))
+        self.rtcap = 1024
+        self.rtbuf = <feat_t*>malloc(self.rtcap * sizeof(feat_t))
+        self.rtval = <double*>malloc(self.rtcap * sizeof(double))
         self.cap_gold = 1024
         self.gold_ag = <eid_t*>malloc(self.cap_gold * sizeof(eid_t))
         self.epoch = 0
@@ -146,7 +152,8 @@ cdef class Search:
         self.positive_choice = 0
         self.avg_count = 1.0
         self.total_edges = 0
-        if self.tbuf == NULL or self.gold_ag == NULL:
+        self.last_goal = -1
+        if self.tbuf == NULL or self.gold_ag == NULL or self.rtbuf == NULL or self.rtval == NULL:
             raise MemoryError()
 
     def __dealloc__(self):
@@ -154,7 +161,7 @@ cdef class Search:
         heap_free(&self.agenda)
         chart_free(&self.chart)
         sigmap_free(&self.seen)
-        free(self.fbuf); free(self.tbuf); free(self.gold_ag)
+        free(self.fbuf); free(self.tbuf); free(self.gold_ag); free(self.rtbuf); free(self.rtval)
 
     @property
     def grammar(self):
@@ -188,6 +195,15 @@ cdef class Search:
         return 0
 
     # ------------------------------------------------------------------ edges
+    cdef double action_score(self, int k) noexcept nogil:
+        """theta . phi of the action whose k indicator features are in fbuf and whose
+        real-valued features (nreal of them) are in rfeat/rval."""
+        cdef double s = dot(self.W, self.fbuf, k)
+        cdef int i
+        for i in range(self.nreal):
+            s += self.W[self.rfeat[i]] * self.rval[i]
+        return s
+
     cdef int push_edge(self, eid_t e, int k) noexcept nogil:
         """Score edge e (its action's k features are in fbuf) and push it on the agenda.
 
@@ -201,9 +217,9 @@ cdef class Search:
         x.epoch = self.epoch
         x.in_chart = 0
         if x.left < 0:
-            x.F = dot(self.W, self.fbuf, k)
+            x.F = self.action_score(k)
         else:
-            x.F = self.A.E[x.left].F + self.A.E[x.right].F + dot(self.W, self.fbuf, k)
+            x.F = self.A.E[x.left].F + self.A.E[x.right].F + self.action_score(k)
         if self.gold_only and not x.gold:
             self.A.ne -= 1
             return 0
@@ -567,6 +583,7 @@ cdef class Search:
         self.last_pops = pops
         self.last_edges = self.A.ne
         self.total_edges += self.A.ne
+        self.last_goal = goal
         return self._result(goal, status, pops)
 
     def forced(self, long long max_pops):
@@ -594,6 +611,7 @@ cdef class Search:
                 self._expand(e)
                 self._chart_add(e, scaled(&self.A, e), &rival)
         self.gold_only = False
+        self.last_goal = goal
         if goal < 0:
             return False, None, None, 0.0
         r = self._result(goal, STATUS_OK, pops)
@@ -609,22 +627,23 @@ cdef class Search:
             return x.F
         if x.left < 0:
             k = self.g.features(self, e)
-            f = dot(self.W, self.fbuf, k)
+            f = self.action_score(k)
         else:
             f = self._rescore(x.left) + self._rescore(x.right)
             k = self.g.features(self, e)
-            f += dot(self.W, self.fbuf, k)
+            f += self.action_score(k)
         x = &self.A.E[e]
         x.F = f
         x.epoch = self.epoch
         return f
 
-    cdef int _tree_features(self, eid_t e, int* nt) noexcept nogil:
-        """Append Phi(e) (the features of every action of the derivation) to self.tbuf."""
+    cdef int _tree_features(self, eid_t e, int* nt, int* nr) noexcept nogil:
+        """Append Phi(e) (the features of every action of the derivation) to self.tbuf (indicator
+        features) and self.rtbuf/rtval (real-valued features)."""
         cdef Edge* x = &self.A.E[e]
         cdef int k, i
         if x.left >= 0:
-            if self._tree_features(x.left, nt) < 0 or self._tree_features(x.right, nt) < 0:
+            if self._tree_features(x.left, nt, nr) < 0 or self._tree_features(x.right, nt, nr) < 0:
                 return -1
         k = self.g.features(self, e)
         if grow(<void**>&self.tbuf, &self.tcap, sizeof(feat_t), nt[0] + k) < 0:
@@ -632,6 +651,15 @@ cdef class Search:
         for i in range(k):
             self.tbuf[nt[0] + i] = self.fbuf[i]
         nt[0] += k
+        if self.nreal:
+            i = self.rtcap
+            if (grow(<void**>&self.rtbuf, &i, sizeof(feat_t), nr[0] + self.nreal) < 0
+                    or grow(<void**>&self.rtval, &self.rtcap, sizeof(double), nr[0] + self.nreal) < 0):
+                return -1
+            for i in range(self.nreal):
+                self.rtbuf[nr[0] + i] = self.rfeat[i]
+                self.rtval[nr[0] + i] = self.rval[i]
+            nr[0] += self.nreal
         return 0
 
     cdef int _update(self, eid_t pos, eid_t neg) noexcept nogil:
@@ -641,16 +669,18 @@ cdef class Search:
         cdef double loss = fn - fp + 1.0
         if loss <= 0:
             return 0
-        cdef int np_ = 0, nn_ = 0
-        if self._tree_features(pos, &np_) < 0:
+        cdef int np_ = 0, nn_ = 0, npr = 0, nnr = 0
+        if self._tree_features(pos, &np_, &npr) < 0:
             return -1
         nn_ = np_
-        if self._tree_features(neg, &nn_) < 0:
+        nnr = npr
+        if self._tree_features(neg, &nn_, &nnr) < 0:
             return -1
         nn_ -= np_
+        nnr -= npr
         if not scaled_update(self.Wmut, self.U, self.tbuf, np_, 1.0 / self.A.E[pos].nact,
                              self.tbuf + np_, nn_, 1.0 / self.A.E[neg].nact, loss,
-                             self.max_tau, self.avg_count):
+                             self.max_tau, self.avg_count, self.rtbuf, self.rtval, npr, nnr):
             return 0
         self.n_updates += 1
         self.epoch += 1
@@ -834,6 +864,19 @@ cdef class Search:
                 steps += 1
         free(pieces)
         return steps, self.n_updates - upd0
+
+    def real_features_of(self, long long e):
+        """Testing aid: {feature index: summed value} of the real-valued features over the
+        derivation of edge ``e`` (e.g. ``last_goal``); e must belong to the last search."""
+        cdef int nt = 0, nr = 0, i
+        if e < 0 or e >= self.A.ne:
+            raise ValueError("no such edge")
+        if self._tree_features(<eid_t>e, &nt, &nr) < 0:
+            raise MemoryError()
+        out = {}
+        for i in range(nr):
+            out[int(self.rtbuf[i])] = out.get(int(self.rtbuf[i]), 0.0) + self.rtval[i]
+        return out
 
     def features_of_last_edge(self):
         """Feature indices (uint32[k]) of the action that built the most recent edge (testing aid)."""

@@ -58,4 +58,5 @@ cdef inline double dot(const weight_t* W, const feat_t* f, int k) noexcept nogil
 
 
 cdef int scaled_update(weight_t* W, double* U, feat_t* P, int np_, double ap, feat_t* N, int nn,
-                       double an, double loss, double max_tau, double avg_count) noexcept nogil
+                       double an, double loss, double max_tau, double avg_count,
+                       const feat_t* RI, const double* RV, int npr, int nnr) noexcept nogil

@@ -19,20 +19,39 @@ cdef int _cmp_u32(const void* a, const void* b) noexcept nogil:
 
 
 cdef int scaled_update(weight_t* W, double* U, feat_t* P, int np_, double ap, feat_t* N, int nn,
-                       double an, double loss, double max_tau, double avg_count) noexcept nogil:
+                       double an, double loss, double max_tau, double avg_count,
+                       const feat_t* RI, const double* RV, int npr, int nnr) noexcept nogil:
     """Scaled large-margin update of section 3.5: theta += tau (Phi(e+)/|e+| - Phi(e-)/|e-|).
 
-    P[np_], N[nn]: feature indices of the positive and negative derivations (sorted in place);
-    ap = 1/|e+|, an = 1/|e-|; loss = F(e-)/|e-| - F(e+)/|e+| + 1 (> 0).  tau = loss /
-    ||delta||^2, capped at ``max_tau`` when it is positive (PA-I).  U accumulates
+    P[np_], N[nn]: indicator feature indices of the positive and negative derivations (sorted
+    in place); RI/RV: real-valued features (index, value) of the positive derivation (the first
+    npr) then of the negative one (nnr more), e.g. LM log10 probabilities (Zhang & Clark 2015,
+    section 5.6); ap = 1/|e+|, an = 1/|e-|; loss = F(e-)/|e-| - F(e+)/|e+| + 1 (> 0).
+    tau = loss / ||delta||^2, capped at ``max_tau`` when it is positive (PA-I).  U accumulates
     ``avg_count * tau * delta`` for averaging (Daume's trick: theta_avg = W - U / c).
     Returns 1 if the weights changed, 0 if delta is zero.
     """
     qsort(P, np_, sizeof(feat_t), _cmp_u32)
     qsort(N, nn, sizeof(feat_t), _cmp_u32)
     cdef double sq = 0.0, coef, tau = 0.0
-    cdef int i, j, pass_
+    cdef int i, j, pass_, nd = 0
     cdef feat_t idx
+    cdef feat_t ridx[8]
+    cdef double rcoef[8]
+    for i in range(npr + nnr):          # real-valued features: a coefficient per index
+        for j in range(nd):
+            if ridx[j] == RI[i]:
+                break
+        else:
+            if nd == 8:
+                continue
+            j = nd
+            ridx[j] = RI[i]
+            rcoef[j] = 0.0
+            nd += 1
+        rcoef[j] += RV[i] * (ap if i < npr else -an)
+    for j in range(nd):
+        sq += rcoef[j] * rcoef[j]
     for pass_ in range(2):
         i = 0
         j = 0
@@ -61,6 +80,10 @@ cdef int scaled_update(weight_t* W, double* U, feat_t* P, int np_, double ap, fe
             tau = loss / sq
             if max_tau > 0 and tau > max_tau:
                 tau = max_tau
+    for j in range(nd):
+        if rcoef[j] != 0.0:
+            W[ridx[j]] += <weight_t>(tau * rcoef[j])
+            U[ridx[j]] += avg_count * tau * rcoef[j]
     return 1
 
 

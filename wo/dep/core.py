@@ -18,44 +18,56 @@ class DepSearch:
     """Decoder and trainer for dependency word ordering (Zhang & Clark 2015, Algorithms 3-4, section 4).
 
     weights: float32[2**hash_bits] (read-only is fine for decoding); accum: float64 of the same
-    shape for training (averaging accumulator).  Instance arguments, in order: tok_word
+    shape for training (averaging accumulator); lm: a :class:`wo.lm.LanguageModel` whose
+    log10 probabilities enter as real-valued features (instances then need ``leaf_lm``).  Instance arguments, in order: tok_word
     uint32[n], given_head int32[n], given_ndeps int32[n], leaf_tok int32[L], leaf_pos uint32[L];
     keywords leaf_word, tok_label, tok_lin (SR input); gold (training, forced decoding).
     Raises ValueError for bad arrays (see ``DepGrammar.set_instance``).
     """
 
-    def __init__(self, weights: np.ndarray, hash_bits: int, accum: Optional[np.ndarray] = None):
+    def __init__(self, weights: np.ndarray, hash_bits: int, accum: Optional[np.ndarray] = None, lm=None):
         self.grammar = DepGrammar()
+        self.lm = lm
+        if lm is not None:
+            self.grammar.set_lm(lm.core)
         self.search = Search(self.grammar, weights, hash_bits, accum)
+
+    def kwargs(self, inst) -> dict:
+        """Keyword arrays of an instance for this search: ``inst.extra()`` plus, with an LM,
+        ``leaf_lm`` (the LM ids of the leaves' words, mapped once per sentence)."""
+        kw = dict(inst.extra())
+        if self.lm is not None:
+            kw["leaf_lm"] = self.lm.word_ids(inst.leaf_form)
+        return kw
 
     def decode(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, beam: int, max_pops: int,
                timeout: float = 0.0, complete_beam: int = 4, max_edges: int = 4_000_000,
-               leaf_word=None, tok_label=None, tok_lin=None, goal_patience: int = 0):
+               leaf_word=None, tok_label=None, tok_lin=None, goal_patience: int = 0, leaf_lm=None):
         """Decode one instance; returns (order int32[n] leaf ids, heads int32[n] head token or
         -1, scaled score, status int, pops, edges) as ``Search.decode``."""
         self.grammar.set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, None,
-                                  leaf_word, tok_label, tok_lin)
+                                  leaf_word, tok_label, tok_lin, leaf_lm)
         return self.search.decode(beam, max_pops, timeout, complete_beam, max_edges, goal_patience)
 
     def forced(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, max_pops: int,
-               leaf_word=None, tok_label=None, tok_lin=None):
+               leaf_word=None, tok_label=None, tok_lin=None, leaf_lm=None):
         """Forced decoding towards ``gold``; returns (reached, order or None, heads or None, score)."""
         self.grammar.set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
-                                  leaf_word, tok_label, tok_lin)
+                                  leaf_word, tok_label, tok_lin, leaf_lm)
         return self.search.forced(max_pops)
 
     def train_one(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, beam: int,
-                  max_pops: int, leaf_word=None, tok_label=None, tok_lin=None):
+                  max_pops: int, leaf_word=None, tok_label=None, tok_lin=None, leaf_lm=None):
         """Algorithm 3 on one sentence; returns (reached_gold, pops, updates)."""
         self.grammar.set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
-                                  leaf_word, tok_label, tok_lin)
+                                  leaf_word, tok_label, tok_lin, leaf_lm)
         return self.search.train_one(beam, max_pops)
 
     def train_easy_first(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
-                         leaf_word=None, tok_label=None, tok_lin=None):
+                         leaf_word=None, tok_label=None, tok_lin=None, leaf_lm=None):
         """The easy-first training pass on one sentence; returns (steps, updates)."""
         self.grammar.set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold,
-                                  leaf_word, tok_label, tok_lin)
+                                  leaf_word, tok_label, tok_lin, leaf_lm)
         return self.search.train_easy_first()
 
     def features_of_last_edge(self) -> np.ndarray:
@@ -100,3 +112,41 @@ class DepSearch:
     def total_edges(self) -> int:
         """Edges built by every call so far."""
         return self.search.total_edges
+
+
+_LMS: dict = {}
+
+
+def resolve_lm(model, lm=None):
+    """The LM a model decodes with: ``lm`` a :class:`wo.lm.LanguageModel`, a path, or "none";
+    None = the LM named in the model header (``lm.file``), looked up beside the model file and
+    in the shipped model directory; no header entry = no LM.  Loaded LMs are cached per
+    process (workers memory-map them once).  Raises ModelError when the model's LM is missing.
+    """
+    import os
+
+    from ..lm.model import LanguageModel
+    from ..model import ModelError
+
+    if lm is None:
+        ent = model.header.get("lm")
+        if not ent:
+            return None
+        cands = []
+        if model.path:
+            cands.append(os.path.join(os.path.dirname(os.path.abspath(model.path)), ent["file"]))
+        cands.append(ent.get("path", ""))
+        path = next((p for p in cands if p and os.path.exists(p)), None)
+        if path is None:
+            raise ModelError(f"the model was trained with the LM {ent['file']}, which is not beside it; "
+                             "pass --lm PATH (or --lm none to decode without it)")
+        lm = path
+    if isinstance(lm, str):
+        if lm == "none":
+            return None
+        key = os.path.abspath(lm)
+        if key not in _LMS:
+            _LMS.clear()
+            _LMS[key] = LanguageModel.load(lm)
+        return _LMS[key]
+    return lm

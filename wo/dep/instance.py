@@ -38,6 +38,12 @@ class Instance:
     leaf_tag: List[str]
     canon: np.ndarray
     gold: Optional[tuple] = None
+    tok_form: Optional[List[str]] = None
+
+    @property
+    def leaf_form(self) -> List[str]:
+        """The word of every leaf (list of L str; for the LM ids)."""
+        return [self.tok_form[t] for t in self.leaf_tok]
 
     @property
     def n(self) -> int:
@@ -130,7 +136,8 @@ def make_instance(forms: Sequence[str], pos: Sequence[Optional[str]], heads: Seq
             leaf_tok.append(c)
             leaf_tag.append(t)
     inst = Instance(tok_word, given_head, given_ndeps, np.asarray(leaf_tok, dtype=np.int32),
-                    np.array([atom(t) for t in leaf_tag], dtype=np.uint32), leaf_tag, canon)
+                    np.array([atom(t) for t in leaf_tag], dtype=np.uint32), leaf_tag, canon,
+                    tok_form=[forms[i] for i in order])
     if gold is not None:
         inst.gold = gold_arrays(gold, order, where)
     return inst

@@ -18,7 +18,7 @@ from ..io.items import Item, format_result, read_items, validate
 from ..io.trees import permutation, remap_heads
 from ..io.conllu import Sentence
 from ..model import Model
-from .core import DepSearch
+from .core import DepSearch, resolve_lm
 from .instance import choose_given, make_instance, reveal
 
 STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed"}
@@ -46,7 +46,7 @@ def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: floa
     output positions (0 = root), scaled score float, status name str, pops int, edges int).
     """
     order, hd, score, status, pops, edges = core.decode(
-        *inst.arrays(), beam, budget, timeout, complete_beam, goal_patience=patience, **inst.extra())
+        *inst.arrays(), beam, budget, timeout, complete_beam, goal_patience=patience, **core.kwargs(inst))
     n = inst.n
     toks_c = inst.leaf_tok[order]
     outpos = np.empty(n, dtype=np.int64)
@@ -99,7 +99,9 @@ class Linearizer:
     timeout: seconds per sentence (0 = none); complete_beam: beam of the completion phase run
     when the budget is exhausted (0 = the greedy default output of section 3.4 only);
     patience_factor: pops per word spent after the first goal edge looking for a better-scored
-    one (0 = stop at the first goal, as Algorithm 4).
+    one (0 = stop at the first goal, as Algorithm 4); lm: the n-gram LM whose scores are
+    features (a :class:`wo.lm.LanguageModel`, a path, "none"; default: the model's own, see
+    :func:`wo.dep.core.resolve_lm`).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.  Raises ModelError via :meth:`load`.
     """
@@ -107,7 +109,7 @@ class Linearizer:
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
                  timeout: float = 0.0, complete_beam: Optional[int] = None,
-                 patience_factor: Optional[float] = None):
+                 patience_factor: Optional[float] = None, lm=None):
         self.model = model
         dec = model.header.get("decode", {})
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
@@ -122,7 +124,8 @@ class Linearizer:
         self._fixed = beam_factor is not None or budget_factor is not None or max_pops is not None
         self.tree_beam_factor = float(dec.get("tree_beam_factor", DEFAULT_TREE_BEAM_FACTOR))
         self.tree_budget_factor = float(dec.get("tree_budget_factor", DEFAULT_TREE_BUDGET_FACTOR))
-        self.core = DepSearch(model.weights, model.hash_bits)
+        self.lm = resolve_lm(model, lm)
+        self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
 
     @classmethod
     def load(cls, path: str, **options) -> "Linearizer":
@@ -180,7 +183,8 @@ class Linearizer:
             raise ValueError("linearize_file needs a model loaded from a file (Linearizer.load)")
         opts = {"beam_factor": self.beam_factor, "budget_factor": self.budget_factor,
                 "max_pops": self.max_pops, "timeout": self.timeout, "complete_beam": self.complete_beam,
-                "patience_factor": self.patience_factor}
+                "patience_factor": self.patience_factor,
+                "lm": self.lm.path if self.lm is not None and self.lm.path else (None if self.lm else "none")}
         opts.update({k: v for k, v in options.items() if k in opts})
         rest = {k: v for k, v in options.items() if k not in opts}
         return run(self.model.path, input_path, output_path, **rest, **opts)

@@ -68,10 +68,11 @@ def train_epoch(core: DepSearch, insts: Sequence, rng: random.Random, beam_facto
     for j in idx:
         inst = insts[j]
         n = inst.n
+        kw = core.kwargs(inst)
         ok, p, _ = core.train_one(*inst.arrays(), inst.gold, max(1, int(round(beam_factor * n))),
-                                  max(8, int(budget_factor * n)), **inst.extra())
+                                  max(8, int(budget_factor * n)), **kw)
         if easy_first:
-            core.train_easy_first(*inst.arrays(), inst.gold, **inst.extra())
+            core.train_easy_first(*inst.arrays(), inst.gold, **kw)
         core.avg_count += 1.0
         reached += int(ok)
         pops += p
@@ -94,8 +95,12 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
           train_budget_factor: float = 30.0, budget_factor: float = DEFAULT_BUDGET_FACTOR,
           seed: int = 1, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
           train_name: str = "", dev_name: str = "", max_tau: float = 0.05,
-          easy_first: bool = True) -> dict:
+          easy_first: bool = True, lm: Optional[str] = None) -> dict:
     """Train and save the best-epoch averaged model to ``out``.
+
+    lm: path of an n-gram LM (binary or ARPA) whose log10 probabilities are real-valued
+    features (Zhang, Blackwood & Clark 2012); the model header names it and decoding loads it
+    from beside the model (or ``--lm``).
 
     beam_factor: chart size k*n during training; train_budget_factor: pop budget per training
     sentence, in pops per word; budget_factor: decoding default stored in the model header.
@@ -106,7 +111,12 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     14.40, full-tree BLEU 54.99 -> 60.29 (both with max_tau 0.05; uncapped: 13.20 / 51.38).
     Returns the training record (per-epoch seconds, updates, reached-gold share, dev BLEU).
     """
+    import os
+
+    from ..lm.model import LanguageModel
+
     t_all = time.perf_counter()
+    lm_model = LanguageModel.load(lm) if lm else None
     tagdict = TagDictionary.build(train_sents)
     insts, dropped = training_instances(train_sents, tagdict, seed)
     log(f"training on {len(insts)} sentences ({dropped} empty/non-tree dropped, non-projective ones lifted), "
@@ -116,17 +126,24 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
               "easy_first": easy_first, "beam_factor": beam_factor,
               "train_budget_factor": train_budget_factor}
 
+    extra = {}
+    if lm_model is not None:
+        extra["lm"] = {"file": os.path.basename(lm), "path": os.path.abspath(lm), "order": lm_model.order}
+        record["lm"] = extra["lm"]
+
     def make_model(avg: np.ndarray) -> Model:
-        return Model(avg, hash_bits, tagdict, {
-            "decode": {"beam_factor": DEFAULT_BEAM_FACTOR, "budget_factor": budget_factor,
-                       "complete_beam": DEFAULT_COMPLETE_BEAM}})
+        return Model(avg, hash_bits, tagdict, dict(extra, decode={
+            "beam_factor": DEFAULT_BEAM_FACTOR, "budget_factor": budget_factor,
+            "complete_beam": DEFAULT_COMPLETE_BEAM}))
 
     def dev_eval(model: Model) -> float:
-        return score(decode_bags(model, dev_sents, seed), [s.text() for s in dev_sents]).bleu
+        return score(decode_bags(model, dev_sents, seed, lm=lm_model or "none"),
+                     [s.text() for s in dev_sents]).bleu
 
     return run_training(insts, epochs, out, record, make_model, dev_eval if dev_sents else None,
                         hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
-                        budget_factor=train_budget_factor, easy_first=easy_first, log=log, t_all=t_all)
+                        budget_factor=train_budget_factor, easy_first=easy_first, log=log, t_all=t_all,
+                        lm=lm_model)
 
 
 def run_training(insts: Sequence, epochs: int, out: str, record: dict,
@@ -135,7 +152,7 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
                  max_tau: float = 0.05, seed: int = 1, beam_factor: float = TRAIN_BEAM_FACTOR,
                  budget_factor: float = 30.0, easy_first: bool = True,
                  log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-                 t_all: Optional[float] = None) -> dict:
+                 t_all: Optional[float] = None, lm=None) -> dict:
     """The epoch loop shared by word-ordering and SR training (Algorithm 3, averaged weights).
 
     Weights: float32[2**hash_bits] with a float64 accumulator for averaging.  After each epoch
@@ -147,7 +164,7 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
     t_all = time.perf_counter() if t_all is None else t_all
     W = np.zeros(1 << hash_bits, dtype=np.float32)
     U = np.zeros(1 << hash_bits, dtype=np.float64)
-    core = DepSearch(W, hash_bits, U)
+    core = DepSearch(W, hash_bits, U, lm=lm)
     core.max_tau = max_tau
     rng = random.Random(seed)
     best = None

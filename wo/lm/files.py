@@ -11,7 +11,7 @@ Binary layout (little-endian)::
               vocab      the words, UTF-8, one per line, id = line number - 1
               unigrams   float32[V, 2]: log10 prob, log10 backoff, indexed by word id
               order2..N  open-addressing tables of (uint64 key, float32 log10 prob,
-                         float32 log10 backoff), length a power of two (wo._fast._lm)
+                         float32 log10 backoff), 1.5 slots per n-gram (wo._fast._lm)
 
 Worker processes ``np.memmap`` the tables, so the pages are shared, not copied.
 """
@@ -24,7 +24,7 @@ import os
 import struct
 import tempfile
 import zlib
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 

@@ -105,16 +105,15 @@ class LanguageModel:
 
         Returns (float64[S] log10 per line, :class:`CorpusScore`).
         """
-        get = self.ids.get
-        ids: List[int] = []
-        starts = [0]
-        for ln in lines:
-            ids.extend(get(t, UNK_ID) for t in ln.split())
-            starts.append(len(ids))
-        a = np.asarray(ids, dtype=np.int32)
-        st = np.asarray(starts, dtype=np.int64)
+        from itertools import chain, repeat
+
+        toks = [ln.split() for ln in lines]
+        st = np.zeros(len(toks) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, toks), dtype=np.int64, count=len(toks)), out=st[1:])
+        flat = list(chain.from_iterable(toks))
+        a = np.fromiter(map(self.ids.get, flat, repeat(UNK_ID)), dtype=np.int32, count=len(flat))
         per, oov, oovp = self.core.score_sentences(a, st, True, True)
-        S, W, O = len(starts) - 1, len(ids), int(oov.sum())
+        S, W, O = len(toks), len(flat), int(oov.sum())
         total = float(per.sum())
         cs = CorpusScore(S, W, O, total, perplexity(total, W + S),
                          perplexity(total - float(oovp.sum()), W + S - O))

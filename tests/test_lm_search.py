@@ -1,0 +1,86 @@
+"""The n-gram LM inside the dependency search: the LM features of a derivation add up to the
+LM's log10 probability of the sentence, forced decoding still reaches the gold trees, outputs
+stay permutations of their inputs, and a model without LM decodes exactly as before."""
+import numpy as np
+import pytest
+
+from tests.conftest import EWT
+from wo.dep.core import DepSearch
+from wo.dep.instance import make_instance
+from wo.io import is_projective, read_conllu, scramble
+from wo.lm import LanguageModel, train
+from wo.model import TagDictionary
+
+
+@pytest.fixture(scope="module")
+def lm(tmp_path_factory):
+    sents = read_conllu(str(EWT / "en_ewt-ud-train.conllu.xz"))
+    p = tmp_path_factory.mktemp("lm") / "train.txt"
+    p.write_text("\n".join(" ".join(s.forms) for s in sents) + "\n", encoding="utf-8")
+    return LanguageModel.from_tables(train([str(p)], 3, log=lambda m: None))
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:80]
+
+
+def test_lm_features_of_a_derivation_sum_to_the_sentence_log10_probability(lm, dev, ewt_train_slice):
+    td = TagDictionary.build(ewt_train_slice)
+    rng = np.random.default_rng(0)
+    W = (rng.normal(size=1 << 16) * 0.01).astype(np.float32)
+    core = DepSearch(W, 16, lm=lm)
+    checked = 0
+    for i, s in enumerate(dev[:40]):
+        sc, _ = scramble(s, 1, i)
+        inst = make_instance(sc.forms, [None] * len(sc), [-1] * len(sc), td)
+        order, heads, score, status, pops, edges = core.decode(*inst.arrays(), 8 * inst.n, 30 * inst.n,
+                                                               complete_beam=8, **core.kwargs(inst))
+        if core.search.last_goal < 0 or inst.n < 2:
+            continue
+        words = [inst.leaf_form[leaf] for leaf in order]
+        feats = core.search.real_features_of(core.search.last_goal)
+        f_lm, f_sent = core.grammar.lm_feature_indices
+        assert set(feats) == {f_lm, f_sent}
+        assert abs(feats[f_lm] + feats[f_sent] - lm.score(words)) < 1e-3
+        assert abs(feats[f_lm] - lm.score(words, bos=False, eos=False)) < 1e-3
+        checked += 1
+    assert checked >= 30
+
+
+def test_forced_decoding_reaches_gold_with_lm_features(lm, dev, ewt_train_slice):
+    td = TagDictionary.build(ewt_train_slice)
+    core = DepSearch(np.zeros(1 << 12, dtype=np.float32), 12, lm=lm)
+    n = 0
+    for i, s in enumerate(dev):
+        if not is_projective(s.heads):
+            continue
+        sc, perm = scramble(s, 5, i)
+        sc.meta["_gold_pos"] = [int(p) for p in perm]
+        inst = make_instance(sc.forms, [None] * len(sc), [-1] * len(sc), td, gold=sc)
+        reached, order, heads, _ = core.forced(*inst.arrays(), inst.gold, 10 ** 7, **core.kwargs(inst))
+        assert reached, s.sent_id
+        assert [inst.leaf_form[leaf] for leaf in order] == s.forms
+        n += 1
+    assert n > 60
+
+
+def test_training_with_lm_learns_a_weight_and_outputs_are_permutations(lm, dev, ewt_train_slice, tmp_path):
+    from wo.dep.train import training_instances, train_epoch
+    import random
+
+    td = TagDictionary.build(ewt_train_slice)
+    insts, _ = training_instances(ewt_train_slice[:150], td)
+    W = np.zeros(1 << 18, dtype=np.float32)
+    U = np.zeros(1 << 18, dtype=np.float64)
+    core = DepSearch(W, 18, U, lm=lm)
+    core.max_tau = 0.05
+    train_epoch(core, insts, random.Random(1), 4.0, 30.0)
+    f_lm, f_sent = core.grammar.lm_feature_indices
+    assert W[f_lm] > 0          # a higher LM probability is learned to be better
+    dec = DepSearch(W - (U / core.avg_count).astype(np.float32), 18, lm=lm)
+    for i, s in enumerate(dev[:30]):
+        sc, _ = scramble(s, 1, i)
+        inst = make_instance(sc.forms, [None] * len(sc), [-1] * len(sc), td)
+        order, *_ = dec.decode(*inst.arrays(), 6 * inst.n, 30 * inst.n, complete_beam=8, **dec.kwargs(inst))
+        assert sorted(inst.leaf_tok[order].tolist()) == list(range(inst.n))
