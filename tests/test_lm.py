@@ -206,3 +206,17 @@ def test_cli_train_score_convert(ewt_text, tmp_path, capsys):
     assert len(vals) == 400 and abs(sum(vals) - res["log10_prob"]) < 1e-2
     assert main(["lm", "train", "--text", ewt_text[0], "--order", "9", "--out", str(binary)]) == 2
     assert main(["lm", "score", "--lm", ewt_text[0], "--input", ewt_text[1]]) == 2   # not an LM
+
+
+def test_raw_text_scoring_equals_per_sentence_scoring(ewt_lm, ewt_text):
+    _, _, binary = ewt_lm
+    lm = LanguageModel.load(binary)
+    lines = open(ewt_text[1], encoding="utf-8").read().splitlines()
+    per, cs = lm.score_bytes(("\n".join(lines) + "\n").encode("utf-8"))
+    assert np.allclose(per, [lm.score(ln.split()) for ln in lines], atol=1e-4)
+    assert cs.words == sum(len(ln.split()) for ln in lines)
+    # tabs and runs of spaces separate tokens; a missing final newline still ends the last line
+    a, _ = lm.score_bytes("the  cat\tsat\non the mat".encode())
+    assert np.allclose(a, [lm.score(["the", "cat", "sat"]), lm.score(["on", "the", "mat"])], atol=1e-5)
+    empty, ce = lm.score_bytes(b"")
+    assert empty.shape == (0,) and ce.sentences == 0

@@ -305,13 +305,13 @@ def cmd_lm_convert(a) -> int:
 
 def cmd_lm_score(a) -> int:
     """``wo lm score``: corpus log10 probability and perplexity (KenLM query conventions)."""
-    from .io.text import AtomicWriter, open_text
+    from .io.text import AtomicWriter, read_bytes
     from .lm.model import LanguageModel
 
     lm = LanguageModel.load(a.lm)
-    with open_text(a.input) as fh:
-        lines = [ln.rstrip("\n") for ln in fh]
-    per, cs = lm.score_lines(lines)
+    data = read_bytes(a.input)
+    data.decode("utf-8")              # invalid UTF-8 is a user error (reported by main)
+    per, cs = lm.score_bytes(data)
     if a.per_sentence:
         w = AtomicWriter(a.output)
         try:

@@ -121,6 +121,29 @@ class ModelError(Exception):
     """The file is not a usable wo model (wrong version, truncated, corrupt, not a model)."""
 
 
+def read_header(path: str, magic: bytes, version: int, error: type, kind: str):
+    """The JSON header of a wo binary file (8-byte magic, uint32 version, uint32 length, JSON).
+
+    Returns (header dict, header length in bytes).  Raises ``error`` naming the file for a
+    different magic (not a wo ``kind`` file), another version, a truncated or corrupt header;
+    FileNotFoundError.  Shared by model files and LM files.
+    """
+    with open(path, "rb") as fh:
+        pre = fh.read(16)
+        if len(pre) < 16 or pre[:8] != magic:
+            raise error(f"{path}: not a wo {kind} file (bad magic)")
+        got, hlen = struct.unpack("<II", pre[8:16])
+        if got != version:
+            raise error(f"{path}: {kind} format version {got}, this wo reads version {version}")
+        hb = fh.read(hlen)
+        if len(hb) < hlen:
+            raise error(f"{path}: truncated {kind} file (header incomplete)")
+    try:
+        return json.loads(hb.decode("utf-8")), hlen
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise error(f"{path}: corrupt {kind} header ({exc})") from None
+
+
 class Model:
     """Scaled linear model: weights (float32, shape (2**hash_bits,)) + header.
 
@@ -176,20 +199,7 @@ class Model:
         truncated file or a checksum mismatch; FileNotFoundError if it does not exist.
         """
         size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            pre = fh.read(16)
-            if len(pre) < 16 or pre[:8] != MAGIC:
-                raise ModelError(f"{path}: not a wo model file (bad magic)")
-            version, hlen = struct.unpack("<II", pre[8:16])
-            if version != FORMAT_VERSION:
-                raise ModelError(f"{path}: model format version {version}, this wo reads version {FORMAT_VERSION}")
-            hb = fh.read(hlen)
-            if len(hb) < hlen:
-                raise ModelError(f"{path}: truncated model file (header incomplete)")
-        try:
-            head = json.loads(hb.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{path}: corrupt model header ({exc})") from None
+        head, hlen = read_header(path, MAGIC, FORMAT_VERSION, ModelError, "model")
         if head.get("feature_set") != FEATURE_SET:
             raise ModelError(f"{path}: feature set {head.get('feature_set')!r}, expected {FEATURE_SET!r}")
         bits = int(head["hash_bits"])

@@ -1,6 +1,6 @@
 # N-gram language model queries (KenLM-style): probing hash tables keyed by 64-bit n-gram keys,
 # a query state holding the last N-1 word ids and their backoffs, log10 probabilities.
-from ._typedefs cimport uint64_t, int32_t
+from ._typedefs cimport uint64_t, int32_t, int64_t
 
 cdef extern from *:
     ctypedef unsigned long long lm_u128 "unsigned __int128"
@@ -46,6 +46,13 @@ cdef class NgramModel:
     cdef uint64_t tcap[LM_MAX_ORDER + 1]
     cdef object _refs
     cdef readonly int32_t bos, eos, unk
+    # vocabulary index for scoring raw text: MurmurHash3 of the word's bytes -> id
+    cdef const unsigned char* vblob
+    cdef const int64_t* voff
+    cdef int32_t* vtab
+    cdef uint64_t vcap
+
+    cdef int32_t word_id(self, const unsigned char* w, int n) noexcept nogil
 
     cdef void begin(self, LMState* s) noexcept nogil
     cdef float score(self, const LMState* s, int32_t w, LMState* out) noexcept nogil

@@ -10,12 +10,17 @@ Python objects, no allocation, no GIL.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.string cimport memset
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset, memcmp
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
-from ._typedefs cimport uint64_t, int32_t, int64_t
+from ._typedefs cimport uint64_t, uint32_t, int32_t, int64_t
+from ._hash cimport murmurhash3_bytes
 
 cnp.import_array()
+
+cdef extern from *:
+    void __builtin_prefetch(const void* p) noexcept nogil
 
 ENTRY_DTYPE = np.dtype([("key", "<u8"), ("prob", "<f4"), ("backoff", "<f4")])
 
@@ -82,6 +87,109 @@ cdef class NgramModel:
             self.table[n] = &t[0]
             self.tcap[n] = <uint64_t>arr.shape[0]
         self.bos, self.eos, self.unk = bos, eos, unk
+        self.vtab = NULL
+        self.vcap = 0
+
+    def __dealloc__(self):
+        free(self.vtab)
+
+    def set_vocab(self, const unsigned char[::1] blob, const int64_t[::1] offsets):
+        """Index the vocabulary for :meth:`score_text`: word i is blob[offsets[i]:offsets[i+1]]
+        (UTF-8).  Raises ValueError when there are not V words, MemoryError."""
+        cdef Py_ssize_t V = offsets.shape[0] - 1, i
+        cdef uint64_t cap = 16, j
+        if V != self.V:
+            raise ValueError("the vocabulary does not match the unigram table")
+        while cap < 2 * <uint64_t>V:
+            cap *= 2
+        free(self.vtab)
+        self.vtab = <int32_t*>malloc(cap * sizeof(int32_t))
+        if self.vtab == NULL:
+            raise MemoryError()
+        for j in range(cap):
+            self.vtab[j] = -1
+        self.vcap = cap
+        self.vblob = &blob[0] if blob.shape[0] else NULL
+        self.voff = &offsets[0]
+        self._refs.append(blob)
+        self._refs.append(offsets)
+        for i in range(V):
+            j = murmurhash3_bytes(&blob[0] + offsets[i], <int>(offsets[i + 1] - offsets[i]), 0) & (cap - 1)
+            while self.vtab[j] >= 0:
+                j = (j + 1) & (cap - 1)
+            self.vtab[j] = <int32_t>i
+
+    cdef int32_t word_id(self, const unsigned char* w, int n) noexcept nogil:
+        """Id of the word w[0:n] (UTF-8 bytes), ``<unk>`` if it is not in the vocabulary."""
+        cdef uint64_t j = murmurhash3_bytes(w, n, 0) & (self.vcap - 1)
+        cdef int32_t i
+        while True:
+            i = self.vtab[j]
+            if i < 0:
+                return self.unk
+            if self.voff[i + 1] - self.voff[i] == n and memcmp(self.vblob + self.voff[i], w, n) == 0:
+                return i
+            j = (j + 1) & (self.vcap - 1)
+
+    def score_text(self, const unsigned char[::1] data):
+        """Score UTF-8 text, one sentence per line, tokens separated by spaces or tabs
+        (KenLM's query: ``<s>`` and ``</s>`` added per line; a final newline ends the last line).
+
+        Returns (log10 float64[S] per line, oov int64[S], oov_log10 float64[S], words int).
+        Raises ValueError if :meth:`set_vocab` was not called.
+        """
+        if self.vtab == NULL:
+            raise ValueError("set_vocab() first")
+        cdef Py_ssize_t n = data.shape[0], pos = 0, S = 0, i, st, e
+        for i in range(n):
+            if data[i] == 10:
+                S += 1
+        if n and data[n - 1] != 10:
+            S += 1
+        out = np.zeros(S, dtype=np.float64)
+        oov = np.zeros(S, dtype=np.int64)
+        oovp = np.zeros(S, dtype=np.float64)
+        cdef double[::1] o = out
+        cdef int64_t[::1] ov = oov
+        cdef double[::1] op = oovp
+        cdef LMState a, b
+        cdef float p
+        cdef int32_t w
+        cdef double acc, accoov
+        cdef int64_t noov, words = 0
+        cdef unsigned char c
+        cdef const unsigned char* d = &data[0] if n else NULL
+        with nogil:
+            for i in range(S):
+                self.begin(&a)
+                acc = 0.0
+                accoov = 0.0
+                noov = 0
+                while pos < n and d[pos] != 10:
+                    c = d[pos]
+                    if c == 32 or c == 9 or c == 13 or c == 11 or c == 12:
+                        pos += 1
+                        continue
+                    st = pos
+                    while pos < n:
+                        c = d[pos]
+                        if c == 10 or c == 32 or c == 9 or c == 13 or c == 11 or c == 12:
+                            break
+                        pos += 1
+                    w = self.word_id(d + st, <int>(pos - st))
+                    p = self.score(&a, w, &b)
+                    acc += p
+                    words += 1
+                    if w == self.unk:
+                        noov += 1
+                        accoov += p
+                    a = b
+                pos += 1
+                acc += self.score(&a, self.eos, &b)
+                o[i] = acc
+                ov[i] = noov
+                op[i] = accoov
+        return out, oov, oovp, words
 
     @property
     def lm_order(self):
@@ -107,15 +215,23 @@ cdef class NgramModel:
         out.words[0] = w
         out.backoff[0] = self.uni[2 * w + 1]
         out.len = 1 if self.order > 1 else 0
-        k = lm_h1(w)
         if nctx > self.order - 1:
             nctx = self.order - 1
+        # all keys first (they depend on the words only), then prefetch every home slot so the
+        # cache misses of the orders overlap instead of queueing (memory-level parallelism)
+        cdef uint64_t keys[LM_MAX_ORDER]
+        cdef uint64_t home[LM_MAX_ORDER]
+        k = lm_h1(w)
         for i in range(nctx):
             k = lm_h2(k, s.words[i])
-            kk = k if k != 0 else 1
+            keys[i] = k if k != 0 else 1
+            home[i] = lm_home(keys[i], self.tcap[i + 2])
+            __builtin_prefetch(&self.table[i + 2][home[i]])
+        for i in range(nctx):
+            kk = keys[i]
             tab = self.table[i + 2]
             cap = self.tcap[i + 2]
-            j = lm_home(kk, cap)
+            j = home[i]
             e = NULL
             while tab[j].key != 0:
                 if tab[j].key == kk:
@@ -154,25 +270,33 @@ cdef class NgramModel:
         cdef double[::1] op = oovp
         cdef LMState a, b
         cdef float p
-        cdef int32_t w
+        cdef int32_t w, V = self.V, unk = self.unk
+        cdef double acc, accoov
+        cdef int64_t noov
         with nogil:
             for i in range(S):
                 if bos:
                     self.begin(&a)
                 else:
                     a.len = 0
+                acc = 0.0
+                accoov = 0.0
+                noov = 0
                 for t in range(starts[i], starts[i + 1]):
                     w = ids[t]
-                    if w < 0 or w >= self.V:
-                        w = self.unk
+                    if w < 0 or w >= V:
+                        w = unk
                     p = self.score(&a, w, &b)
-                    o[i] += p
-                    if w == self.unk:
-                        ov[i] += 1
-                        op[i] += p
+                    acc += p
+                    if w == unk:
+                        noov += 1
+                        accoov += p
                     a = b
                 if eos:
-                    o[i] += self.score(&a, self.eos, &b)
+                    acc += self.score(&a, self.eos, &b)
+                o[i] = acc
+                ov[i] = noov
+                op[i] = accoov
         return out, oov, oovp
 
     def word_scores(self, const int32_t[::1] ids, bint bos=True, bint eos=True):

@@ -82,7 +82,7 @@ def write_arpa(t: NgramTables, path: str) -> None:
                         lines.append(f"{p[i]:.7g}\t{ws}\t{b[i]:.7g}\n")
                 fh.writelines(lines)
             fh.write("\n\\end\\\n")
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -183,6 +183,14 @@ def _pad(n: int) -> int:
     return (-n) % ALIGN
 
 
+def _publish(tmp: str, path: str) -> None:
+    """Give a finished temporary file the umask's permissions and rename it into place."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, path)
+
+
 def write_binary(t: NgramTables, path: str) -> dict:
     """Write wo's binary LM (see the module docstring) atomically; returns the header.
 
@@ -232,7 +240,7 @@ def write_binary(t: NgramTables, path: str) -> dict:
             fh.write(MAGIC + struct.pack("<II", FORMAT_VERSION, len(hdr)) + hdr)
             fh.write(b"\0" * _pad(16 + len(hdr)))
             fh.write(body)
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -249,21 +257,10 @@ def read_binary(path: str, verify: bool = True):
     """
     from .._fast._lm import ENTRY_DTYPE
 
+    from ..model import read_header
+
     size = os.path.getsize(path)
-    with open(path, "rb") as fh:
-        head = fh.read(16)
-        if len(head) < 16 or head[:8] != MAGIC:
-            raise LMError(f"{path}: not a wo language model (bad magic)")
-        version, hlen = struct.unpack("<II", head[8:16])
-        if version != FORMAT_VERSION:
-            raise LMError(f"{path}: LM format version {version}, this wo reads version {FORMAT_VERSION}")
-        raw = fh.read(hlen)
-        if len(raw) < hlen:
-            raise LMError(f"{path}: truncated header")
-        try:
-            header = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise LMError(f"{path}: corrupt header") from None
+    header, _ = read_header(path, MAGIC, FORMAT_VERSION, LMError, "language model")
     secs = header.get("sections", {})
     end = max((o + n for o, n in secs.values()), default=0)
     if not secs or size < end:

@@ -54,6 +54,10 @@ class LanguageModel:
         self.order = len(tables) + 1
         self.path = path
         self.core = NgramModel(uni, tables, BOS_ID, EOS_ID, UNK_ID)
+        enc = [w.encode("utf-8") for w in vocab]
+        offsets = np.zeros(len(enc) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)), out=offsets[1:])
+        self.core.set_vocab(np.frombuffer(b"".join(enc), dtype=np.uint8), offsets)
 
     @classmethod
     def from_tables(cls, t: NgramTables) -> "LanguageModel":
@@ -101,21 +105,21 @@ class LanguageModel:
         return self.core.word_scores(self.word_ids(tokens), bos, eos)
 
     def score_lines(self, lines: Iterable[str]):
-        """Per-sentence log10 probabilities and the corpus totals of tokenized lines.
+        """Per-sentence log10 probabilities and the corpus totals of tokenized lines (tokens
+        separated by ASCII spaces or tabs; ``<s>``/``</s>`` added per line, as KenLM's query).
 
         Returns (float64[S] log10 per line, :class:`CorpusScore`).
         """
-        from itertools import chain, repeat
+        data = "\n".join(lines).encode("utf-8") + b"\n"
+        return self.score_bytes(data if data != b"\n" else b"")
 
-        toks = [ln.split() for ln in lines]
-        st = np.zeros(len(toks) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, toks), dtype=np.int64, count=len(toks)), out=st[1:])
-        flat = list(chain.from_iterable(toks))
-        a = np.fromiter(map(self.ids.get, flat, repeat(UNK_ID)), dtype=np.int32, count=len(flat))
-        per, oov, oovp = self.core.score_sentences(a, st, True, True)
-        S, W, O = len(toks), len(flat), int(oov.sum())
+    def score_bytes(self, data: bytes):
+        """:meth:`score_lines` over raw UTF-8 text (one sentence per line): the whole loop,
+        splitting and vocabulary look-up included, runs in Cython without the GIL."""
+        per, oov, oovp, W = self.core.score_text(np.frombuffer(data, dtype=np.uint8))
+        S, O = per.shape[0], int(oov.sum())
         total = float(per.sum())
-        cs = CorpusScore(S, W, O, total, perplexity(total, W + S),
+        cs = CorpusScore(S, int(W), O, total, perplexity(total, W + S),
                          perplexity(total - float(oovp.sum()), W + S - O))
         return per, cs
 
