@@ -7,7 +7,7 @@ SRMODEL ?= corpora/models/wo-ewt-sr.wo
 TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
 OUT = out
 
-.PHONY: install demo test bench bench-quick clean
+.PHONY: install demo test bench bench-quick lm clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,14 @@ bench-quick: install
 
 bench: install
 	$(BIN)/python bench/run.py
+
+# the shipped LM (needs ../shared/corpora/text-en): redistributable parts + EWT train forms
+TEXTEN ?= ../shared/corpora/text-en
+lm: install
+	mkdir -p $(OUT)
+	$(BIN)/python -c "from wo.io import read_conllu; s = read_conllu('corpora/ud-en-ewt/en_ewt-ud-train.conllu.xz'); open('$(OUT)/ewt-train.txt', 'w').write(''.join(' '.join(x.forms) + '\n' for x in s))"
+	$(BIN)/wo lm train --text $(TEXTEN)/brown.txt.xz $(TEXTEN)/masc_tagged.txt $(TEXTEN)/state_union.txt \
+		$(TEXTEN)/inaugural.txt $(OUT)/ewt-train.txt --order 4 --prune 0 1 1 --out corpora/models/wo-en-4gram.wolm
 
 clean:
 	rm -rf build $(OUT) wo/_fast/*.c wo/_fast/*.so

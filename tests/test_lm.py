@@ -178,8 +178,6 @@ def test_dask_counting_equals_local_counting(ewt_text, tmp_path):
     one = train([ewt_text[0]], 3, log=lambda m: None)
     paths = []
     for name, t in (("local", local), ("dask", dist), ("one", one)):
-        for k in ("count_seconds", "estimate_seconds"):
-            t.meta.pop(k)
         paths.append(tmp_path / f"{name}.wolm")
         write_binary(t, str(paths[-1]))
     assert paths[0].read_bytes() == paths[1].read_bytes() == paths[2].read_bytes()
