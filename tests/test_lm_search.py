@@ -84,3 +84,34 @@ def test_training_with_lm_learns_a_weight_and_outputs_are_permutations(lm, dev, 
         inst = make_instance(sc.forms, [None] * len(sc), [-1] * len(sc), td)
         order, *_ = dec.decode(*inst.arrays(), 6 * inst.n, 30 * inst.n, complete_beam=8, **dec.kwargs(inst))
         assert sorted(inst.leaf_tok[order].tolist()) == list(range(inst.n))
+
+
+def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, ewt_train_slice):
+    import lzma
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    from wo.cli import main
+
+    d = tmp_path / "m"
+    d.mkdir()
+    lm_path = d / "small.wolm"
+    train_txt = tmp_path / "t.txt"
+    train_txt.write_text("\n".join(" ".join(s.forms) for s in ewt_train_slice) + "\n", encoding="utf-8")
+    assert main(["lm", "train", "--text", str(train_txt), "--order", "3", "--out", str(lm_path), "--quiet"]) == 0
+    conllu = tmp_path / "train.conllu"
+    with lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8") as fh:
+        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:60]
+    conllu.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    model = d / "m.wo"
+    assert main(["dep", "train", "--train", str(conllu), "--epochs", "1", "--hash-bits", "16",
+                 "--model", str(model), "--lm", str(lm_path)]) == 0
+    run = lambda *a: subprocess.run([sys.executable, "-m", "wo.cli", *a], input="the dog barked .\n",
+                                    capture_output=True, text=True, cwd=ROOT)
+    r = run("linearize", "--model", str(model))
+    assert r.returncode == 0 and sorted(r.stdout.split()) == sorted("the dog barked .".split()), r.stderr
+    assert run("linearize", "--model", str(model), "--lm", "none").returncode == 0
+    lm_path.rename(tmp_path / "elsewhere.wolm")          # the LM is gone: a clear error, no traceback
+    r = run("linearize", "--model", str(model))
+    assert r.returncode == 2 and "--lm" in r.stderr and "Traceback" not in r.stderr

@@ -252,53 +252,6 @@ cdef class NgramModel:
             prob += s.backoff[i]
         return prob
 
-    def score_sentences(self, const int32_t[::1] ids, const int64_t[::1] starts, bint bos=True,
-                        bint eos=True):
-        """log10 probability of every sentence (KenLM's ``query`` conventions).
-
-        ids: int32[T] word ids of all sentences concatenated (ids out of range = ``<unk>``);
-        starts: int64[S+1] sentence offsets.  ``<s>`` is the first context when ``bos``;
-        ``</s>`` is scored at the end when ``eos``.  Returns (log10 float64[S], oov int64[S]
-        words that are ``<unk>``, oov_log10 float64[S] their share of the log10).
-        """
-        cdef Py_ssize_t S = starts.shape[0] - 1, i, t
-        out = np.zeros(S, dtype=np.float64)
-        oov = np.zeros(S, dtype=np.int64)
-        oovp = np.zeros(S, dtype=np.float64)
-        cdef double[::1] o = out
-        cdef int64_t[::1] ov = oov
-        cdef double[::1] op = oovp
-        cdef LMState a, b
-        cdef float p
-        cdef int32_t w, V = self.V, unk = self.unk
-        cdef double acc, accoov
-        cdef int64_t noov
-        with nogil:
-            for i in range(S):
-                if bos:
-                    self.begin(&a)
-                else:
-                    a.len = 0
-                acc = 0.0
-                accoov = 0.0
-                noov = 0
-                for t in range(starts[i], starts[i + 1]):
-                    w = ids[t]
-                    if w < 0 or w >= V:
-                        w = unk
-                    p = self.score(&a, w, &b)
-                    acc += p
-                    if w == unk:
-                        noov += 1
-                        accoov += p
-                    a = b
-                if eos:
-                    acc += self.score(&a, self.eos, &b)
-                o[i] = acc
-                ov[i] = noov
-                op[i] = accoov
-        return out, oov, oovp
-
     def word_scores(self, const int32_t[::1] ids, bint bos=True, bint eos=True):
         """log10 p of every word of one sentence (and of ``</s>`` last when ``eos``): float64[T(+1)]."""
         cdef Py_ssize_t T = ids.shape[0], t

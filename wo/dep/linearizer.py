@@ -286,6 +286,7 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
     :class:`wo.io.batch.Summary`.
     """
     model = _model(model_path)
+    resolve_lm(model, decode_opts.get("lm"))       # a missing LM fails before any work
     items, fmt = read_items(input_path, input_format)
     known = model.tagdict.all_tags() if given in ("pos", "full") else None
 

@@ -96,9 +96,7 @@ class LanguageModel:
 
     def score(self, tokens: Sequence[str], bos: bool = True, eos: bool = True) -> float:
         """log10 probability of a tokenized sentence (``<s>``/``</s>`` added unless disabled)."""
-        ids = self.word_ids(tokens)
-        out, _, _ = self.core.score_sentences(ids, np.array([0, len(ids)], dtype=np.int64), bos, eos)
-        return float(out[0])
+        return float(self.core.word_scores(self.word_ids(tokens), bos, eos).sum())
 
     def word_scores(self, tokens: Sequence[str], bos: bool = True, eos: bool = True) -> np.ndarray:
         """log10 p of each token given its history (and of ``</s>`` last): float64[len(tokens)(+1)]."""
