@@ -2,7 +2,7 @@
 PY ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
-MODEL ?= corpora/models/wo-ewt-dep.wo
+MODEL ?= corpora/models/wo-ewt-dep-lm.wo
 SRMODEL ?= corpora/models/wo-ewt-sr.wo
 TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
 OUT = out

@@ -130,8 +130,8 @@ def test_shipped_dependency_model_decodes_as_before_the_core_split(tmp_path, giv
     from wo.cli import main
 
     out = tmp_path / "out.txt"
-    assert main(["dep", "linearize", "--input", str(_first(n, tmp_path)), "--output", str(out),
-                 "--given", given, "--quiet"]) == 0
+    assert main(["dep", "linearize", "--model", str(SHIPPED), "--lm", "none", "--input", str(_first(n, tmp_path)),
+                 "--output", str(out), "--given", given, "--quiet"]) == 0
     assert out.read_text(encoding="utf-8").splitlines() == _golden(golden)
 
 

@@ -95,7 +95,7 @@ class TagDictionary:
         return cls({k: list(v) for k, v in d["table"].items()}, list(d["unknown"]))
 
 
-SHIPPED = {"dep": "wo-ewt-dep.wo", "sr": "wo-ewt-sr.wo"}
+SHIPPED = {"dep": "wo-ewt-dep-lm.wo", "sr": "wo-ewt-sr.wo"}
 
 
 def default_model(system: str) -> str:
