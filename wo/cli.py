@@ -15,12 +15,9 @@ import os
 import sys
 from typing import List
 
+from .io.text import display_name
+
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USER = 0, 1, 2
-
-
-def display_name(path: str, stream: str = "stdin") -> str:
-    """How a path is named in messages (``<stdin>`` or ``<stdout>`` for ``-``)."""
-    return f"<{stream}>" if path == "-" else path
 
 
 def _bar(quiet: bool, **kw):

@@ -14,6 +14,13 @@ from .._fast._dep import DepGrammar
 from .._fast._search import Search
 
 
+def _forward(name: str, doc: str, settable: bool = False) -> property:
+    """A property that reads (and with ``settable`` writes) ``self.search.<name>``."""
+    get = lambda self: getattr(self.search, name)  # noqa: E731
+    put = (lambda self, v: setattr(self.search, name, v)) if settable else None
+    return property(get, put, doc=doc)
+
+
 class DepSearch:
     """Decoder and trainer for dependency word ordering (Zhang & Clark 2015, Algorithms 3-4, section 4).
 
@@ -74,45 +81,13 @@ class DepSearch:
         """Feature indices (uint32[k]) of the most recent edge's action (testing aid)."""
         return self.search.features_of_last_edge()
 
-    # training state shared with the trainer
-    @property
-    def n_updates(self) -> int:
-        """Large-margin updates made so far."""
-        return self.search.n_updates
-
-    @property
-    def avg_count(self) -> float:
-        """Averaging count c (theta_avg = W - U / c)."""
-        return self.search.avg_count
-
-    @avg_count.setter
-    def avg_count(self, v: float) -> None:
-        self.search.avg_count = v
-
-    @property
-    def max_tau(self) -> float:
-        """Cap on the update step tau (0 = uncapped)."""
-        return self.search.max_tau
-
-    @max_tau.setter
-    def max_tau(self, v: float) -> None:
-        self.search.max_tau = v
-
-    @property
-    def last_pops(self) -> int:
-        """Pops of the last call."""
-        return self.search.last_pops
-
-    @property
-    def last_edges(self) -> int:
-        """Edges built by the last call."""
-        return self.search.last_edges
-
-    @property
-    def total_edges(self) -> int:
-        """Edges built by every call so far."""
-        return self.search.total_edges
-
+    # training state shared with the trainer (the Search's attributes)
+    n_updates = _forward("n_updates", "Large-margin updates made so far.")
+    avg_count = _forward("avg_count", "Averaging count c (theta_avg = W - U / c).", settable=True)
+    max_tau = _forward("max_tau", "Cap on the update step tau (0 = uncapped).", settable=True)
+    last_pops = _forward("last_pops", "Pops of the last call.")
+    last_edges = _forward("last_edges", "Edges built by the last call.")
+    total_edges = _forward("total_edges", "Edges built by every call so far.")
 
 _LMS: dict = {}
 

@@ -20,8 +20,24 @@ ROOT = -2  # given_head value meaning "this token is the root"
 NONE = -1  # given_head value meaning "head unknown"
 
 
+class SearchArrays:
+    """What every dependency-grammar instance gives the search: ``n`` and the positional
+    arrays (tok_word uint32[n], given_head int32[n], given_ndeps int32[n], leaf_tok int32[L],
+    leaf_pos uint32[L]) of ``DepSearch`` calls.  Mixed into :class:`Instance` and
+    ``wo.sr.SRInstance``, which add ``extra()`` (their keyword arrays)."""
+
+    @property
+    def n(self) -> int:
+        """Number of input tokens."""
+        return int(self.tok_word.shape[0])
+
+    def arrays(self):
+        """(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos)."""
+        return (self.tok_word, self.given_head, self.given_ndeps, self.leaf_tok, self.leaf_pos)
+
+
 @dataclass
-class Instance:
+class Instance(SearchArrays):
     """Arrays for the search core, tokens in canonical order (sorted, so input order is irrelevant).
 
     tok_word uint32[n]; given_head int32[n] (-1 none, -2 root, else canonical token index);
@@ -44,15 +60,6 @@ class Instance:
     def leaf_form(self) -> List[str]:
         """The word of every leaf (list of L str; for the LM ids)."""
         return [self.tok_form[t] for t in self.leaf_tok]
-
-    @property
-    def n(self) -> int:
-        """Number of input tokens."""
-        return int(self.tok_word.shape[0])
-
-    def arrays(self):
-        """(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos): the positional arguments of ``DepSearch`` calls."""
-        return (self.tok_word, self.given_head, self.given_ndeps, self.leaf_tok, self.leaf_pos)
 
     def extra(self) -> dict:
         """Keyword arguments of the search calls (none for word ordering; see ``wo.sr.SRInstance``)."""

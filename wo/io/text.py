@@ -22,9 +22,9 @@ class InputError(ValueError):
         self.path, self.line, self.message = path, line, message
 
 
-def display_name(path: str) -> str:
-    """How a path is named in messages (``<stdin>`` for ``-``)."""
-    return "<stdin>" if str(path) == STDIO else str(path)
+def display_name(path: str, stream: str = "stdin") -> str:
+    """How a path is named in messages (``<stdin>``, or ``<stdout>`` for an output, for ``-``)."""
+    return f"<{stream}>" if str(path) == STDIO else str(path)
 
 
 def exists(path: str) -> bool:

@@ -191,25 +191,35 @@ def _publish(tmp: str, path: str) -> None:
     os.replace(tmp, path)
 
 
+def query_arrays(t: NgramTables) -> Tuple[np.ndarray, List[np.ndarray]]:
+    """The arrays queries read: unigrams float32[V, 2] (log10 prob, log10 backoff; words
+    without a unigram get log10 prob -99) and one probing table per order 2..N
+    (``wo._fast._lm.build_table``).  Raises ValueError on an n-gram key collision."""
+    from .._fast._lm import build_table
+
+    uni = np.zeros((len(t.vocab), 2), dtype=np.float32)
+    uni[:, 0] = LOG10_ZERO
+    r1 = t.ngrams[0][:, 0]
+    uni[r1, 0] = t.prob[0]
+    uni[r1, 1] = t.backoff[0]
+    tables = []
+    for n in range(2, t.order + 1):
+        keys = ngram_keys(t.ngrams[n - 1])[0]
+        tables.append(build_table(np.ascontiguousarray(keys),
+                                  np.ascontiguousarray(t.prob[n - 1], dtype=np.float32),
+                                  np.ascontiguousarray(t.backoff[n - 1], dtype=np.float32)))
+    return uni, tables
+
+
 def write_binary(t: NgramTables, path: str) -> dict:
     """Write wo's binary LM (see the module docstring) atomically; returns the header.
 
     Raises OSError when the file cannot be written, ValueError on an n-gram key collision.
     """
-    from .._fast._lm import build_table
-
     V = len(t.vocab)
-    uni = np.zeros((V, 2), dtype=np.float32)
-    uni[:, 0] = LOG10_ZERO
-    r1 = t.ngrams[0][:, 0]
-    uni[r1, 0] = t.prob[0]
-    uni[r1, 1] = t.backoff[0]
+    uni, tables = query_arrays(t)
     blobs: List[Tuple[str, bytes]] = [("vocab", "\n".join(t.vocab).encode("utf-8")), ("unigrams", uni.tobytes())]
-    for n in range(2, t.order + 1):
-        keys = ngram_keys(t.ngrams[n - 1])[0]
-        tab = build_table(np.ascontiguousarray(keys), np.ascontiguousarray(t.prob[n - 1], dtype=np.float32),
-                          np.ascontiguousarray(t.backoff[n - 1], dtype=np.float32))
-        blobs.append((f"order{n}", tab.tobytes()))
+    blobs += [(f"order{n}", tab.tobytes()) for n, tab in enumerate(tables, 2)]
     header = dict(t.meta)
     header.update({"format_version": FORMAT_VERSION, "order": t.order, "counts": t.counts(), "vocab_size": V})
     # two passes: the header's length decides where the sections start

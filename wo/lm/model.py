@@ -12,7 +12,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 import numpy as np
 
 from .estimation import BOS_ID, EOS_ID, UNK_ID, NgramTables, perplexity
-from .files import MAGIC, LMError, is_arpa_name, read_arpa, read_binary, write_arpa, write_binary
+from .files import MAGIC, LMError, is_arpa_name, query_arrays, read_arpa, read_binary, write_arpa, write_binary
 
 
 @dataclass
@@ -61,18 +61,10 @@ class LanguageModel:
 
     @classmethod
     def from_tables(cls, t: NgramTables) -> "LanguageModel":
-        """In-memory model from estimated or ARPA tables (builds the probing tables)."""
-        import os
-        import tempfile
-
-        fd, tmp = tempfile.mkstemp(suffix=".wolm")
-        os.close(fd)
-        try:
-            write_binary(t, tmp)
-            header, vocab, uni, tables = read_binary(tmp, verify=False)
-            return cls(vocab, np.array(uni), [np.array(x) for x in tables], header)
-        finally:
-            os.unlink(tmp)
+        """In-memory model from estimated or ARPA tables (builds the probing tables).
+        Raises ValueError on an n-gram key collision."""
+        uni, tables = query_arrays(t)
+        return cls(list(t.vocab), uni, tables, dict(t.meta, order=t.order, counts=t.counts()))
 
     @classmethod
     def load(cls, path: str, verify: bool = True) -> "LanguageModel":

@@ -9,7 +9,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..dep.instance import ROOT, gold_arrays
+from ..dep.instance import ROOT, SearchArrays, gold_arrays
 from ..io.conllu import Sentence
 from ..io.trees import is_projective, projectivize
 from ..model import atom
@@ -83,7 +83,7 @@ def align(s: SRSentence, ref: Sequence[str], lex: Lexicon, max_steps: int = 2000
     return None
 # ---------------------------------------------------------------------------------- instances
 @dataclass
-class SRInstance:
+class SRInstance(SearchArrays):
     """Search arrays of one T1 sentence, tokens in canonical order (input order irrelevant).
 
     arrays(): (tok_word uint32[n], given_head int32[n], given_ndeps int32[n], leaf_tok int32[L],
@@ -105,15 +105,6 @@ class SRInstance:
     gold: Optional[tuple] = None
     added_gold: int = 0
     lifted: bool = False
-
-    @property
-    def n(self) -> int:
-        """Number of tokens."""
-        return int(self.tok_word.shape[0])
-
-    def arrays(self):
-        """The positional ``DepSearch`` arguments."""
-        return (self.tok_word, self.given_head, self.given_ndeps, self.leaf_tok, self.leaf_pos)
 
     def extra(self) -> dict:
         """The keyword ``DepSearch`` arguments for SR input."""
