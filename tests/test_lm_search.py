@@ -115,3 +115,46 @@ def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, 
     lm_path.rename(tmp_path / "elsewhere.wolm")          # the LM is gone: a clear error, no traceback
     r = run("linearize", "--model", str(model))
     assert r.returncode == 2 and "--lm" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_jackknifed_training_and_lms_that_do_not_fit_are_refused(tmp_path, ewt_train_slice):
+    import lzma
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    from wo.cli import main
+
+    forms = [" ".join(s.forms) for s in ewt_train_slice[:60]]
+
+    def lm_of(name, lines, order=3):
+        txt = tmp_path / f"{name}.txt"
+        txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out = tmp_path / f"{name}.wolm"
+        assert main(["lm", "train", "--text", str(txt), "--order", str(order), "--out", str(out), "--quiet"]) == 0
+        return str(out)
+
+    full = lm_of("all", forms)
+    folds = [lm_of("fold0", forms[30:]), lm_of("fold1", forms[:30])]    # block k left out
+    conllu = tmp_path / "train.conllu"
+    with lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8") as fh:
+        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:60]
+    conllu.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    model = tmp_path / "m.wo"
+    assert main(["dep", "train", "--train", str(conllu), "--epochs", "1", "--hash-bits", "16",
+                 "--model", str(model), "--lm", full, "--lm-folds", *folds]) == 0
+    from wo.model import Model
+    ent = Model.load(str(model)).header["lm"]
+    assert ent["order"] == 3 and ent["vocab_size"] > 100 and len(ent["vocab_md5"]) == 32
+    run = lambda *a: subprocess.run([sys.executable, "-m", "wo.cli", "linearize", "--model", str(model), *a],
+                                    input="the dog barked .\n", capture_output=True, text=True, cwd=ROOT)
+    r = run("--lm", full)
+    assert r.returncode == 0 and sorted(r.stdout.split()) == sorted("the dog barked .".split()), r.stderr
+    r = run("--lm", lm_of("bigram", forms, order=2))            # another order
+    assert r.returncode == 2 and "order-2" in r.stderr and "Traceback" not in r.stderr
+    r = run("--lm", folds[0])                                   # same order, another vocabulary
+    assert r.returncode == 2 and "vocabulary" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "wo.cli", "linearize", "--model",
+                        str(ROOT / "corpora/models/wo-ewt-dep.wo"), "--lm", full],
+                       input="the dog barked .\n", capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "without an n-gram LM" in r.stderr

@@ -43,7 +43,8 @@ def cmd_train(a) -> int:
         dv = dv[:a.dev_limit]
     rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
                 train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
-                train_name=os.path.basename(a.train), dev_name=os.path.basename(a.dev or ""), lm=a.lm)
+                train_name=os.path.basename(a.train), dev_name=os.path.basename(a.dev or ""), lm=a.lm,
+                lm_folds=a.lm_folds)
     print(json.dumps(rec, indent=1))
     return EXIT_OK
 
@@ -419,6 +420,9 @@ def _add_dep_train(sub, name: str, help_: str) -> None:
                    help="default decoding pops per word stored in the model")
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--lm", default=None, help="n-gram LM (binary or ARPA) whose scores become features")
+    t.add_argument("--lm-folds", nargs="+", default=None, metavar="LM",
+                   help="K jackknifed LMs: the k-th of K contiguous blocks of --train trains with "
+                        "the k-th LM, estimated without that block (see 'make lm-folds')")
     t.set_defaults(func=cmd_train)
 
 

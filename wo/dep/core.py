@@ -39,6 +39,12 @@ class DepSearch:
             self.grammar.set_lm(lm.core)
         self.search = Search(self.grammar, weights, hash_bits, accum)
 
+    def use_lm(self, lm) -> None:
+        """Switch to another LM (a :class:`wo.lm.LanguageModel` or None) between sentences, as
+        jackknifed training does; the weights are kept."""
+        self.lm = lm
+        self.grammar.set_lm(lm.core if lm is not None else None)
+
     def kwargs(self, inst) -> dict:
         """Keyword arrays of an instance for this search: ``inst.extra()`` plus, with an LM,
         ``leaf_lm`` (the LM ids of the leaves' words, mapped once per sentence)."""
@@ -92,11 +98,37 @@ class DepSearch:
 _LMS: dict = {}
 
 
-def resolve_lm(model, lm=None):
+def check_lm_fit(model, lm, where: str = "--lm") -> None:
+    """Refuse an LM that does not fit a model: the model was trained without an LM, or with an
+    LM of another order, or (models that record it) another vocabulary, so the learned LM
+    feature weights would be applied to scores they were not trained on.
+
+    Raises ModelError naming both files; returns None when the LM fits.
+    """
+    from ..model import ModelError
+
+    ent = model.header.get("lm")
+    name = getattr(model, "path", None) or "the model"
+    lname = getattr(lm, "path", None) or where
+    if not ent:
+        raise ModelError(f"{name} was trained without an n-gram LM, so it has no weights for "
+                         f"{lname}; decode without --lm (or --lm none), or train with --lm")
+    fp = lm.fingerprint()
+    if int(ent.get("order", fp["order"])) != fp["order"]:
+        raise ModelError(f"{lname} is an order-{fp['order']} LM but {name} was trained with an "
+                         f"order-{ent['order']} LM ({ent.get('file')}); pass that LM or --lm none")
+    if "vocab_md5" in ent and ent["vocab_md5"] != fp["vocab_md5"]:
+        raise ModelError(f"the vocabulary of {lname} ({fp['vocab_size']} words) is not the one "
+                         f"{name} was trained with ({ent.get('file')}, {ent.get('vocab_size')} "
+                         "words); pass that LM, --lm none, or retrain with this LM")
+
+
+def resolve_lm(model, lm=None, check: bool = True):
     """The LM a model decodes with: ``lm`` a :class:`wo.lm.LanguageModel`, a path, or "none";
     None = the LM named in the model header (``lm.file``), looked up beside the model file and
     in the shipped model directory; no header entry = no LM.  Loaded LMs are cached per
-    process (workers memory-map them once).  Raises ModelError when the model's LM is missing.
+    process (workers memory-map them once).  Raises ModelError when the model's LM is missing
+    or, with ``check``, does not fit the model (:func:`check_lm_fit`).
     """
     import os
 
@@ -123,5 +155,7 @@ def resolve_lm(model, lm=None):
         if key not in _LMS:
             _LMS.clear()
             _LMS[key] = LanguageModel.load(lm)
-        return _LMS[key]
+        lm = _LMS[key]
+    if check:
+        check_lm_fit(model, lm)
     return lm

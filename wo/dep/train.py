@@ -26,12 +26,14 @@ from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR, DEFAULT_COMP
 TRAIN_BEAM_FACTOR = 4.0
 
 
-def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: int = 1):
+def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: int = 1,
+                       kept: Optional[List[int]] = None):
     """Scrambled, projective training instances with gold arrays.
 
     Non-projective trees are projectivised by lifting (:func:`wo.data.projectivize`), so no
     training sentence loses words; the surface order is the gold order either way.
-    Returns (instances, dropped) where dropped counts empty or non-tree sentences.
+    Returns (instances, dropped) where dropped counts empty or non-tree sentences; ``kept``,
+    when given, receives the index in ``sents`` of every instance.
     """
     out, dropped = [], 0
     for i, s in enumerate(sents):
@@ -48,26 +50,33 @@ def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: 
         sc.meta["_gold_pos"] = [int(p) for p in perm]
         n = len(sc)
         out.append(make_instance(sc.forms, [None] * n, [-1] * n, tagdict, gold=sc))
+        if kept is not None:
+            kept.append(i)
     return out, dropped
 
 
 def train_epoch(core: DepSearch, insts: Sequence, rng: random.Random, beam_factor: float,
-                budget_factor: float, easy_first: bool = True) -> dict:
+                budget_factor: float, easy_first: bool = True, lm_of: Optional[Sequence] = None) -> dict:
     """One training pass over ``insts`` in an order shuffled by ``rng``.
 
     Per sentence: Algorithm 3 (``DepSearch.train_one``, chart k*n with k = ``beam_factor``,
     ``budget_factor`` pops per word), then, with ``easy_first``, the easy-first pass; the
     averaging count is advanced once per sentence.  Instances are :class:`wo.data.Instance` or
     :class:`wo.sr.SRInstance` (their ``extra()`` keyword arrays are passed through).
+    lm_of: optional LM per instance (jackknifed LMs: the LM that sentence j trains with does
+    not contain sentence j); None keeps the search's LM.
     Returns {"seconds", "updates", "reached_gold" (share), "pops"}.
     """
     idx = list(range(len(insts)))
     rng.shuffle(idx)
+    lm0 = core.lm
     t0 = time.perf_counter()
     upd0, reached, pops = core.n_updates, 0, 0
     for j in idx:
         inst = insts[j]
         n = inst.n
+        if lm_of is not None:
+            core.use_lm(lm_of[j])
         kw = core.kwargs(inst)
         ok, p, _ = core.train_one(*inst.arrays(), inst.gold, max(1, int(round(beam_factor * n))),
                                   max(8, int(budget_factor * n)), **kw)
@@ -76,6 +85,8 @@ def train_epoch(core: DepSearch, insts: Sequence, rng: random.Random, beam_facto
         core.avg_count += 1.0
         reached += int(ok)
         pops += p
+    if lm_of is not None:
+        core.use_lm(lm0)
     return {"seconds": round(time.perf_counter() - t0, 2), "updates": int(core.n_updates - upd0),
             "reached_gold": round(reached / max(1, len(insts)), 4), "pops": int(pops)}
 
@@ -95,12 +106,18 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
           train_budget_factor: float = 30.0, budget_factor: float = DEFAULT_BUDGET_FACTOR,
           seed: int = 1, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
           train_name: str = "", dev_name: str = "", max_tau: float = 0.05,
-          easy_first: bool = True, lm: Optional[str] = None) -> dict:
+          easy_first: bool = True, lm: Optional[str] = None,
+          lm_folds: Optional[Sequence[str]] = None) -> dict:
     """Train and save the best-epoch averaged model to ``out``.
 
     lm: path of an n-gram LM (binary or ARPA) whose log10 probabilities are real-valued
     features (Zhang, Blackwood & Clark 2012); the model header names it and decoding loads it
-    from beside the model (or ``--lm``).
+    from beside the model (or ``--lm``).  lm_folds: K jackknifed LMs (paths) for training:
+    train_sents is cut into K contiguous blocks and a sentence of block k trains with
+    lm_folds[k], an LM estimated without block k (``lm`` itself, estimated with all of the
+    training text, is the one dev decoding and the saved model use).  Without it the LM has
+    seen every training sentence and the learned LM weights trust it more than held-out text
+    deserves.
 
     beam_factor: chart size k*n during training; train_budget_factor: pop budget per training
     sentence, in pops per word; budget_factor: decoding default stored in the model header.
@@ -118,7 +135,15 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     t_all = time.perf_counter()
     lm_model = LanguageModel.load(lm) if lm else None
     tagdict = TagDictionary.build(train_sents)
-    insts, dropped = training_instances(train_sents, tagdict, seed)
+    kept: List[int] = []
+    insts, dropped = training_instances(train_sents, tagdict, seed, kept)
+    lm_of = None
+    if lm_folds:
+        if lm_model is None:
+            raise ValueError("lm_folds needs lm (the LM of all the training text)")
+        folds = [LanguageModel.load(p) for p in lm_folds]
+        K, N = len(folds), len(train_sents)
+        lm_of = [folds[i * K // N] for i in kept]
     log(f"training on {len(insts)} sentences ({dropped} empty/non-tree dropped, non-projective ones lifted), "
         f"{len(tagdict.table)} word types in the tag dictionary")
     record = {"epochs": [], "dropped_sentences": dropped, "train_sentences": len(insts),
@@ -128,8 +153,8 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
 
     extra = {}
     if lm_model is not None:
-        extra["lm"] = {"file": os.path.basename(lm), "path": os.path.abspath(lm), "order": lm_model.order}
-        record["lm"] = extra["lm"]
+        extra["lm"] = dict(lm_model.fingerprint(), file=os.path.basename(lm), path=os.path.abspath(lm))
+        record["lm"] = dict(extra["lm"], folds=[os.path.basename(p) for p in lm_folds or []])
 
     def make_model(avg: np.ndarray) -> Model:
         return Model(avg, hash_bits, tagdict, dict(extra, decode={
@@ -143,7 +168,7 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     return run_training(insts, epochs, out, record, make_model, dev_eval if dev_sents else None,
                         hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
                         budget_factor=train_budget_factor, easy_first=easy_first, log=log, t_all=t_all,
-                        lm=lm_model)
+                        lm=lm_model, lm_of=lm_of)
 
 
 def run_training(insts: Sequence, epochs: int, out: str, record: dict,
@@ -152,14 +177,15 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
                  max_tau: float = 0.05, seed: int = 1, beam_factor: float = TRAIN_BEAM_FACTOR,
                  budget_factor: float = 30.0, easy_first: bool = True,
                  log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-                 t_all: Optional[float] = None, lm=None) -> dict:
+                 t_all: Optional[float] = None, lm=None, lm_of: Optional[Sequence] = None) -> dict:
     """The epoch loop shared by word-ordering and SR training (Algorithm 3, averaged weights).
 
     Weights: float32[2**hash_bits] with a float64 accumulator for averaging.  After each epoch
     the averaged model (``make_model(avg)``) is scored by ``dev_eval`` (BLEU, or None without
     dev data: every epoch is saved) and saved to ``out`` when it is the best so far; the final
     header's ``training`` entry carries ``record`` plus per-epoch figures, best epoch and total
-    seconds.  Returns that entry.  Raises OSError if ``out`` cannot be written.
+    seconds.  lm: the search's LM; lm_of: optional per-instance LMs (see :func:`train_epoch`).
+    Returns that entry.  Raises OSError if ``out`` cannot be written.
     """
     t_all = time.perf_counter() if t_all is None else t_all
     W = np.zeros(1 << hash_bits, dtype=np.float32)
@@ -169,7 +195,7 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
     rng = random.Random(seed)
     best = None
     for ep in range(1, epochs + 1):
-        ent = train_epoch(core, insts, rng, beam_factor, budget_factor, easy_first)
+        ent = train_epoch(core, insts, rng, beam_factor, budget_factor, easy_first, lm_of)
         model = make_model(averaged(W, U, core.avg_count))
         model.header["training"] = dict(record, epoch=ep)
         t1 = time.perf_counter()

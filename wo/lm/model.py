@@ -81,6 +81,17 @@ class LanguageModel:
         m.path = path
         return m
 
+    def fingerprint(self) -> dict:
+        """What a model trained with this LM records to check the LM it decodes with:
+        {"order", "vocab_size", "vocab_md5"} (md5 of the vocabulary in id order, one word per
+        line).  Two LMs with the same fingerprint map every word to the same id."""
+        import hashlib
+
+        if getattr(self, "_fp", None) is None:
+            h = hashlib.md5("\n".join(self.vocab).encode("utf-8")).hexdigest()
+            self._fp = {"order": self.order, "vocab_size": len(self.vocab), "vocab_md5": h}
+        return dict(self._fp)
+
     def word_ids(self, tokens: Sequence[str]) -> np.ndarray:
         """int32 ids of tokens (``<unk>`` = 0 for unknown words); mapped once per sentence."""
         get = self.ids.get
