@@ -359,6 +359,51 @@ def _add_lm(sub) -> None:
 STDIO_HELP = "('-' = standard input/output)"
 
 
+# ------------------------------------------------------------------ IDL-expressions
+def cmd_idl_realize(a) -> int:
+    """``wo idl realize``: IDL-expressions or bags intersected with an n-gram LM."""
+    from .idl.realize import run
+
+    bar = _bar(a.quiet)
+    opts = dict(algorithm=a.algorithm, k=a.k, beam=a.beam, max_states=a.max_states, timeout=a.timeout,
+                count_unfolding=not a.no_count)
+    try:
+        summ = run(a.lm, a.input, a.output, input_format=a.input_format, output_format=a.format,
+                   jobs=a.jobs, report=lambda m: (bar.clear(), _err(m)), progress=bar.update, **opts)
+    except ValueError as exc:
+        bar.close()
+        _err(str(exc))
+        return EXIT_USER
+    bar.close()
+    if not a.quiet:
+        print(f"wo: {display_name(a.input)}: {summ.sentences} expressions in {summ.seconds:.2f}s "
+              f"({summ.sentences_per_second:.1f}/s), status {summ.status}", file=sys.stderr)
+    return EXIT_SOME_FAILED if summ.failed else EXIT_OK
+
+
+def _add_idl(sub) -> None:
+    idl = sub.add_parser("idl", help="IDL-expressions intersected with an n-gram LM (Soricut & Marcu 2005)")
+    isub = idl.add_subparsers(dest="verb", required=True, metavar="VERB")
+    r = isub.add_parser("realize", help="the most probable string of each IDL-expression (or bag)")
+    r.add_argument("--lm", required=True, help="n-gram LM (wo binary or ARPA)")
+    r.add_argument("--input", default="-", help=f"one expression (or bag) per line {STDIO_HELP}; default -")
+    r.add_argument("--output", default="-", help=f"one record per input line {STDIO_HELP}; default -")
+    r.add_argument("--input-format", default="idl", choices=["idl", "bag"],
+                   help="idl: C/I/D/L expressions (see wo.idl.expr); bag: space-separated words")
+    r.add_argument("--algorithm", default="astar", choices=["astar", "greedy-astar", "beam", "bfs"])
+    r.add_argument("--k", type=int, default=5, help="greedy-astar: unfold only paths within K tokens of the longest")
+    r.add_argument("--beam", type=float, default=0.1, help="beam: probability beam p in (0, 1]")
+    r.add_argument("--max-states", type=int, default=1_000_000,
+                   help="bound on the states created per expression (memory); then the best "
+                   "completed or greedily completed path is returned")
+    r.add_argument("--timeout", type=float, default=0.0, help="seconds per expression (0 = none)")
+    r.add_argument("--no-count", action="store_true", help="do not count the full unfolding")
+    r.add_argument("--jobs", type=int, default=1)
+    r.add_argument("--format", default="text", choices=["text", "jsonl"])
+    r.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    r.set_defaults(func=cmd_idl_realize)
+
+
 def _add_sr(sub) -> None:
     sr = sub.add_parser("sr", help="Surface Realisation shared task (SR'19 shallow track, T1)")
     ss = sr.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -471,6 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dep_linearize(ds, "linearize", "order the words of each input sentence")
     _add_sr(sub)
     _add_lm(sub)
+    _add_idl(sub)
     e = sub.add_parser("evaluate", help="BLEU (sacrebleu, tokenize none), exact match, words recovered")
     e.add_argument("--hyp", required=True, help=f"one tokenized sentence per line {STDIO_HELP}")
     e.add_argument("--ref", required=True, help="CoNLL-U or one tokenized sentence per line")

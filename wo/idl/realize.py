@@ -1,0 +1,203 @@
+"""Realise IDL-expressions (or bags of words) with an n-gram LM: the Python front end of the
+Cython search (wo/_fast/_idl.pyx; Soricut & Marcu 2005, sections 3-4) and the batch run.
+
+>>> from wo.lm.model import LanguageModel
+>>> r = IDLRealizer(LanguageModel.load("lm.wolm"), algorithm="astar")
+>>> r.realize(parse("I(finally, C(L(C(the, captives)), were, released))")).text
+'finally the captives were released'
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from .expr import BOS, EOS, Expr, IDLSyntaxError, bag, parse, sentence_wrapped
+from .graph import compile_expr, bag_unfolding
+
+ALGORITHMS = ("astar", "greedy-astar", "beam", "bfs")
+INPUT_FORMATS = ("idl", "bag")
+OUTPUT_FORMATS = ("text", "jsonl")
+
+
+@dataclass
+class Realization:
+    """One realisation.  text: the words (``<s>``/``</s>`` left out) joined by spaces;
+    log10_prob: its LM log10 probability with ``<s>`` and ``</s>`` (as ``wo lm score
+    --per-sentence``); states: states unfolded; full_unfolding: states of the full unfolding
+    (exact when full_unfolding_exact, else a lower bound: the count stopped at its cap);
+    seconds: wall clock of the search; status: ok | max-states | timeout | no-path | error."""
+
+    text: str
+    log10_prob: float
+    states: int
+    full_unfolding: int
+    full_unfolding_exact: bool
+    seconds: float
+    status: str
+    message: str = ""
+
+    def to_json(self) -> str:
+        """The JSONL record (keys text, log10_prob, states, full_unfolding, seconds, status, ...)."""
+        d = asdict(self)
+        if not d["message"]:
+            d.pop("message")
+        return json.dumps(d, ensure_ascii=False)
+
+
+class IDLRealizer:
+    """Search for the most probable string of an IDL-expression under an n-gram LM.
+
+    lm: :class:`wo.lm.model.LanguageModel` (order 1-6); algorithm: astar (IDL-NGLM-A*,
+    exact), greedy-astar (A*_k with ``k``), beam (B_p with ``beam`` = p, e.g. 0.1), bfs
+    (IDL-NGLM-BFS, exhaustive); max_states: bound on the states created (memory); timeout:
+    seconds per expression (0 = none); count_unfolding: also count the full unfolding (bags:
+    a closed form; other expressions: an unscored unfolding of at most ``count_cap`` states);
+    heuristic_limit: bound on candidate contexts x types of the A* heuristic (beyond it the
+    heuristic uses shorter contexts and is no longer admissible).
+    Raises ValueError for an unknown algorithm or a bad parameter.
+    """
+
+    def __init__(self, lm, algorithm: str = "astar", k: int = 5, beam: float = 0.1,
+                 max_states: int = 1_000_000, timeout: float = 0.0, count_unfolding: bool = True,
+                 count_cap: int = 200_000, heuristic_limit: int = 4_000_000):
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {algorithm!r} ({', '.join(ALGORITHMS)})")
+        if not 0.0 < beam <= 1.0:
+            raise ValueError(f"--beam must be a probability in (0, 1], got {beam}")
+        if k < 0 or max_states < 1:
+            raise ValueError("--k must be >= 0 and --max-states >= 1")
+        self.lm, self.algorithm, self.k, self.beam = lm, algorithm, k, beam
+        self.max_states, self.timeout = max_states, timeout
+        self.count_unfolding, self.count_cap, self.heuristic_limit = count_unfolding, count_cap, heuristic_limit
+
+    def search_for(self, e: Expr):
+        """(compiled graph, IDLSearch) for an expression wrapped in ``<s>`` ... ``</s>``."""
+        from .._fast._idl import IDLSearch, build_candidates
+
+        g = compile_expr(sentence_wrapped(e))
+        type_lm = self.lm.word_ids(g.types)
+        tid = {t: i for i, t in enumerate(g.types)}
+        bos_t, eos_t = tid.get(BOS, -1), tid.get(EOS, -1)
+        alphabet = np.array([i for i, t in enumerate(g.types) if t not in (BOS, EOS)], dtype=np.int32)
+        K = min(self.lm.order - 1, 5)
+        while K > 0 and len(g.types) * (max(len(alphabet), 1) ** K) > self.heuristic_limit:
+            K -= 1
+        ctx, lp, order = build_candidates(self.lm.core, type_lm, alphabet, bos_t, K)
+        tok_lm = type_lm[g.tok_type]
+        return g, IDLSearch(g, self.lm.core, tok_lm, ctx, lp, order, bos_t, eos_t, True)
+
+    def realize(self, e: Expr) -> Realization:
+        """The best realisation of ``e`` (see the class docstring).  Raises MemoryError."""
+        t0 = time.perf_counter()
+        g, s = self.search_for(e)
+        res = s.run(self.algorithm, self.k, float(np.log10(self.beam)), self.max_states, self.timeout)
+        toks = [g.tokens[t] for t in res["tokens"]]
+        words = [t for t in toks if t not in (BOS, EOS)]
+        full, exact = -1, False
+        if self.count_unfolding:
+            if self.algorithm == "bfs" and res["status"] == "ok":
+                full, exact = res["created"], True
+            elif g.is_bag:
+                cnt = Counter(t for t in g.tokens if t not in (BOS, EOS))
+                full, exact = bag_unfolding(list(cnt.values()), self.lm.order - 1), True
+            else:
+                c = s.run("bfs", 0, 0.0, self.count_cap, 0.0, True)
+                full, exact = c["created"], c["status"] == "ok"
+        return Realization(" ".join(words), self.lm.score(words), res["states"], full, exact,
+                           time.perf_counter() - t0, res["status"])
+
+
+# ------------------------------------------------------------------ batch (CLI)
+@dataclass
+class Line:
+    """One input line: its number (1-based) and text."""
+
+    line: int
+    text: str
+
+
+def read_lines(path: str) -> List[Line]:
+    """Every line of a text file (``-`` = stdin; .gz/.xz read transparently)."""
+    from ..io.text import open_text
+
+    with open_text(path) as fh:
+        return [Line(i + 1, ln.rstrip("\r\n")) for i, ln in enumerate(fh)]
+
+
+def expression_of(text: str, line: int, input_format: str) -> Expr:
+    """Parse one input line: an IDL-expression or a bag (space-separated words).
+    Raises IDLSyntaxError (with line:column) or ValueError (empty bag)."""
+    if input_format == "bag":
+        toks = text.split()
+        if not toks:
+            raise ValueError("empty bag")
+        return bag(toks)
+    if not text.strip():
+        raise IDLSyntaxError("empty line: expression expected", line, 1)
+    return parse(text, line)
+
+
+_CACHE: Dict[tuple, IDLRealizer] = {}
+
+
+def _worker(lm_path: str, opts: tuple, batch: Sequence[Tuple[str, int, str]]) -> List[Realization]:
+    key = (lm_path, opts)
+    if key not in _CACHE:
+        from ..lm.model import LanguageModel
+
+        _CACHE.clear()
+        _CACHE[key] = IDLRealizer(LanguageModel.load(lm_path, verify=False), **dict(opts))
+    r = _CACHE[key]
+    out = []
+    for text, line, fmt in batch:
+        try:
+            out.append(r.realize(expression_of(text, line, fmt)))
+        except MemoryError:
+            out.append(Realization("", float("nan"), 0, -1, False, 0.0, "error", "out of memory"))
+    return out
+
+
+def run(lm_path: str, input_path: str, output_path: str, input_format: str = "idl",
+        output_format: str = "text", jobs: int = 1, report=lambda m: None, progress=None, **opts):
+    """Realise every line of ``input_path`` into ``output_path`` (one record per input line, in
+    order, written atomically).  A malformed line is reported as ``file:line:column: message``
+    and gets an empty line (text) or a record with status "error" (jsonl); the other lines are
+    realised.  opts: :class:`IDLRealizer` parameters.  Returns the batch Summary.
+    Raises ValueError for a bad format or option, LMError/FileNotFoundError for the LM.
+    """
+    from ..io.batch import map_batches, process
+    from ..lm.model import LanguageModel
+
+    if input_format not in INPUT_FORMATS or output_format not in OUTPUT_FORMATS:
+        raise ValueError(f"formats: input {INPUT_FORMATS}, output {OUTPUT_FORMATS}")
+    IDLRealizer(LanguageModel.load(lm_path), **opts)           # fail early: LM and options
+    items = read_lines(input_path)
+    okey = tuple(sorted(opts.items()))
+
+    def prepare(i, it):
+        try:
+            expression_of(it.text, it.line, input_format)
+        except IDLSyntaxError as exc:
+            it.line = f"{it.line}:{exc.column}"          # reported as file:line:column
+            return exc.message
+        except ValueError as exc:
+            return str(exc)
+        return it, (it.text, it.line, input_format)
+
+    def decode_many(payloads, on_batch):
+        map_batches(_worker, (lm_path, okey), payloads, jobs=jobs, chunk=4, on_batch=on_batch)
+
+    def fallback(it, msg):
+        return Realization("", float("nan"), 0, -1, False, 0.0, "error", msg)
+
+    def fmt(it, r):
+        return r.to_json() if output_format == "jsonl" else r.text
+
+    return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
+                   fallback=fallback, format_record=fmt, keep_skipped=True, report=report,
+                   progress=progress)
