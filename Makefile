@@ -25,6 +25,8 @@ demo: install
 	$(BIN)/wo sr make-input --ud $(TEST) --out $(OUT)/ewt-test.t1 --seed 1
 	$(BIN)/wo sr realize --model $(SRMODEL) --input $(OUT)/ewt-test.t1 --output $(OUT)/ewt-test.sr.txt --jobs 2
 	$(BIN)/wo sr evaluate --hyp $(OUT)/ewt-test.sr.txt --ref $(TEST)
+	echo 'I(finally, C(L(D(C(the, prisoners), C(the, captives))), were, released))' \
+		| $(BIN)/wo idl realize --lm corpora/models/wo-en-4gram.wolm --format jsonl
 
 test: install
 	$(BIN)/python -m pytest -q tests

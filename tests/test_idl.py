@@ -81,7 +81,7 @@ def test_bag_unfolding_formula_counts_the_states_bfs_unfolds(lm):
         for t in toks:
             cnt[t] = cnt.get(t, 0) + 1
         assert r.full_unfolding == bag_unfolding(list(cnt.values()), lm.order - 1)
-        assert r.states == r.full_unfolding - 1          # every state but the final one unfolded
+        assert r.states == r.full_unfolding              # every state unfolded
 
 
 def _dev_bags(ewt_dev, lo, hi, n, seed=13):
@@ -163,3 +163,14 @@ def test_cli_reports_malformed_lines_and_realises_the_others(tmp_path):
     q = subprocess.run([sys.executable, "-m", "wo.cli", "lm", "score", "--lm", str(LM), "--input", str(hyp),
                         "--per-sentence"], capture_output=True, text=True, check=True)
     assert float(q.stdout.split()[0]) == pytest.approx(recs[0]["log10_prob"], abs=1e-5)
+
+
+def test_readme_idl_example_gives_the_output_it_shows():
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"\$ echo '(.*?)' \\\n\s*\| wo idl realize --lm (\S+)\n(.*?)\n", text)
+    assert m, "README has no wo idl example"
+    p = subprocess.run([sys.executable, "-m", "wo.cli", "idl", "realize", "--lm", str(ROOT / m.group(2)), "--quiet"],
+                       input=m.group(1) + "\n", capture_output=True, text=True, check=True)
+    assert p.stdout.strip() == m.group(3).strip()

@@ -316,7 +316,7 @@ cdef class IDLSearch:
 
     # ------------------------------------------------------------------ heuristic
     cdef void _mark_avail(self, int v) noexcept nogil:
-        """Mark the types of every token reachable from v (all disjuncts) in tmark."""
+        """Count in tmark the types of the tokens reachable from v (all disjuncts)."""
         cdef int k, i
         while True:
             if self.vmark[v] == self.stamp:
@@ -324,7 +324,7 @@ cdef class IDLSearch:
             self.vmark[v] = self.stamp
             k = self.kind[v]
             if k == K_WORD:
-                self.tmark[self.tok_type[self.vtok[v]]] = self.stamp
+                self.tmark[self.tok_type[self.vtok[v]]] += 1
                 v = self.nxt[v]
             elif k == K_CHOICE or k == K_SPLIT:
                 for i in range(self.lst_off[v], self.lst_off[v + 1]):
@@ -338,19 +338,28 @@ cdef class IDLSearch:
                 return
 
     cdef double _type_best(self, int y) noexcept nogil:
-        """Best log10 p of type y over the candidate contexts whose types are all available."""
-        cdef int i, c, j, ok, z
+        """Best log10 p of type y over the candidate contexts that the available tokens can
+        still form (tmark: available occurrences per type; y's own occurrence excluded)."""
+        cdef int i, c, j, ok, z, need, jj
         cdef const int32_t* order
+        cdef const int32_t* cx
         if self.tbmark[y] == self.stamp:
             return self.tbest[y]
         order = &self.cand_order[<long>y * self.C]
         cdef double best = 0.0
         for i in range(self.C):
             c = order[i]
+            cx = &self.ctx[<long>c * self.K]
             ok = 1
             for j in range(self.K):
-                z = self.ctx[<long>c * self.K + j]
-                if z >= 0 and self.tmark[z] != self.stamp:
+                z = cx[j]
+                if z < 0:
+                    continue
+                need = 1 if z != y else 2
+                for jj in range(j):
+                    if cx[jj] == z:
+                        need += 1
+                if self.tmark[z] < need:
                     ok = 0
                     break
             if ok:
@@ -402,14 +411,12 @@ cdef class IDLSearch:
         if not self.use_h:
             st.h = 0.0
             return
+        memset(self.tmark, 0, self.NT * sizeof(int32_t))
         for i in range(st.ntail):
-            self.tmark[st.tail[i]] = self.stamp
+            self.tmark[st.tail[i]] += 1
         for i in range(st.ncut):
             self._mark_avail(cut[i])
-        self.stamp += 1          # the R memo and the join marks use a fresh stamp...
-        for i in range(self.NT):  # ...so carry the availability marks over
-            if self.tmark[i] == self.stamp - 1:
-                self.tmark[i] = self.stamp
+        self.stamp += 1          # fresh marks for the R memo, the type memo and the joins
         for i in range(st.ncut):
             v = cut[i]
             h += self._R(v)
@@ -661,6 +668,7 @@ cdef class IDLSearch:
                     continue
                 if st.ncut == 1 and self.pool[st.cut] == 1:
                     st.closed = 1
+                    unfolded += 1
                     if best_final < 0 or st.g > self.S[best_final].g:
                         best_final = s
                     if alg == 1 or alg == 2:

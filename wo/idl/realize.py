@@ -30,7 +30,9 @@ class Realization:
     log10_prob: its LM log10 probability with ``<s>`` and ``</s>`` (as ``wo lm score
     --per-sentence``); states: states unfolded; full_unfolding: states of the full unfolding
     (exact when full_unfolding_exact, else a lower bound: the count stopped at its cap);
-    seconds: wall clock of the search; status: ok | max-states | timeout | no-path | error."""
+    seconds: wall clock of the search (compiling the graph and the heuristic's tables
+    included, counting the full unfolding not); status: ok | max-states | timeout | no-path | error;
+    message: what went wrong (status error); search_seconds: the unfolding alone (Cython)."""
 
     text: str
     log10_prob: float
@@ -40,6 +42,7 @@ class Realization:
     seconds: float
     status: str
     message: str = ""
+    search_seconds: float = 0.0
 
     def to_json(self) -> str:
         """The JSONL record (keys text, log10_prob, states, full_unfolding, seconds, status, ...)."""
@@ -87,6 +90,8 @@ class IDLRealizer:
         K = min(self.lm.order - 1, 5)
         while K > 0 and len(g.types) * (max(len(alphabet), 1) ** K) > self.heuristic_limit:
             K -= 1
+        if self.algorithm == "bfs":
+            K = 0                                       # BFS uses no heuristic
         ctx, lp, order = build_candidates(self.lm.core, type_lm, alphabet, bos_t, K)
         tok_lm = type_lm[g.tok_type]
         return g, IDLSearch(g, self.lm.core, tok_lm, ctx, lp, order, bos_t, eos_t, True)
@@ -96,6 +101,7 @@ class IDLRealizer:
         t0 = time.perf_counter()
         g, s = self.search_for(e)
         res = s.run(self.algorithm, self.k, float(np.log10(self.beam)), self.max_states, self.timeout)
+        secs = time.perf_counter() - t0
         toks = [g.tokens[t] for t in res["tokens"]]
         words = [t for t in toks if t not in (BOS, EOS)]
         full, exact = -1, False
@@ -108,8 +114,8 @@ class IDLRealizer:
             else:
                 c = s.run("bfs", 0, 0.0, self.count_cap, 0.0, True)
                 full, exact = c["created"], c["status"] == "ok"
-        return Realization(" ".join(words), self.lm.score(words), res["states"], full, exact,
-                           time.perf_counter() - t0, res["status"])
+        return Realization(" ".join(words), self.lm.score(words), res["states"], full, exact, secs,
+                           res["status"], search_seconds=res["seconds"])
 
 
 # ------------------------------------------------------------------ batch (CLI)
