@@ -51,6 +51,7 @@ cdef struct IState:
     int32_t ntail
     int32_t tail[MAXK]    # type ids of the last tokens, oldest first
     uint8_t closed        # 1: unfolded
+    uint8_t hx            # 1: h is the heuristic itself; 0: an upper bound of it (lazy A*)
     LMState lm
 
 
@@ -171,7 +172,7 @@ cdef class IDLSearch:
     cdef const int32_t* ctx
     cdef const float* cand_lp
     cdef const int32_t* cand_order
-    cdef int bos_type, eos_type, use_h
+    cdef int bos_type, eos_type, use_h, need_pot
     # per-search memory
     cdef IState* S
     cdef int nS, capS
@@ -400,13 +401,14 @@ cdef class IDLSearch:
         cdef double h = 0.0
         cdef const int32_t* cut = &self.pool[st.cut]
         self.stamp += 1
-        for i in range(st.ncut):
-            pot += self.lpath[cut[i]]
-            j = self.encl[cut[i]]
-            while j >= 0 and self.jmark[j] != self.stamp:
-                self.jmark[j] = self.stamp
-                pot += self.lpath[self.join_target[j]]
-                j = self.join_parent[j]
+        if self.need_pot:
+            for i in range(st.ncut):
+                pot += self.lpath[cut[i]]
+                j = self.encl[cut[i]]
+                while j >= 0 and self.jmark[j] != self.stamp:
+                    self.jmark[j] = self.stamp
+                    pot += self.lpath[self.join_target[j]]
+                    j = self.join_parent[j]
         st.pot = pot
         if not self.use_h:
             st.h = 0.0
@@ -631,6 +633,8 @@ cdef class IDLSearch:
         cdef int use_h0 = self.use_h
         if count_only or alg == 0:
             self.use_h = 0
+        cdef bint lazy = self.use_h and (alg == 1 or alg == 2)
+        self.need_pot = alg == 0 or alg == 3          # the BFS/beam queue order
         self.nS = 0
         self.npool = 0
         self.q.size = 0
@@ -651,6 +655,7 @@ cdef class IDLSearch:
             st.ntail = 0
             st.closed = 0
             st.lm.len = 0
+            st.hx = 1
             self._estimate(st)
             slot = sigmap_find(&self.seen, self._key(&self.pool[st.cut], 1, st.tail, 0), &found)
             self.seen.val[slot] = s
@@ -678,6 +683,15 @@ cdef class IDLSearch:
                     continue
                 if alg == 3 and st.g + st.h < self.lvbest[st.nwords] + beam_log10:
                     continue
+                if lazy:
+                    # lazy heuristic evaluation: the key was an upper bound; evaluate now and
+                    # put the state back unless it is still the best
+                    self._estimate(st)
+                    if not st.hx:
+                        st.hx = 1
+                        if self.q.size > 0 and st.g + st.h < self.q.key[0]:
+                            heap_push(&self.q, s, st.g + st.h)
+                            continue
                 st.closed = 1
                 unfolded += 1
                 if st.nwords > maxlen:
@@ -728,7 +742,15 @@ cdef class IDLSearch:
                             x.lm = lmn
                             x.ntail = nt
                             memcpy(x.tail, tail, nt * sizeof(int32_t))
-                            self._estimate(x)
+                            if lazy:
+                                # h(x) <= h(st) - (st's bound of the token just emitted)
+                                x.h = st.h - self.tbest[self.tok_type[self.mv_tok[mv]]]
+                                x.hx = 1 if n == 1 and c[0] == 1 else 0
+                                if x.hx:
+                                    x.h = 0.0
+                            else:
+                                x.hx = 1
+                                self._estimate(x)
                         if alg == 3 and x.g + x.h > self.lvbest[x.nwords]:
                             self.lvbest[x.nwords] = x.g + x.h
                         heap_push(&self.q, ns, self._prio(alg, x))
