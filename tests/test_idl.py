@@ -174,3 +174,18 @@ def test_readme_idl_example_gives_the_output_it_shows():
     p = subprocess.run([sys.executable, "-m", "wo.cli", "idl", "realize", "--lm", str(ROOT / m.group(2)), "--quiet"],
                        input=m.group(1) + "\n", capture_output=True, text=True, check=True)
     assert p.stdout.strip() == m.group(3).strip()
+
+
+def test_batch_output_does_not_depend_on_jobs(tmp_path, ewt_dev):
+    from wo.idl.realize import run
+
+    inp = tmp_path / "bags.txt"
+    inp.write_text("".join(" ".join(sh) + "\n" for _, sh in _dev_bags(ewt_dev, 5, 12, 12)), encoding="utf-8")
+    outs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"out{jobs}.jsonl"
+        summ = run(str(LM), str(inp), str(out), input_format="bag", output_format="jsonl", jobs=jobs,
+                   algorithm="greedy-astar", k=2)
+        assert summ.sentences == 12 and summ.failed == 0
+        outs.append([json.loads(x)["text"] for x in out.read_text().splitlines()])
+    assert outs[0] == outs[1] and all(outs[0])
