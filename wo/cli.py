@@ -1,7 +1,8 @@
-"""Command-line interface: ``wo <system> <verb>`` (``wo dep train|linearize``, ``wo sr ...``) and
-``wo evaluate``; ``wo train`` and ``wo linearize`` are aliases of the ``dep`` verbs.  Every file
-argument accepts ``-`` for standard input/output; ``--output`` defaults to standard output and
-``--model`` to the system's shipped model.  Progress bars and summaries go to stderr.
+"""Command-line interface: ``wo <system> <verb>`` (``wo dep train|linearize``, ``wo sr ...``,
+``wo lm train|convert|score``, ``wo idl realize``) and ``wo evaluate``; ``wo train`` and
+``wo linearize`` are aliases of the ``dep`` verbs.  Every file argument accepts ``-`` for
+standard input/output; ``--output`` defaults to standard output and ``--model`` to the
+system's shipped model.  Progress bars and summaries go to stderr.
 
 Exit codes: 0 success; 1 some sentences failed (their output line is the fallback, see
 ``--on-error``); 2 user error (bad arguments, unreadable or malformed input, bad model).

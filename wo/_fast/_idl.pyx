@@ -61,6 +61,40 @@ cdef inline double _now() noexcept nogil:
     return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
+cdef int _contexts(NgramModel lm, const int32_t[::1] type_lm, const int32_t[::1] alphabet, int bos_type,
+                   int m, int32_t[:, ::1] cx, float[:, ::1] L, int row):
+    """Rows ``row``.. of the candidate tables for every context of m alphabet types (after
+    ``<s>`` when bos_type >= 0): the context's types into cx, every type's log10 p into L.
+    Returns the next free row."""
+    cdef int A = alphabet.shape[0], Tn = type_lm.shape[0], j, t, off = 1 if bos_type >= 0 else 0
+    cdef LMState st[MAXK + 1]
+    cdef LMState tmp
+    cdef int32_t digits[MAXK]
+    for j in range(m):
+        digits[j] = 0
+    while True:
+        if off:
+            lm.begin(&st[0])
+            cx[row, 0] = bos_type
+        else:
+            st[0].len = 0
+        for j in range(m):
+            cx[row, off + j] = alphabet[digits[j]]
+            lm.score(&st[j], type_lm[alphabet[digits[j]]], &st[j + 1])
+        for t in range(Tn):
+            L[t, row] = lm.score(&st[m], type_lm[t], &tmp)
+        row += 1
+        j = m - 1                   # next context (odometer over the m digits)
+        while j >= 0:
+            digits[j] += 1
+            if digits[j] < A:
+                break
+            digits[j] = 0
+            j -= 1
+        if j < 0:
+            return row
+
+
 def build_candidates(NgramModel lm, const int32_t[::1] type_lm, const int32_t[::1] alphabet,
                      int bos_type, int K):
     """The candidate contexts of the A* heuristic and every type's log10 probability in each.
@@ -70,7 +104,7 @@ def build_candidates(NgramModel lm, const int32_t[::1] type_lm, const int32_t[::
     type ids, oldest first, -1 padded; lp float32[types, C] log10 p(type | ctx); order
     int32[types, C] the contexts by decreasing lp).  The row of ``<s>`` is 0 (it is free).
     """
-    cdef int A = alphabet.shape[0], Tn = type_lm.shape[0], C = 0, j, i, t, c, d
+    cdef int A = alphabet.shape[0], Tn = type_lm.shape[0], C = 0, j
     cdef long long full = 1
     for j in range(K):
         full *= A
@@ -84,54 +118,13 @@ def build_candidates(NgramModel lm, const int32_t[::1] type_lm, const int32_t[::
     lp = np.zeros((Tn, C), dtype=np.float32)
     cdef int32_t[:, ::1] cx = ctx
     cdef float[:, ::1] L = lp
-    cdef LMState st[MAXK + 1]
-    cdef LMState tmp
-    cdef int32_t digits[MAXK]
-    cdef int row = 0, length, start
-    # enumerate: first the <s>-prefixed contexts of length 1..K, then the full ones
+    cdef int row = 0, length
+    # first the <s>-prefixed contexts of length 1..K, then the full ones
     if bos_type >= 0:
         for length in range(1, (K if A > 0 else 1) + 1):
-            for j in range(length - 1):
-                digits[j] = 0
-            c = 0
-            while True:
-                lm.begin(&st[0])
-                cx[row, 0] = bos_type
-                for j in range(length - 1):
-                    cx[row, j + 1] = alphabet[digits[j]]
-                    lm.score(&st[j], type_lm[alphabet[digits[j]]], &st[j + 1])
-                for t in range(Tn):
-                    L[t, row] = lm.score(&st[length - 1], type_lm[t], &tmp)
-                row += 1
-                j = length - 2
-                while j >= 0:
-                    digits[j] += 1
-                    if digits[j] < A:
-                        break
-                    digits[j] = 0
-                    j -= 1
-                if j < 0:
-                    break
+            row = _contexts(lm, type_lm, alphabet, bos_type, length - 1, cx, L, row)
     if A > 0 and K > 0:
-        for j in range(K):
-            digits[j] = 0
-        while True:
-            st[0].len = 0
-            for j in range(K):
-                cx[row, j] = alphabet[digits[j]]
-                lm.score(&st[j], type_lm[alphabet[digits[j]]], &st[j + 1])
-            for t in range(Tn):
-                L[t, row] = lm.score(&st[K], type_lm[t], &tmp)
-            row += 1
-            j = K - 1
-            while j >= 0:
-                digits[j] += 1
-                if digits[j] < A:
-                    break
-                digits[j] = 0
-                j -= 1
-            if j < 0:
-                break
+        row = _contexts(lm, type_lm, alphabet, -1, K, cx, L, row)
     ctx = np.ascontiguousarray(ctx[:row])
     lp = np.ascontiguousarray(lp[:, :row])
     if bos_type >= 0:
@@ -760,6 +753,7 @@ cdef class IDLSearch:
                     break
         free(movable)
         self.use_h = use_h0
+        cdef double secs = _now() - t0      # the search (result packaging left out)
         cdef int created = self.nS
         out = np.zeros(self.T + 1, dtype=np.int32)
         cdef int32_t[::1] o = out
@@ -785,7 +779,9 @@ cdef class IDLSearch:
                 if (self.S[i].nwords > self.S[s].nwords or (self.S[i].nwords == self.S[s].nwords
                         and self.S[i].g + self.S[i].h > self.S[s].g + self.S[s].h)):
                     s = i
+            t0 = _now()
             if self._greedy_complete(s, &o[0], &no, &g) < 0:
                 raise MemoryError()
+            secs += _now() - t0
         return dict(tokens=out[:no], log10_prob=g, states=unfolded, created=created,
-                    status=STATUS[status], seconds=_now() - t0)
+                    status=STATUS[status], seconds=secs)
