@@ -25,6 +25,17 @@ def dev():
     return read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:80]
 
 
+def _train_conllu(tmp_path, n: int):
+    """The first n sentences of EWT train as a CoNLL-U file (real data for `wo dep train`)."""
+    import lzma
+
+    conllu = tmp_path / "train.conllu"
+    with lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8") as fh:
+        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:n]
+    conllu.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    return conllu
+
+
 def test_lm_features_of_a_derivation_sum_to_the_sentence_log10_probability(lm, dev, ewt_train_slice):
     td = TagDictionary.build(ewt_train_slice)
     rng = np.random.default_rng(0)
@@ -87,7 +98,6 @@ def test_training_with_lm_learns_a_weight_and_outputs_are_permutations(lm, dev, 
 
 
 def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, ewt_train_slice):
-    import lzma
     import subprocess
     import sys
 
@@ -100,10 +110,7 @@ def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, 
     train_txt = tmp_path / "t.txt"
     train_txt.write_text("\n".join(" ".join(s.forms) for s in ewt_train_slice) + "\n", encoding="utf-8")
     assert main(["lm", "train", "--text", str(train_txt), "--order", "3", "--out", str(lm_path), "--quiet"]) == 0
-    conllu = tmp_path / "train.conllu"
-    with lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8") as fh:
-        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:60]
-    conllu.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    conllu = _train_conllu(tmp_path, 60)
     model = d / "m.wo"
     assert main(["dep", "train", "--train", str(conllu), "--epochs", "1", "--hash-bits", "16",
                  "--model", str(model), "--lm", str(lm_path)]) == 0
@@ -118,7 +125,6 @@ def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, 
 
 
 def test_jackknifed_training_and_lms_that_do_not_fit_are_refused(tmp_path, ewt_train_slice):
-    import lzma
     import subprocess
     import sys
 
@@ -136,10 +142,7 @@ def test_jackknifed_training_and_lms_that_do_not_fit_are_refused(tmp_path, ewt_t
 
     full = lm_of("all", forms)
     folds = [lm_of("fold0", forms[30:]), lm_of("fold1", forms[:30])]    # block k left out
-    conllu = tmp_path / "train.conllu"
-    with lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8") as fh:
-        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:60]
-    conllu.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    conllu = _train_conllu(tmp_path, 60)
     model = tmp_path / "m.wo"
     assert main(["dep", "train", "--train", str(conllu), "--epochs", "1", "--hash-bits", "16",
                  "--model", str(model), "--lm", full, "--lm-folds", *folds]) == 0

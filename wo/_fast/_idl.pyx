@@ -321,11 +321,10 @@ cdef class IDLSearch:
                 self.tmark[self.tok_type[self.vtok[v]]] += 1
                 v = self.nxt[v]
             elif k == K_CHOICE or k == K_SPLIT:
+                # a split's join target is reached through its branches' END vertices
                 for i in range(self.lst_off[v], self.lst_off[v + 1]):
                     self._mark_avail(self.lst[i])
-                if k == K_CHOICE:
-                    return
-                return   # the join target is reached through the END vertices
+                return
             elif k == K_END:
                 v = self.join_target[self.nxt[v]]
             else:
@@ -634,9 +633,7 @@ cdef class IDLSearch:
         sigmap_reset(&self.seen, 1024)
         for i in range(self.T + 2):
             self.lvbest[i] = -1e300
-        movable = <int32_t*>malloc((self.V + 1) * sizeof(int32_t))
-        if movable == NULL:
-            raise MemoryError()
+        movable = self.scratch2        # shared with the greedy completion, which runs after the loop
         with nogil:
             s = self._new_state(1)
             st = &self.S[s]
@@ -751,7 +748,6 @@ cdef class IDLSearch:
                         break
                 if status:
                     break
-        free(movable)
         self.use_h = use_h0
         cdef double secs = _now() - t0      # the search (result packaging left out)
         cdef int created = self.nS

@@ -137,12 +137,9 @@ def compile_expr(e: Expr) -> IDLGraph:
             seen[key] = s
             build(a, s, t, d, jid)
 
-    # vertex 0 = initial, 1 = final; the body of a lock gets depth d+1 through fresh()
-    def build_top(x: Expr) -> None:
-        build(x, 0, 1, 0, -1)
-
-    # locks: fresh vertices inside L(...) must carry the deeper rank, so build() passes d+1
-    build_top(e)
+    # vertex 0 = initial, 1 = final; inside L(...) build() passes d+1, so the lock's body
+    # (the vertices fresh() creates there) is one rank deeper than its entry and exit
+    build(e, 0, 1, 0, -1)
     if not tokens:
         raise ValueError("expression without words")
     V = len(kind)

@@ -44,6 +44,11 @@ class Realization:
     message: str = ""
     search_seconds: float = 0.0
 
+    @classmethod
+    def error(cls, message: str) -> "Realization":
+        """The record of an expression that could not be realised (status "error")."""
+        return cls("", float("nan"), 0, -1, False, 0.0, "error", message)
+
     def to_json(self) -> str:
         """The JSONL record (keys text, log10_prob, states, full_unfolding, seconds, status, ...)."""
         d = asdict(self)
@@ -164,7 +169,7 @@ def _worker(lm_path: str, opts: tuple, batch: Sequence[Tuple[str, int, str]]) ->
         try:
             out.append(r.realize(expression_of(text, line, fmt)))
         except MemoryError:
-            out.append(Realization("", float("nan"), 0, -1, False, 0.0, "error", "out of memory"))
+            out.append(Realization.error("out of memory"))
     return out
 
 
@@ -181,9 +186,10 @@ def run(lm_path: str, input_path: str, output_path: str, input_format: str = "id
 
     if input_format not in INPUT_FORMATS or output_format not in OUTPUT_FORMATS:
         raise ValueError(f"formats: input {INPUT_FORMATS}, output {OUTPUT_FORMATS}")
-    IDLRealizer(LanguageModel.load(lm_path), **opts)           # fail early: LM and options
-    items = read_lines(input_path)
     okey = tuple(sorted(opts.items()))
+    _CACHE.clear()          # fail early on the LM and the options; with --jobs 1 the worker reuses it
+    _CACHE[(lm_path, okey)] = IDLRealizer(LanguageModel.load(lm_path), **opts)
+    items = read_lines(input_path)
 
     def prepare(i, it):
         try:
@@ -199,7 +205,7 @@ def run(lm_path: str, input_path: str, output_path: str, input_format: str = "id
         map_batches(_worker, (lm_path, okey), payloads, jobs=jobs, chunk=4, on_batch=on_batch)
 
     def fallback(it, msg):
-        return Realization("", float("nan"), 0, -1, False, 0.0, "error", msg)
+        return Realization.error(msg)
 
     def fmt(it, r):
         return r.to_json() if output_format == "jsonl" else r.text
