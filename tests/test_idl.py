@@ -102,15 +102,21 @@ def test_astar_finds_the_bfs_optimum_on_real_bags_and_unfolds_less(lm, ewt_dev):
     from wo.idl.realize import IDLRealizer
 
     bfs, astar = IDLRealizer(lm, algorithm="bfs"), IDLRealizer(lm, algorithm="astar")
+    paper = IDLRealizer(lm, algorithm="astar", lookahead=False)     # the paper's heuristic alone
     visited = []
+    unfolded = [0, 0]
     for ref, sh in _dev_bags(ewt_dev, 3, 7, 25):
-        a, b = astar.realize(bag(sh)), bfs.realize(bag(sh))
-        assert a.status == b.status == "ok"
+        a, b, c = astar.realize(bag(sh)), bfs.realize(bag(sh)), paper.realize(bag(sh))
+        assert a.status == b.status == c.status == "ok"
         assert a.log10_prob == pytest.approx(b.log10_prob, abs=1e-4)
+        assert c.log10_prob == pytest.approx(b.log10_prob, abs=1e-4)
         assert sorted(a.text.split()) == sorted(ref)
         assert a.log10_prob >= lm.score(ref) - 1e-4          # no string beats the optimum
         visited.append(a.states / a.full_unfolding)
+        unfolded[0] += a.states
+        unfolded[1] += c.states
     assert sum(visited) / len(visited) < 0.5
+    assert unfolded[0] < unfolded[1]          # the lookahead's tighter bound unfolds fewer states
 
 
 def test_every_algorithm_outputs_each_bag_word_once_and_scores_as_wo_lm_score(lm, ewt_dev):
@@ -189,3 +195,19 @@ def test_batch_output_does_not_depend_on_jobs(tmp_path, ewt_dev):
         assert summ.sentences == 12 and summ.failed == 0
         outs.append([json.loads(x)["text"] for x in out.read_text().splitlines()])
     assert outs[0] == outs[1] and all(outs[0])
+
+
+def test_search_scores_from_the_heuristic_tables_equal_the_lm(lm, ewt_dev):
+    """A* and A*_k score with the candidate tables (no LM query in the search); the path's
+    log10 probability must be the LM's, with and without the one-step lookahead."""
+    from wo.idl.realize import IDLRealizer
+
+    for alg in ("astar", "greedy-astar"):
+        for la in (True, False):
+            r = IDLRealizer(lm, algorithm=alg, k=2, lookahead=la)
+            for ref, sh in _dev_bags(ewt_dev, 4, 9, 6):
+                g, s = r.search_for(bag(sh))
+                res = s.run(alg, 2, -1.0, 1_000_000, 0.0, False, la)
+                words = [g.tokens[t] for t in res["tokens"]][1:-1]     # without <s>, </s>
+                assert sorted(words) == sorted(ref)
+                assert res["log10_prob"] == pytest.approx(lm.score(words), abs=1e-4)

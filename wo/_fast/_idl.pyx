@@ -52,6 +52,8 @@ cdef struct IState:
     int32_t tail[MAXK]    # type ids of the last tokens, oldest first
     uint8_t closed        # 1: unfolded
     uint8_t hx            # 1: h is the heuristic itself; 0: an upper bound of it (lazy A*)
+    int32_t bnd           # lookahead: offset in the bound pool of its successors' keys - g, -1
+    double thr            # lookahead: successors with key >= thr are created (1e300: none yet)
     LMState lm
 
 
@@ -81,6 +83,8 @@ cdef int _contexts(NgramModel lm, const int32_t[::1] type_lm, const int32_t[::1]
         for j in range(m):
             cx[row, off + j] = alphabet[digits[j]]
             lm.score(&st[j], type_lm[alphabet[digits[j]]], &st[j + 1])
+        for t in range(Tn):               # independent queries: overlap their cache misses
+            lm.prefetch(&st[m], type_lm[t])
         for t in range(Tn):
             L[t, row] = lm.score(&st[m], type_lm[t], &tmp)
         row += 1
@@ -166,11 +170,18 @@ cdef class IDLSearch:
     cdef const float* cand_lp
     cdef const int32_t* cand_order
     cdef int bos_type, eos_type, use_h, need_pot
+    # the candidate tables as an LM cache (lookahead): row of a history from its types
+    cdef int tab, A, pre
+    cdef int32_t* apos         # [types] position of a type in the alphabet, -1
+    cdef int32_t* type_lm      # [types] LM id of a type
+    cdef int32_t apow[MAXK + 1]
     # per-search memory
     cdef IState* S
     cdef int nS, capS
     cdef int32_t* pool
     cdef int npool, cappool
+    cdef double* bpool         # lookahead: per evaluated state, an upper bound of h per move
+    cdef int nbpool, capbpool
     cdef Heap q
     cdef SigMap seen
     # scratch (sized by V / types / joins)
@@ -188,7 +199,7 @@ cdef class IDLSearch:
     cdef double* lvbest
 
     def __init__(self, graph, NgramModel lm, const int32_t[::1] tok_lm, ctx, cand_lp, cand_order,
-                 int bos_type, int eos_type, bint use_h=True):
+                 int bos_type, int eos_type, bint use_h=True, alphabet=None):
         cdef const int32_t[::1] a
         self.lm = lm
         self.lmK = lm.order - 1
@@ -252,6 +263,30 @@ cdef class IDLSearch:
         self.tbest = <double*>malloc(self.NT * sizeof(double))
         self.jmark = <int32_t*>malloc(nj * sizeof(int32_t))
         self.lvbest = <double*>malloc((self.T + 2) * sizeof(double))
+        # the candidate tables hold log10 p(type | history) for every history of lmK types
+        # (and <s> + fewer) when they were built with K = N-1 over the alphabet
+        self.apos = <int32_t*>malloc(max(1, self.NT) * sizeof(int32_t))
+        self.type_lm = <int32_t*>malloc(max(1, self.NT) * sizeof(int32_t))
+        if self.apos == NULL or self.type_lm == NULL:
+            raise MemoryError()
+        for i in range(self.T):
+            self.type_lm[self.tok_type[i]] = self.tok_lm[i]
+        self.tab = 0
+        if alphabet is not None and self.use_h and self.K == self.lmK and self.K > 0:
+            for i in range(self.NT):
+                self.apos[i] = -1
+            al = np.asarray(alphabet, dtype=np.int32)
+            self.A = len(al)
+            for i in range(self.A):
+                self.apos[al[i]] = i
+            self.apow[0] = 1
+            for i in range(1, self.K + 1):
+                self.apow[i] = self.apow[i - 1] * self.A
+            self.pre = 0
+            if bos_type >= 0:
+                for i in range(self.K):
+                    self.pre += self.apow[i]
+            self.tab = self.pre + self.apow[self.K] == self.C
         if (self.lpath == NULL or self.vmark == NULL or self.rmark == NULL or self.rval == NULL
                 or self.scratch == NULL or self.scratch2 == NULL or self.tmark == NULL
                 or self.tbmark == NULL or self.tbest == NULL or self.jmark == NULL or self.lvbest == NULL):
@@ -270,7 +305,9 @@ cdef class IDLSearch:
         self.S = <IState*>malloc(self.capS * sizeof(IState))
         self.cappool = 4096
         self.pool = <int32_t*>malloc(self.cappool * sizeof(int32_t))
-        if self.S == NULL or self.pool == NULL:
+        self.capbpool = 4096
+        self.bpool = <double*>malloc(self.capbpool * sizeof(double))
+        if self.S == NULL or self.pool == NULL or self.bpool == NULL:
             raise MemoryError()
         heap_init(&self.q, 1024)
         self.seen.sig = NULL
@@ -282,6 +319,7 @@ cdef class IDLSearch:
         free(self.lpath); free(self.vmark); free(self.rmark); free(self.rval); free(self.scratch)
         free(self.scratch2); free(self.tmark); free(self.tbmark); free(self.tbest); free(self.jmark)
         free(self.lvbest); free(self.S); free(self.pool)
+        free(self.bpool); free(self.apos); free(self.type_lm)
         heap_free(&self.q)
         sigmap_free(&self.seen)
 
@@ -421,6 +459,23 @@ cdef class IDLSearch:
                 j = self.join_parent[j]
         st.h = h
 
+    cdef int _row(self, const IState* st) noexcept nogil:
+        """Row of the candidate tables whose context is st's history, -1 if none."""
+        cdef int i, r = 0, off = 0, i0 = 0
+        if st.ntail > 0 and st.tail[0] == self.bos_type:
+            for i in range(st.ntail - 1):
+                off += self.apow[i]
+            i0 = 1
+        elif st.ntail == self.K:
+            off = self.pre
+        else:
+            return -1
+        for i in range(i0, st.ntail):
+            if self.apos[st.tail[i]] < 0:
+                return -1
+            r = r * self.A + self.apos[st.tail[i]]
+        return off + r
+
     # ------------------------------------------------------------------ states
     cdef uint64_t _key(self, const int32_t* cut, int n, const int32_t* tail, int nt) noexcept nogil:
         cdef uint64_t k = <uint64_t>0x9E3779B97F4A7C15 ^ <uint64_t>n
@@ -505,13 +560,45 @@ cdef class IDLSearch:
     cdef double _step(self, const IState* st, int t, LMState* out, int32_t* tail, int* nt) noexcept nogil:
         """log10 p of token t after st (``<s>``: 0 and the LM's begin state); the next LM
         state and history into out/tail/nt."""
-        cdef int w = self.tok_lm[t], y = self.tok_type[t], i
+        cdef int w = self.tok_lm[t], y = self.tok_type[t], i, row
         cdef double lp
+        cdef LMState tmp
         if y == self.bos_type:
             self.lm.begin(out)
             lp = 0.0
+        elif self.tab:
+            # the candidate tables hold every log10 p the search can ask for (same values as
+            # the LM's); the LM state is then not kept (len 0) and rebuilt from the history
+            # in the rare case of a history the tables lack
+            row = self._row(st)
+            if row >= 0:
+                lp = self.cand_lp[<long>y * self.C + row]
+                out.len = 0
+            else:
+                self._lm_state(st, &tmp)
+                lp = self.lm.score(&tmp, w, out)
         else:
             lp = self.lm.score(&st.lm, w, out)
+        self._shift(st, y, tail, nt)
+        return lp
+
+    cdef void _lm_state(self, const IState* st, LMState* out) noexcept nogil:
+        """The LM state after st's history (its last N-1 types, or <s> and fewer)."""
+        cdef LMState a
+        cdef int i, i0 = 0
+        if st.ntail > 0 and st.tail[0] == self.bos_type:
+            self.lm.begin(&a)
+            i0 = 1
+        else:
+            a.len = 0
+        out[0] = a
+        for i in range(i0, st.ntail):
+            self.lm.score(&a, self.type_lm[st.tail[i]], out)
+            a = out[0]
+
+    cdef void _shift(self, const IState* st, int y, int32_t* tail, int* nt) noexcept nogil:
+        """The history after st followed by type y into tail/nt."""
+        cdef int i
         if st.ntail < self.lmK:
             for i in range(st.ntail):
                 tail[i] = st.tail[i]
@@ -523,7 +610,6 @@ cdef class IDLSearch:
             if self.lmK > 0:
                 tail[self.lmK - 1] = y
             nt[0] = self.lmK
-        return lp
 
     cdef int _new_state(self, int ncut) noexcept nogil:
         if grow(<void**>&self.S, &self.capS, sizeof(IState), self.nS + 1) < 0:
@@ -532,6 +618,7 @@ cdef class IDLSearch:
             return -1
         self.S[self.nS].cut = self.npool
         self.S[self.nS].ncut = ncut
+        self.S[self.nS].bnd = -1
         self.npool += ncut
         self.nS += 1
         return self.nS - 1
@@ -594,14 +681,18 @@ cdef class IDLSearch:
         return 0
 
     def run(self, str algorithm="astar", int k=5, double beam_log10=-1.0, long max_states=1000000,
-            double timeout=0.0, bint count_only=False):
+            double timeout=0.0, bint count_only=False, bint lookahead=True):
         """One search.  algorithm: bfs | astar | greedy-astar (A*_k: unfold only states whose
         path is at least the longest unfolded path minus k tokens) | beam (B_p: a state is
         unfolded only if its estimated log10 probability g + h is within ``beam_log10`` =
         log10 p of the best at its length).  max_states bounds the states created; timeout
         (seconds, 0 = none) bounds the time; either returns the best completed path, else
         the greedy completion of the longest state.  count_only: unfold without LM scores
-        (the full unfolding's size).
+        (the full unfolding's size).  lookahead (A* and A*_k): when a state is popped, the
+        heuristic is tightened by one step: the LM probabilities of its next tokens are known
+        exactly, so h' = h + max over next tokens w of (log10 p(w | history) - bound(w)), still
+        admissible and consistent (h of a successor via w is at most h - bound(w)); the
+        scores are kept for the expansion, so no LM query is made twice.
 
         Returns dict(tokens=int32 token indices of the best path, log10_prob (float, the
         path's LM score), states (unfolded), created (states in the unfolding so far), status
@@ -612,9 +703,9 @@ cdef class IDLSearch:
             raise ValueError(f"unknown algorithm {algorithm!r} ({', '.join(ALGORITHMS)})")
         cdef int alg = ALGORITHMS[algorithm]
         cdef double t0 = _now()
-        cdef int status = 0, s, ns, i, v, mv, n, nm, nt, slot, unfolded = 0, maxlen = 0, best_final = -1
+        cdef int status = 0, s, ns, i, bj = 0, v, mv, n, nm = 0, nt, slot, y, evals = 0, pops = 0, unfolded = 0, maxlen = 0, best_final = -1
         cdef bint found
-        cdef double lp, g, thr
+        cdef double lp, g, thr, hb = 0.0, adj, d, top = 0.0, rem = 0.0
         cdef IState* st
         cdef IState* x
         cdef LMState lmn
@@ -626,9 +717,11 @@ cdef class IDLSearch:
         if count_only or alg == 0:
             self.use_h = 0
         cdef bint lazy = self.use_h and (alg == 1 or alg == 2)
+        lookahead = lookahead and lazy
         self.need_pot = alg == 0 or alg == 3          # the BFS/beam queue order
         self.nS = 0
         self.npool = 0
+        self.nbpool = 0
         self.q.size = 0
         sigmap_reset(&self.seen, 1024)
         for i in range(self.T + 2):
@@ -645,7 +738,7 @@ cdef class IDLSearch:
             st.ntail = 0
             st.closed = 0
             st.lm.len = 0
-            st.hx = 1
+            st.hx = 0 if lookahead else 1
             self._estimate(st)
             slot = sigmap_find(&self.seen, self._key(&self.pool[st.cut], 1, st.tail, 0), &found)
             self.seen.val[slot] = s
@@ -661,6 +754,7 @@ cdef class IDLSearch:
                 st = &self.S[s]
                 if st.closed:
                     continue
+                pops += 1
                 if st.ncut == 1 and self.pool[st.cut] == 1:
                     st.closed = 1
                     unfolded += 1
@@ -673,24 +767,80 @@ cdef class IDLSearch:
                     continue
                 if alg == 3 and st.g + st.h < self.lvbest[st.nwords] + beam_log10:
                     continue
-                if lazy:
-                    # lazy heuristic evaluation: the key was an upper bound; evaluate now and
-                    # put the state back unless it is still the best
-                    self._estimate(st)
-                    if not st.hx:
+                if lookahead:
+                    # A* with the one-step lookahead and partial expansion: on its first pop a
+                    # state's successors are scored exactly (LM) and bounded (heuristic), their
+                    # keys kept relative to g in the bound pool; the state is put back unless it
+                    # is still the best; when unfolded, only successors whose key reaches the
+                    # queue's best are created, and the state is put back with the best key left
+                    nm = self._movable(&self.pool[st.cut], st.ncut, movable)
+                    if st.bnd < 0:
+                        self._estimate(st)
+                        evals += 1
+                        hb = st.h
+                        n = 0
+                        for i in range(nm):
+                            n += self.mv_off[movable[i] + 1] - self.mv_off[movable[i]]
+                        if grow(<void**>&self.bpool, &self.capbpool, sizeof(double), self.nbpool + n) < 0:
+                            status = 1
+                            break
+                        st.bnd = self.nbpool
+                        self.nbpool += n
+                        bj = st.bnd
+                        adj = -1e300
+                        for i in range(nm):
+                            v = movable[i]
+                            for mv in range(self.mv_off[v], self.mv_off[v + 1]):
+                                y = self.tok_type[self.mv_tok[mv]]
+                                lp = self._step(st, self.mv_tok[mv], &lmn, tail, &nt)
+                                d = lp + hb - self.tbest[y]
+                                self.bpool[bj] = d
+                                bj += 1
+                                if d > adj:
+                                    adj = d
+                        st.h = adj if adj < hb else hb
                         st.hx = 1
+                        st.thr = 1e300
                         if self.q.size > 0 and st.g + st.h < self.q.key[0]:
                             heap_push(&self.q, s, st.g + st.h)
                             continue
-                st.closed = 1
-                unfolded += 1
-                if st.nwords > maxlen:
-                    maxlen = st.nwords
-                nm = self._movable(&self.pool[st.cut], st.ncut, movable)
+                    top = self.q.key[0] if self.q.size > 0 else -1e300
+                    rem = -1e300
+                    if st.thr >= 1e300:
+                        unfolded += 1
+                        if st.nwords > maxlen:
+                            maxlen = st.nwords
+                else:
+                    if lazy:
+                        # lazy heuristic evaluation: the key was an upper bound; evaluate now
+                        # and put the state back unless it is still the best
+                        self._estimate(st)
+                        evals += 1
+                        hb = st.h
+                        if not st.hx:
+                            st.hx = 1
+                            if self.q.size > 0 and st.g + st.h < self.q.key[0]:
+                                heap_push(&self.q, s, st.g + st.h)
+                                continue
+                    st.closed = 1
+                    unfolded += 1
+                    if st.nwords > maxlen:
+                        maxlen = st.nwords
+                    nm = self._movable(&self.pool[st.cut], st.ncut, movable)
+                bj = st.bnd - 1
                 for i in range(nm):
                     v = movable[i]
                     for mv in range(self.mv_off[v], self.mv_off[v + 1]):
                         st = &self.S[s]
+                        if lookahead:
+                            bj += 1
+                            d = st.g + self.bpool[bj]
+                            if d >= st.thr:
+                                continue            # created when the state was last unfolded
+                            if d < top:
+                                if d > rem:
+                                    rem = d
+                                continue            # later, if ever
                         n = self._apply(st, v, mv, c)
                         if count_only:
                             lp = 0.0
@@ -732,9 +882,14 @@ cdef class IDLSearch:
                             x.lm = lmn
                             x.ntail = nt
                             memcpy(x.tail, tail, nt * sizeof(int32_t))
-                            if lazy:
+                            if lookahead:
+                                x.h = self.bpool[bj] - lp
+                                x.hx = 1 if n == 1 and c[0] == 1 else 0
+                                if x.hx:
+                                    x.h = 0.0
+                            elif lazy:
                                 # h(x) <= h(st) - (st's bound of the token just emitted)
-                                x.h = st.h - self.tbest[self.tok_type[self.mv_tok[mv]]]
+                                x.h = hb - self.tbest[self.tok_type[self.mv_tok[mv]]]
                                 x.hx = 1 if n == 1 and c[0] == 1 else 0
                                 if x.hx:
                                     x.h = 0.0
@@ -748,6 +903,13 @@ cdef class IDLSearch:
                         break
                 if status:
                     break
+                if lookahead:
+                    st = &self.S[s]
+                    st.thr = top
+                    if rem > -1e300:
+                        heap_push(&self.q, s, rem)
+                    else:
+                        st.closed = 1
         self.use_h = use_h0
         cdef double secs = _now() - t0      # the search (result packaging left out)
         cdef int created = self.nS
@@ -779,5 +941,5 @@ cdef class IDLSearch:
             if self._greedy_complete(s, &o[0], &no, &g) < 0:
                 raise MemoryError()
             secs += _now() - t0
-        return dict(tokens=out[:no], log10_prob=g, states=unfolded, created=created,
+        return dict(tokens=out[:no], log10_prob=g, states=unfolded, created=created, evaluations=evals, pops=pops,
                     status=STATUS[status], seconds=secs)

@@ -56,3 +56,4 @@ cdef class NgramModel:
 
     cdef void begin(self, LMState* s) noexcept nogil
     cdef float score(self, const LMState* s, int32_t w, LMState* out) noexcept nogil
+    cdef void prefetch(self, const LMState* s, int32_t w) noexcept nogil

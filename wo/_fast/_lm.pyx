@@ -252,6 +252,21 @@ cdef class NgramModel:
             prob += s.backoff[i]
         return prob
 
+    cdef void prefetch(self, const LMState* s, int32_t w) noexcept nogil:
+        """Prefetch the home slots that score(s, w) will probe: call it for a batch of
+        independent queries, then score them, so their cache misses overlap."""
+        cdef int i, nctx = s.len
+        cdef uint64_t k
+        if w < 0 or w >= self.V:
+            w = self.unk
+        if nctx > self.order - 1:
+            nctx = self.order - 1
+        __builtin_prefetch(&self.uni[2 * w])
+        k = lm_h1(w)
+        for i in range(nctx):
+            k = lm_h2(k, s.words[i])
+            __builtin_prefetch(&self.table[i + 2][lm_home(k if k != 0 else 1, self.tcap[i + 2])])
+
     def word_scores(self, const int32_t[::1] ids, bint bos=True, bint eos=True):
         """log10 p of every word of one sentence (and of ``</s>`` last when ``eos``): float64[T(+1)]."""
         cdef Py_ssize_t T = ids.shape[0], t

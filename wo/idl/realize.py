@@ -72,7 +72,7 @@ class IDLRealizer:
 
     def __init__(self, lm, algorithm: str = "astar", k: int = 5, beam: float = 0.1,
                  max_states: int = 1_000_000, timeout: float = 0.0, count_unfolding: bool = True,
-                 count_cap: int = 200_000, heuristic_limit: int = 4_000_000):
+                 count_cap: int = 200_000, heuristic_limit: int = 4_000_000, lookahead: bool = True):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algorithm!r} ({', '.join(ALGORITHMS)})")
         if not 0.0 < beam <= 1.0:
@@ -82,6 +82,7 @@ class IDLRealizer:
         self.lm, self.algorithm, self.k, self.beam = lm, algorithm, k, beam
         self.max_states, self.timeout = max_states, timeout
         self.count_unfolding, self.count_cap, self.heuristic_limit = count_unfolding, count_cap, heuristic_limit
+        self.lookahead = lookahead
 
     def search_for(self, e: Expr):
         """(compiled graph, IDLSearch) for an expression wrapped in ``<s>`` ... ``</s>``."""
@@ -99,13 +100,14 @@ class IDLRealizer:
             K = 0                                       # BFS uses no heuristic
         ctx, lp, order = build_candidates(self.lm.core, type_lm, alphabet, bos_t, K)
         tok_lm = type_lm[g.tok_type]
-        return g, IDLSearch(g, self.lm.core, tok_lm, ctx, lp, order, bos_t, eos_t, True)
+        return g, IDLSearch(g, self.lm.core, tok_lm, ctx, lp, order, bos_t, eos_t, True, alphabet)
 
     def realize(self, e: Expr) -> Realization:
         """The best realisation of ``e`` (see the class docstring).  Raises MemoryError."""
         t0 = time.perf_counter()
         g, s = self.search_for(e)
-        res = s.run(self.algorithm, self.k, float(np.log10(self.beam)), self.max_states, self.timeout)
+        res = s.run(self.algorithm, self.k, float(np.log10(self.beam)), self.max_states, self.timeout,
+                    False, self.lookahead)
         secs = time.perf_counter() - t0
         toks = [g.tokens[t] for t in res["tokens"]]
         words = [t for t in toks if t not in (BOS, EOS)]
