@@ -22,6 +22,7 @@ import json
 import os
 import random
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -62,6 +63,39 @@ def ewt_test(limit: int):
     return refs[:limit or None], bags[:limit or None]
 
 
+def greedy_join(lm, words):
+    """Soricut & Marcu's baseline G: start from one sequence per word (and ``<s>``, ``</s>``
+    that can only start, resp. end, a sequence); repeatedly join the two sequences whose
+    concatenation gains most log10 probability (the LM score of the joined fragment minus
+    those of its parts) until one sequence is left.  Returns the words (list of str)."""
+    BOS, EOS = ("<s>",), ("</s>",)
+    seqs = [BOS] + [(w,) for w in words] + [EOS]
+    memo = {}
+
+    def frag(x):
+        if x not in memo:
+            bos, eos = x[:1] == BOS, x[-1:] == EOS
+            core = list(x[1 if bos else 0:len(x) - (1 if eos else 0)])
+            memo[x] = lm.score(core, bos=bos, eos=eos) if core or (bos and eos) else 0.0
+        return memo[x]
+
+    while len(seqs) > 1:
+        best = None
+        for i, a in enumerate(seqs):
+            if a[-1:] == EOS:
+                continue
+            for j, b in enumerate(seqs):
+                if i == j or b[:1] == BOS or (len(seqs) > 2 and a[:1] == BOS and b[-1:] == EOS):
+                    continue
+                gain = frag(a + b) - frag(a) - frag(b)
+                if best is None or gain > best[0]:
+                    best = (gain, i, j)
+        _, i, j = best
+        joined = seqs[i] + seqs[j]
+        seqs = [x for k, x in enumerate(seqs) if k not in (i, j)] + [joined]
+    return list(seqs[0][1:-1])
+
+
 def evaluate(lm, refs, bags, alg, params, max_states, timeout, optimum=None, log=print):
     r = IDLRealizer(lm, algorithm=alg, max_states=max_states, timeout=timeout, **params)
     outs, secs, unfold, statuses, est_err, serr = [], 0.0, 0.0, {}, 0, 0
@@ -100,6 +134,7 @@ def main(argv=None) -> int:
     ap.add_argument("--lm", required=True)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--algorithms", nargs="*", default=None, help="e.g. astar greedy-astar:k=1 beam:beam=0.1")
+    ap.add_argument("--baselines-only", action="store_true", help="only the baselines L and G")
     ap.add_argument("--max-states", type=int, default=2_000_000)
     ap.add_argument("--timeout", type=float, default=0.0)
     ap.add_argument("--out", default=os.path.join(HERE, "eval.json"))
@@ -129,6 +164,22 @@ def main(argv=None) -> int:
     print(json.dumps({"baseline": "L", "ID": round(base.exact, 2), "BLEU": round(base.bleu, 2)}))
     key0 = f"{name}|{os.path.basename(a.lm)}|n={len(refs)}"
     results[f"{key0}|L"] = {"algorithm": "L", "ID": round(base.exact, 2), "BLEU": round(base.bleu, 2)}
+    # the baseline G: greedy joining of sequences
+    t0 = time.perf_counter()
+    gout = [greedy_join(lm, b) for b in bags]
+    gsec = (time.perf_counter() - t0) / max(len(bags), 1)
+    gsc = score([" ".join(x) for x in gout], [" ".join(x) for x in refs])
+    gest = sum(lm.score(o) < lm.score(r) - 1e-4 for o, r in zip(gout, refs))
+    rec = {"algorithm": "G", "ID": round(gsc.exact, 2), "BLEU": round(gsc.bleu, 2),
+           "estimated_search_errors": round(100.0 * gest / max(len(bags), 1), 2),
+           "seconds_per_bag": round(gsec, 6), "note": "Python, not Cython"}
+    print(json.dumps(rec))
+    results[f"{key0}|G"] = rec
+    if a.baselines_only:
+        configs = []
+        with open(a.out + ".tmp", "w") as fh:
+            json.dump(results, fh, indent=1, sort_keys=True)
+        os.replace(a.out + ".tmp", a.out)
     for alg, params in configs:
         rec, probs = evaluate(lm, refs, bags, alg, params, a.max_states, a.timeout, optimum)
         if alg == "bfs" and all(s == "ok" for s in rec["status"]):
