@@ -242,3 +242,22 @@ def test_fuzz_malformed_inputs(tmp_path_factory, model_path, spec):
         path, line, _ = m.split(":", 2)
         assert path == str(src) and int(line) >= 1
     FUZZ_COUNT["examples"] += 1
+
+
+def _square_batch(offset, batch):
+    """Worker for the scheduling test: (item, item**2 + offset, pid) per item."""
+    import os as _os
+
+    return [(x, x * x + offset, _os.getpid()) for x in batch]
+
+
+def test_longest_first_scheduling_keeps_input_order_and_results():
+    from wo.io.batch import map_batches
+
+    items = list(range(200))
+    seen = []
+    one = map_batches(_square_batch, (7,), items, jobs=1, chunk=16)
+    two = map_batches(_square_batch, (7,), items, jobs=2, chunk=16, on_batch=seen.extend,
+                      cost=lambda x: (x * 37) % 101)          # an order unlike the input's
+    assert [r[:2] for r in two] == [r[:2] for r in one] == [(x, x * x + 7) for x in items]
+    assert [r[0] for r in seen] == items                      # handed over in input order

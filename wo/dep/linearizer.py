@@ -233,8 +233,9 @@ def linearize_many(model_path: str, items: Sequence[tuple], jobs: int = 1, chunk
         if progress:
             progress(len(res))
 
+    # decoding time grows about quadratically with the sentence length (pops per word x chart)
     return map_batches(_worker, (model_path, opts), items, jobs=jobs, chunk=chunk, backend=backend,
-                       scheduler=scheduler, on_batch=take)
+                       scheduler=scheduler, on_batch=take, cost=lambda it: len(it[0]) ** 2)
 
 
 _MODELS: Dict[tuple, Model] = {}

@@ -204,7 +204,8 @@ def run(lm_path: str, input_path: str, output_path: str, input_format: str = "id
         return it, (it.text, it.line, input_format)
 
     def decode_many(payloads, on_batch):
-        map_batches(_worker, (lm_path, okey), payloads, jobs=jobs, chunk=4, on_batch=on_batch)
+        map_batches(_worker, (lm_path, okey), payloads, jobs=jobs, chunk=4, on_batch=on_batch,
+                    cost=lambda p: len(p[0]))
 
     def fallback(it, msg):
         return Realization.error(msg)

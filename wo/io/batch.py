@@ -2,8 +2,9 @@
 
 Every input sentence gets exactly one output record, in input order; a sentence with a problem
 is reported as ``file:line: message`` and gets a fallback record (``on_error``).  Work is cut
-into chunks of consecutive sentences that joblib runs in worker processes (loky) or on a Dask
-cluster; each worker loads the model once (memory-mapped) and caches it.  Results do not depend
+into chunks that joblib runs in worker processes (loky) or on a Dask cluster (consecutive
+sentences, or, given a cost estimate, the longest sentences first); each worker loads the
+model once (memory-mapped) and caches it.  Results do not depend
 on the number of workers: every sentence is decoded on its own with a deterministic budget.
 """
 from __future__ import annotations
@@ -44,16 +45,54 @@ class Summary:
         return self.sentences / self.seconds if self.seconds > 0 else 0.0
 
 
+def _indexed(worker: Callable, args: tuple, ids: List[int], batch: list):
+    """Run ``worker(*args, batch)`` in a worker process; (item ids, results)."""
+    return ids, worker(*args, batch)
+
+
+def _longest_first(worker: Callable, args: tuple, items: Sequence, jobs: int, chunk: int,
+                   cost: Callable, take: Callable) -> None:
+    """The local multi-process run with longest-processing-time-first scheduling: items sorted
+    by decreasing ``cost(item)`` (ties: input order) are cut into batches (at most ``chunk``
+    items, and small enough that every worker gets about 8 batches), run by ``jobs`` loky
+    processes as they become free, and handed to ``take`` in input order as soon as every
+    earlier item is done.  Results are those of the consecutive run: each item is decoded on
+    its own."""
+    from joblib import Parallel, delayed
+
+    n = len(items)
+    order = sorted(range(n), key=lambda i: (-cost(items[i]), i))
+    size = max(1, min(chunk, -(-n // (8 * jobs))))
+    groups = [order[i:i + size] for i in range(0, n, size)]
+    slots: list = [None] * n
+    done = [False] * n
+    nxt = 0
+    par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
+    for ids, res in par(delayed(_indexed)(worker, args, g, [items[i] for i in g]) for g in groups):
+        for i, r in zip(ids, res):
+            slots[i] = r
+            done[i] = True
+        start = nxt
+        while nxt < n and done[nxt]:
+            nxt += 1
+        if nxt > start:
+            take(slots[start:nxt])
+
+
 def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, chunk: int = 32,
                 backend: str = "loky", scheduler: Optional[str] = None,
-                on_batch: Optional[Callable[[list], None]] = None) -> list:
-    """``worker(*args, batch)`` over consecutive chunks of ``items``; results in input order.
+                on_batch: Optional[Callable[[list], None]] = None,
+                cost: Optional[Callable] = None) -> list:
+    """``worker(*args, batch)`` over chunks of ``items``; results in input order.
 
     worker: a module-level function (picklable) returning one result per item of its batch;
     jobs: worker processes (1 = in this process); chunk: items per batch; backend: "loky"
     (local processes) or "dask" (joblib's Dask backend on the cluster at ``scheduler``, e.g.
     tcp://127.0.0.1:8786, or an in-process cluster when None); on_batch(results) is called as
-    batches finish, in input order.  Returns the list of all results.
+    results become available in input order (batches of any size); cost(item) -> float, an
+    estimate of an item's decoding time: with jobs > 1 (loky), the most expensive items are
+    run first, in smaller batches, so no worker is left waiting on a long tail (the results
+    are the same as without).  Returns the list of all results.
     Raises ValueError for an unknown backend.
     """
     if backend not in ("loky", "dask"):
@@ -82,6 +121,9 @@ def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, c
     if jobs == 1:
         for b in batches:
             take(worker(*args, b))
+        return results
+    if cost is not None:
+        _longest_first(worker, args, items, jobs, chunk, cost, take)
         return results
     from joblib import Parallel, delayed
 

@@ -328,7 +328,8 @@ def realize_many(model_path: str, sents: Sequence[SRSentence], jobs: int = 1, ch
     from ..io.batch import map_batches
 
     return map_batches(_worker, (model_path, opts), sents, jobs=jobs, chunk=chunk, backend=backend,
-                       scheduler=scheduler, on_batch=(lambda res: progress(len(res))) if progress else None)
+                       scheduler=scheduler, on_batch=(lambda res: progress(len(res))) if progress else None,
+                       cost=lambda s: len(s) ** 2)
 
 def write_submission(path: str, sents: Sequence[SRSentence], results: Sequence[SRResult],
                      tok: Optional[str] = "auto") -> None:
