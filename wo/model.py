@@ -27,6 +27,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import mmh3
 import numpy as np
 
+from .io.binfile import read_header  # noqa: F401  (shared by model, LM and index files)
+
 MAGIC = b"WOMODEL\0"
 FORMAT_VERSION = 1
 FEATURE_SET = "zc2015-table2-v1"
@@ -95,11 +97,11 @@ class TagDictionary:
         return cls({k: list(v) for k, v in d["table"].items()}, list(d["unknown"]))
 
 
-SHIPPED = {"dep": "wo-ewt-dep-lm.wo", "sr": "wo-ewt-sr.wo"}
+SHIPPED = {"dep": "wo-ewt-dep-lm.wo", "sr": "wo-ewt-sr.wo", "ccg": "wo-ewt-ccg.wo"}
 
 
 def default_model(system: str) -> str:
-    """Path of the shipped default model of ``system`` ("dep", "sr").
+    """Path of the shipped default model of ``system`` ("dep", "sr", "ccg").
 
     Looked up in ``$WO_MODEL_DIR`` if set, else in ``corpora/models`` of the source tree the
     package runs from (an editable install or a checkout).  Raises ModelError when it is not
@@ -119,29 +121,6 @@ def default_model(system: str) -> str:
 
 class ModelError(Exception):
     """The file is not a usable wo model (wrong version, truncated, corrupt, not a model)."""
-
-
-def read_header(path: str, magic: bytes, version: int, error: type, kind: str):
-    """The JSON header of a wo binary file (8-byte magic, uint32 version, uint32 length, JSON).
-
-    Returns (header dict, header length in bytes).  Raises ``error`` naming the file for a
-    different magic (not a wo ``kind`` file), another version, a truncated or corrupt header;
-    FileNotFoundError.  Shared by model files and LM files.
-    """
-    with open(path, "rb") as fh:
-        pre = fh.read(16)
-        if len(pre) < 16 or pre[:8] != magic:
-            raise error(f"{path}: not a wo {kind} file (bad magic)")
-        got, hlen = struct.unpack("<II", pre[8:16])
-        if got != version:
-            raise error(f"{path}: {kind} format version {got}, this wo reads version {version}")
-        hb = fh.read(hlen)
-        if len(hb) < hlen:
-            raise error(f"{path}: truncated {kind} file (header incomplete)")
-    try:
-        return json.loads(hb.decode("utf-8")), hlen
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise error(f"{path}: corrupt {kind} header ({exc})") from None
 
 
 class Model:

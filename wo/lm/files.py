@@ -18,22 +18,19 @@ Worker processes ``np.memmap`` the tables, so the pages are shared, not copied.
 from __future__ import annotations
 
 import gzip
-import json
 import lzma
 import os
-import struct
 import tempfile
-import zlib
 from typing import Dict, List, Tuple
 
 import numpy as np
 
 from .estimation import BOS, EOS, LOG10_ZERO, MAX_ORDER, UNK, NgramTables
+from ..io.binfile import open_sections, publish, write_sections
 from .keys import ngram_keys
 
 MAGIC = b"WOLM\0\0\0\0"
 FORMAT_VERSION = 1
-ALIGN = 64
 
 
 class LMError(Exception):
@@ -82,7 +79,7 @@ def write_arpa(t: NgramTables, path: str) -> None:
                         lines.append(f"{p[i]:.7g}\t{ws}\t{b[i]:.7g}\n")
                 fh.writelines(lines)
             fh.write("\n\\end\\\n")
-        _publish(tmp, path)
+        publish(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -179,18 +176,6 @@ def read_arpa(path: str) -> NgramTables:
 
 
 # ------------------------------------------------------------------------------------------ binary
-def _pad(n: int) -> int:
-    return (-n) % ALIGN
-
-
-def _publish(tmp: str, path: str) -> None:
-    """Give a finished temporary file the umask's permissions and rename it into place."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    os.replace(tmp, path)
-
-
 def query_arrays(t: NgramTables) -> Tuple[np.ndarray, List[np.ndarray]]:
     """The arrays queries read: unigrams float32[V, 2] (log10 prob, log10 backoff; words
     without a unigram get log10 prob -99) and one probing table per order 2..N
@@ -222,40 +207,7 @@ def write_binary(t: NgramTables, path: str) -> dict:
     blobs += [(f"order{n}", tab.tobytes()) for n, tab in enumerate(tables, 2)]
     header = dict(t.meta)
     header.update({"format_version": FORMAT_VERSION, "order": t.order, "counts": t.counts(), "vocab_size": V})
-    # two passes: the header's length decides where the sections start
-    body = b""
-    sections: Dict[str, List[int]] = {}
-    for _ in range(2):
-        hdr = json.dumps(dict(header, sections=sections, crc32=zlib.crc32(body)), sort_keys=True).encode("utf-8")
-        off = 16 + len(hdr)
-        off += _pad(off)
-        start = off
-        parts = []
-        new_sections = {}
-        for name, data in blobs:
-            new_sections[name] = [off, len(data)]
-            parts.append(data)
-            parts.append(b"\0" * _pad(len(data)))
-            off += len(data) + _pad(len(data))
-        body = b"".join(parts)
-        if new_sections == sections:
-            break
-        sections = new_sections
-    hdr = json.dumps(dict(header, sections=sections, crc32=zlib.crc32(body)), sort_keys=True).encode("utf-8")
-    assert 16 + len(hdr) + _pad(16 + len(hdr)) == start, "header length changed"
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".wo-lm-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(MAGIC + struct.pack("<II", FORMAT_VERSION, len(hdr)) + hdr)
-            fh.write(b"\0" * _pad(16 + len(hdr)))
-            fh.write(body)
-        _publish(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return json.loads(hdr)
+    return write_sections(path, MAGIC, FORMAT_VERSION, header, blobs, prefix=".wo-lm-")
 
 
 def read_binary(path: str, verify: bool = True):
@@ -267,37 +219,13 @@ def read_binary(path: str, verify: bool = True):
     """
     from .._fast._lm import ENTRY_DTYPE
 
-    from ..model import read_header
-
-    size = os.path.getsize(path)
-    header, _ = read_header(path, MAGIC, FORMAT_VERSION, LMError, "language model")
-    secs = header.get("sections", {})
-    end = max((o + n for o, n in secs.values()), default=0)
-    if not secs or size < end:
-        raise LMError(f"{path}: truncated ({size} bytes, the header describes {end})")
-    start = min(o for o, _ in secs.values())
-    if verify:
-        with open(path, "rb") as fh:
-            fh.seek(start)
-            crc = 0
-            left = size - start
-            while left > 0:
-                chunk = fh.read(min(left, 1 << 24))
-                if not chunk:
-                    break
-                crc = zlib.crc32(chunk, crc)
-                left -= len(chunk)
-        if crc != header.get("crc32"):
-            raise LMError(f"{path}: checksum mismatch (corrupt file)")
-    mm = np.memmap(path, dtype=np.uint8, mode="r")
-    o, n = secs["vocab"]
-    vocab = bytes(mm[o:o + n]).decode("utf-8").split("\n")
-    o, n = secs["unigrams"]
-    uni = mm[o:o + n].view(np.float32).reshape(-1, 2)
-    tables = []
-    for k in range(2, header["order"] + 1):
-        o, n = secs[f"order{k}"]
-        tables.append(mm[o:o + n].view(ENTRY_DTYPE))
+    header, secs = open_sections(path, MAGIC, FORMAT_VERSION, LMError, "language model", verify)
+    try:
+        vocab = bytes(secs["vocab"]).decode("utf-8").split("\n")
+        uni = secs["unigrams"].view(np.float32).reshape(-1, 2)
+        tables = [secs[f"order{k}"].view(ENTRY_DTYPE) for k in range(2, header["order"] + 1)]
+    except KeyError as exc:
+        raise LMError(f"{path}: section {exc} missing (corrupt file)") from None
     if len(vocab) != header["vocab_size"] or uni.shape[0] != len(vocab):
         raise LMError(f"{path}: vocabulary and unigram table disagree (corrupt file)")
     return header, vocab, uni, tables

@@ -1,0 +1,133 @@
+"""wo's sectioned binary files (models, language models, phrase indexes): a JSON header and
+64-byte aligned sections that worker processes memory-map.
+
+Layout (little-endian)::
+
+    8 bytes   magic (per file kind)
+    4 bytes   uint32 format version
+    4 bytes   uint32 header length H
+    H bytes   UTF-8 JSON header; for sectioned files it holds ``sections`` {name: [offset,
+              bytes]} and ``crc32`` (CRC-32 of everything after the header)
+    sections  each at a 64-byte aligned offset, zero padded
+
+Files are written to a temporary file beside the target and renamed into place (atomic), with
+the permissions the umask gives.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import tempfile
+import zlib
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+ALIGN = 64
+
+
+def _pad(n: int) -> int:
+    return (-n) % ALIGN
+
+
+def publish(tmp: str, path: str) -> None:
+    """Give a finished temporary file the umask's permissions and rename it into place."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, path)
+
+
+def read_header(path: str, magic: bytes, version: int, error: type, kind: str):
+    """The JSON header of a wo binary file (8-byte magic, uint32 version, uint32 length, JSON).
+
+    Returns (header dict, header length in bytes).  Raises ``error`` naming the file for a
+    different magic (not a wo ``kind`` file), another version, a truncated or corrupt header;
+    FileNotFoundError.  Shared by model files, LM files and phrase indexes.
+    """
+    with open(path, "rb") as fh:
+        pre = fh.read(16)
+        if len(pre) < 16 or pre[:8] != magic:
+            raise error(f"{path}: not a wo {kind} file (bad magic)")
+        got, hlen = struct.unpack("<II", pre[8:16])
+        if got != version:
+            raise error(f"{path}: {kind} format version {got}, this wo reads version {version}")
+        hb = fh.read(hlen)
+        if len(hb) < hlen:
+            raise error(f"{path}: truncated {kind} file (header incomplete)")
+    try:
+        return json.loads(hb.decode("utf-8")), hlen
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise error(f"{path}: corrupt {kind} header ({exc})") from None
+
+
+def write_sections(path: str, magic: bytes, version: int, header: dict,
+                   blobs: Sequence[Tuple[str, bytes]], prefix: str = ".wo-") -> dict:
+    """Write a sectioned file (see the module docstring) atomically: ``header`` (JSON-able
+    dict) gains ``sections`` and ``crc32``; blobs: (name, bytes) in file order.  Returns the
+    header written.  Raises OSError when the file cannot be written."""
+    body = b""
+    sections: Dict[str, List[int]] = {}
+    # two passes: the header's length decides where the sections start
+    for _ in range(3):
+        hdr = json.dumps(dict(header, sections=sections, crc32=zlib.crc32(body)), sort_keys=True).encode("utf-8")
+        off = 16 + len(hdr)
+        off += _pad(off)
+        start = off
+        parts = []
+        new_sections = {}
+        for name, data in blobs:
+            new_sections[name] = [off, len(data)]
+            parts.append(data)
+            parts.append(b"\0" * _pad(len(data)))
+            off += len(data) + _pad(len(data))
+        body = b"".join(parts)
+        if new_sections == sections:
+            break
+        sections = new_sections
+    hdr = json.dumps(dict(header, sections=sections, crc32=zlib.crc32(body)), sort_keys=True).encode("utf-8")
+    assert 16 + len(hdr) + _pad(16 + len(hdr)) == start, "header length changed"
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=prefix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(magic + struct.pack("<II", version, len(hdr)) + hdr)
+            fh.write(b"\0" * _pad(16 + len(hdr)))
+            fh.write(body)
+        publish(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return json.loads(hdr)
+
+
+def open_sections(path: str, magic: bytes, version: int, error: type, kind: str, verify: bool = True):
+    """Open a sectioned file: returns (header dict, {name: uint8 memmap of the section}).
+
+    Raises ``error`` for a file of another kind or version, a truncated file, or (``verify``)
+    a checksum mismatch; FileNotFoundError.
+    """
+    size = os.path.getsize(path)
+    header, _ = read_header(path, magic, version, error, kind)
+    secs = header.get("sections", {})
+    end = max((o + n for o, n in secs.values()), default=0)
+    if not secs or size < end:
+        raise error(f"{path}: truncated ({size} bytes, the header describes {end})")
+    start = min(o for o, _ in secs.values())
+    if verify:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            crc = 0
+            left = size - start
+            while left > 0:
+                chunk = fh.read(min(left, 1 << 24))
+                if not chunk:
+                    break
+                crc = zlib.crc32(chunk, crc)
+                left -= len(chunk)
+        if crc != header.get("crc32"):
+            raise error(f"{path}: checksum mismatch (corrupt file)")
+    mm = np.memmap(path, dtype=np.uint8, mode="r")
+    return header, {name: mm[o:o + n] for name, (o, n) in secs.items()}
