@@ -405,6 +405,68 @@ def _add_idl(sub) -> None:
     r.set_defaults(func=cmd_idl_realize)
 
 
+def cmd_gyro_index(a) -> int:
+    """``wo gyro index``: the phrase index of a text collection (map-reduce n-gram counting)."""
+    import time
+
+    from .gyro.index import build_arrays, write_index
+
+    t0 = time.perf_counter()
+    try:
+        arr = build_arrays(a.text, max_n=a.max_n, min_count=a.min_count, jobs=a.jobs, backend=a.backend,
+                           scheduler=a.scheduler, report=lambda m: None if a.quiet else _err(m))
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USER
+    head = write_index(arr, a.out)
+    if not a.quiet:
+        _err(f"wrote {a.out} (n-grams of orders 2..{head['max_n']}: {head['ngrams']}; "
+             f"{os.path.getsize(a.out) / 2 ** 20:.1f} MB; {time.perf_counter() - t0:.1f} s)")
+    return EXIT_OK
+
+
+def cmd_gyro_lookup(a) -> int:
+    """``wo gyro lookup``: the indexed phrases of each input bag, one JSON list per line."""
+    from .gyro.index import PhraseIndex
+    from .io.text import AtomicWriter, open_text
+
+    idx = PhraseIndex.load(a.index)
+    w = AtomicWriter(a.output)
+    try:
+        with open_text(a.input) as fh:
+            for line in fh:
+                ph = idx.lookup(line.split(), min_n=a.min_n, max_n=a.max_n or None, min_count=a.min_count)
+                w.write(json.dumps([" ".join(p) for p in ph], ensure_ascii=False))
+    except BaseException:
+        w.abort()
+        raise
+    w.commit()
+    return EXIT_OK
+
+
+def _add_gyro(sub) -> None:
+    gy = sub.add_parser("gyro", help="GYRO phrase-based word ordering (de Gispert et al. 2014)")
+    gs = gy.add_subparsers(dest="verb", required=True, metavar="VERB")
+    t = gs.add_parser("index", help="build the phrase index of a text collection (n-grams 2..N)")
+    t.add_argument("--text", nargs="+", required=True, help="tokenized text, one sentence per line (.xz/.gz ok)")
+    t.add_argument("--out", required=True, help="output index file")
+    t.add_argument("--max-n", type=int, default=5, help="longest phrase, 2..6")
+    t.add_argument("--min-count", type=int, default=1, help="leave out phrases seen fewer times")
+    t.add_argument("--jobs", type=int, default=1)
+    t.add_argument("--backend", default="loky", choices=["loky", "dask"])
+    t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
+    t.add_argument("--quiet", action="store_true")
+    t.set_defaults(func=cmd_gyro_index)
+    lk = gs.add_parser("lookup", help="list the indexed phrases made of each bag's words (JSON lines)")
+    lk.add_argument("--index", required=True, help="phrase index (wo gyro index)")
+    lk.add_argument("--input", default="-", help=f"bags, one per line {STDIO_HELP}; default -")
+    lk.add_argument("--output", default="-", help="output file; default -")
+    lk.add_argument("--min-n", type=int, default=2)
+    lk.add_argument("--max-n", type=int, default=0, help="0: the index's longest")
+    lk.add_argument("--min-count", type=int, default=1)
+    lk.set_defaults(func=cmd_gyro_lookup)
+
+
 def _add_sr(sub) -> None:
     sr = sub.add_parser("sr", help="Surface Realisation shared task (SR'19 shallow track, T1)")
     ss = sr.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -518,6 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sr(sub)
     _add_lm(sub)
     _add_idl(sub)
+    _add_gyro(sub)
     e = sub.add_parser("evaluate", help="BLEU (sacrebleu, tokenize none), exact match, words recovered")
     e.add_argument("--hyp", required=True, help=f"one tokenized sentence per line {STDIO_HELP}")
     e.add_argument("--ref", required=True, help="CoNLL-U or one tokenized sentence per line")

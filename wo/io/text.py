@@ -141,10 +141,9 @@ class AtomicWriter:
         self._close()
         if self.tmp is None:
             return
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self.tmp, 0o666 & ~umask)
-        os.replace(self.tmp, self.path)
+        from .binfile import publish
+
+        publish(self.tmp, self.path)
 
     def abort(self) -> None:
         """Close and delete the temporary file; the target is left untouched."""
