@@ -15,9 +15,19 @@ cdef struct DepState:
     int16_t gdeps          # number of the head's given (constrained) dependents already attached
     int16_t linl, linr     # number of the head's `lin`-ordered dependents attached on each side
 
+cdef struct CCGState:
+    # CCG grammar (section 3.2): an action may apply one unary rule on top of a lexical
+    # category assignment or a binary rule, so every edge has at most one unary rule
+    int32_t cat            # category id of the edge (after its unary rule, if any)
+    int32_t base           # category before the unary rule (== cat without one)
+    int32_t rule           # binary rule index (-1: leaf edge)
+    int32_t urule          # unary rule index (-1: none)
+    int32_t gid            # gold derivation node the edge equals (-1: not gold)
+
 cdef union GrammarState:
     # one member per grammar; a new grammar adds its member here
     DepState dep
+    CCGState ccg
 
 cdef struct Edge:
     # one hypothesis: a derivation over a set of units (input tokens) with its surface order

@@ -16,6 +16,7 @@ cdef class Grammar:
     cdef int max_features           # upper bound on the features of one action
     cdef bint use_dp                # the chart keeps one edge per DP-signature
     cdef bint has_gold              # gold arrays were given (training, forced decoding)
+    cdef bint has_glue              # the grammar offers glue actions in the last completion pass
 
     cdef int leaves(self, Search s) noexcept nogil
     cdef int combine(self, Search s, eid_t le, eid_t re) noexcept nogil
@@ -52,6 +53,7 @@ cdef class Search:
     cdef eid_t* gold_ag             # gold edges on the agenda
     cdef int ngold_ag, cap_gold
     cdef public long long n_updates
+    cdef public long long n_dp_pruned_gold  # updates for a gold edge pruned by a same-DP-signature edge (section 3.5)
     cdef public double max_tau
     cdef public int positive_choice
     cdef public double avg_count
@@ -59,6 +61,7 @@ cdef class Search:
     cdef public long long last_edges
     cdef public long long total_edges
     cdef public long long last_goal    # edge returned by the last decode/forced call (-1: none)
+    cdef public int phase           # 0 search, 1 beam completion, 2 merge completion, 3 glue merge
 
     cdef int push_edge(self, eid_t e, int k) noexcept nogil
     cdef double action_score(self, int k) noexcept nogil
@@ -81,3 +84,4 @@ cdef class Search:
     cdef void _rescore_chart(self) noexcept nogil
     cdef eid_t _min_gold(self) noexcept nogil
     cdef int _negative_slot(self, eid_t rival) noexcept nogil
+    cdef int _gold_pruned(self, eid_t out, eid_t rival) noexcept nogil

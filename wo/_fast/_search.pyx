@@ -10,6 +10,8 @@ The driver is written once against a small grammar interface (:class:`Grammar`):
 * ``unary(s, e)``      every action on the popped edge e alone (CCG unary rules); none by default
 * ``features(s, e)``   the features of the action that built e (rescoring, updates)
 * ``is_goal(s, e)``    goal test of a complete edge
+* ``has_glue``         the grammar may join edges no rule combines when ``Search.phase`` is 3
+                       (the last completion pass, run only when nothing else found a goal)
 * ``dp_signature``     the DP-signature of an edge when the grammar prunes the chart by it
 * ``analysis``         the grammar's output object (dependency heads, a derivation ...)
 
@@ -42,10 +44,12 @@ cdef enum:
     S_BUDGET = 1       # pop budget exhausted: greedy default output (section 3.4)
     S_TIMEOUT = 2      # wall-clock timeout: greedy default output
     S_COMPLETED = 3    # budget or timeout reached, goal found by completion over the chart
+    S_GLUED = 4        # goal found by the glue merge completion (grammars with has_glue)
 STATUS_OK = S_OK
 STATUS_COMPLETED = S_COMPLETED
 STATUS_BUDGET = S_BUDGET
 STATUS_TIMEOUT = S_TIMEOUT
+STATUS_GLUED = S_GLUED
 
 
 cdef inline double _now() noexcept nogil:
@@ -117,6 +121,7 @@ cdef class Search:
         self.rtval = NULL
         self.nreal = 0
         self.gold_ag = NULL
+        self.phase = 0
         self.U = NULL
 
     def __init__(self, Grammar grammar not None, weights, int hash_bits, accum=None):
@@ -148,6 +153,7 @@ cdef class Search:
         self.gold_ag = <eid_t*>malloc(self.cap_gold * sizeof(eid_t))
         self.epoch = 0
         self.n_updates = 0
+        self.n_dp_pruned_gold = 0
         self.max_tau = 0.0
         self.positive_choice = 0
         self.avg_count = 1.0
@@ -526,7 +532,8 @@ cdef class Search:
 
         Returns (order int32[n] leaf ids in output order, analysis (the grammar's: dependency
         heads int32[n]), scaled score float, status int (0 ok, 1 budget, 2 timeout,
-        3 completed), pops int, edges int).
+        3 completed, 4 glued: found by the glue merge of a grammar with ``has_glue``), pops
+        int, edges int).
         Raises ValueError without an instance, MemoryError when the pools cannot grow.
         """
         self.gold_only = False
@@ -535,6 +542,7 @@ cdef class Search:
         cdef long long pops = 0, dups = 0, stop_at = max_pops
         cdef eid_t e, goal = -1, g2, rival
         cdef int status = S_BUDGET, rc = 0
+        cdef bint glued = False
         cdef double t0 = _now()
         with nogil:
             if self.g.leaves(self) < 0:
@@ -567,17 +575,35 @@ cdef class Search:
                     continue
                 if goal >= 0 and pops >= stop_at:
                     break
+                if self.chart.use_dp:
+                    # Algorithm 1: DPCHARTPRUNE before the expansion; an edge that loses to the
+                    # kept edge of its DP-signature is not expanded
+                    if self._chart_add(e, scaled(&self.A, e), &rival) == e and rival >= 0:
+                        continue
+                    if self._expand(e) < 0:
+                        rc = -1
+                        break
+                    continue
                 if self._expand(e) < 0:
                     rc = -1
                     break
                 self._chart_add(e, scaled(&self.A, e), &rival)
             if rc == 0 and goal < 0 and complete_beam > 0:
+                self.phase = 1
                 goal = self._complete(complete_beam)
+                self.phase = 2
                 g2 = self._merge_complete()
                 if g2 >= 0 and (goal < 0 or scaled(&self.A, g2) > scaled(&self.A, goal)):
                     goal = g2
+                if goal < 0 and self.g.has_glue:
+                    # last resort of grammars with glue actions (CCG): the merge completion
+                    # may also join pieces that no rule combines
+                    self.phase = 3
+                    goal = self._merge_complete()
+                    glued = goal >= 0
+                self.phase = 0
                 if goal >= 0:
-                    status = S_COMPLETED
+                    status = S_GLUED if glued else S_COMPLETED
         if rc < 0:
             raise MemoryError("search pools could not grow")
         self.last_pops = pops
@@ -724,6 +750,22 @@ cdef class Search:
                     best = i
         return best
 
+    cdef int _gold_pruned(self, eid_t out, eid_t rival) noexcept nogil:
+        """A gold edge ``out`` left the chart (Algorithm 3, lines 16-20 and 42-46): update it
+        against the edge that displaced it (same DP-signature) or the best non-gold chart edge,
+        remove that edge and put ``out`` back.  Returns 0, or -1 when memory runs out."""
+        cdef int slot = self._negative_slot(rival)
+        if slot < 0:
+            return 0
+        if rival >= 0 and chart_id(&self.chart, slot) == rival:
+            self.n_dp_pruned_gold += 1
+        if self._update(out, chart_id(&self.chart, slot)) < 0:
+            return -1
+        chart_remove_at(&self.chart, self.A.E, slot)
+        self._rescore_chart()
+        self._chart_add(out, self._rescore(out) / self.A.E[out].nact, &rival)
+        return 0
+
     def train_one(self, int beam, long long max_pops):
         """One training sentence (Algorithm 3) on the grammar's current instance.
 
@@ -774,19 +816,29 @@ cdef class Search:
                         rc = -1
                         break
                     self._rescore_chart()
+                if self.chart.use_dp:
+                    # Algorithm 3, lines 16-20: DPCHARTPRUNE before the expansion; a pruned gold
+                    # edge is an update against the DP-equivalent edge that displaced it (and is
+                    # put back); a pruned non-gold edge is not expanded
+                    out = self._chart_add(e, self._rescore(e) / self.A.E[e].nact, &rival)
+                    if out >= 0 and self.A.E[out].gold:
+                        if self._gold_pruned(out, rival) < 0:
+                            rc = -1
+                            break
+                    elif out == e and rival >= 0:
+                        continue
+                    if self._expand(e) < 0:
+                        rc = -1
+                        break
+                    continue
                 if self._expand(e) < 0:
                     rc = -1
                     break
                 out = self._chart_add(e, self._rescore(e) / self.A.E[e].nact, &rival)
                 if out >= 0 and self.A.E[out].gold:
-                    slot = self._negative_slot(rival)
-                    if slot >= 0:
-                        if self._update(out, chart_id(&self.chart, slot)) < 0:
-                            rc = -1
-                            break
-                        chart_remove_at(&self.chart, self.A.E, slot)
-                        self._rescore_chart()
-                        self._chart_add(out, self._rescore(out) / self.A.E[out].nact, &rival)
+                    if self._gold_pruned(out, rival) < 0:
+                        rc = -1
+                        break
         if rc < 0:
             raise MemoryError("search pools could not grow")
         self.last_pops = pops

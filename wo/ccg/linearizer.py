@@ -1,0 +1,277 @@
+"""CCG word ordering front end: :class:`Linearizer` (Python API) and the batch run behind
+``wo ccg linearize`` (Zhang & Clark 2015, §3, decoding Algorithm 1 with DP-signature pruning).
+
+A CCG model is a :class:`wo.model.Model` whose header has ``system: "ccg"`` and ``ccg``: the
+grammar read off the training derivations (:meth:`wo.ccg.grammar.Grammar.to_json`), the head
+child of every binary rule instance and the lexical options (:class:`wo.ccg.instance.CCGTables`).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence
+
+from ..io.batch import Summary, map_batches, process
+from ..io.items import Item, read_items, validate
+from ..io.trees import permutation, remap_heads
+from ..model import Model, ModelError
+from .auto import format_derivation, read_auto
+from .core import CCGSearch
+from .grammar import Grammar
+from .instance import CCGTables, build_tree, dependency_heads, glue, make_instance
+
+STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed", 4: "glued"}
+DEFAULT_BEAM_FACTOR = 6.0
+DEFAULT_BUDGET_FACTOR = 30.0
+DEFAULT_COMPLETE_BEAM = 16
+SYSTEM = "ccg"
+CCG_FEATURE_SET = "zc2015-table1-v1"
+INPUT_FORMATS = ("auto", "bag", "conllu")
+OUTPUT_FORMATS = ("text", "auto", "jsonl")
+
+
+def tables_of(model: Model) -> CCGTables:
+    """The :class:`CCGTables` stored in a CCG model's header (cached on the model object).
+    Raises ModelError when the model is not a CCG model."""
+    got = getattr(model, "_ccg_tables", None)
+    if got is not None:
+        return got
+    head = model.header
+    name = model.path or "the model"
+    if head.get("system") != SYSTEM or "ccg" not in head:
+        raise ModelError(f"{name} is not a CCG model (train one with 'wo ccg train')")
+    ent = head["ccg"]
+    if ent.get("feature_set") != CCG_FEATURE_SET:
+        raise ModelError(f"{name}: CCG feature set {ent.get('feature_set')!r}, expected {CCG_FEATURE_SET!r}")
+    try:
+        g = Grammar.from_json(ent["grammar"])
+        heads = {(l, r, p): int(h) for l, r, p, h in ent["heads"]}
+        opts = ent.get("options", {})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{name}: bad CCG grammar in the header ({exc})") from None
+    t = CCGTables(g, heads, model.tagdict, **opts)
+    model._ccg_tables = t
+    return t
+
+
+@dataclass
+class Result:
+    """One linearized sentence.
+
+    tokens: list[str] in output order; order: list[int], order[j] = input index of output
+    token j; heads: list[int] 1-based heads read off the derivation (0 = root); pos: list[str];
+    categories: list[str] lexical category per output token; derivation: the tree
+    (:class:`wo.ccg.auto.Node`/``Leaf``; pieces of a fallback output joined by glue nodes of
+    category ``X``; None for an error); score: scaled score F(e)/|e|; status: "ok" (goal
+    popped), "completed" (goal built by the completion phases), "glued" (built by the last
+    completion pass, which may join pieces no rule combines with glue nodes of category X),
+    "fallback" (greedy default output, section 3.4), "timeout", "error"; pops, edges: int; seconds: float; message: str.
+    """
+
+    tokens: List[str]
+    order: List[int]
+    heads: List[int]
+    pos: List[str]
+    categories: List[str] = field(default_factory=list)
+    derivation: object = None
+    score: float = 0.0
+    status: str = "ok"
+    pops: int = 0
+    edges: int = 0
+    seconds: float = 0.0
+    message: str = ""
+
+    def text(self) -> str:
+        """The tokens joined by single spaces."""
+        return " ".join(self.tokens)
+
+    @classmethod
+    def input_order(cls, words: Sequence[str], pos, message: str) -> "Result":
+        """The error fallback: the words in input order, status "error", no derivation."""
+        n = len(words)
+        return cls(list(words), list(range(n)), [0] + [1] * (n - 1) if n else [],
+                   [p or "_" for p in (pos or [None] * n)], [], None, 0.0, "error", 0, 0, 0.0, message)
+
+
+class Linearizer:
+    """CCG word orderer over a trained model (Zhang & Clark 2015, §3, Algorithm 1).
+
+    model: a CCG :class:`wo.model.Model`; beam_factor k: chart of k*n edges (one per
+    DP-signature); budget_factor: pops per input word (or max_pops absolute); timeout: seconds
+    per sentence (0 none); complete_beam: beam of the completion phases run when the budget
+    ends without a goal (every output contains each input word exactly once either way).
+    Raises ModelError when the model is not a CCG model.
+    """
+
+    def __init__(self, model: Model, beam_factor: Optional[float] = None,
+                 budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
+                 timeout: float = 0.0, complete_beam: Optional[int] = None):
+        self.model = model
+        self.tables = tables_of(model)
+        dec = model.header.get("decode", {})
+        self.beam_factor = float(beam_factor if beam_factor is not None else dec.get("beam_factor", DEFAULT_BEAM_FACTOR))
+        self.budget_factor = float(budget_factor if budget_factor is not None
+                                   else dec.get("budget_factor", DEFAULT_BUDGET_FACTOR))
+        self.max_pops = max_pops
+        self.timeout = float(timeout or 0.0)
+        self.complete_beam = int(complete_beam if complete_beam is not None
+                                 else dec.get("complete_beam", DEFAULT_COMPLETE_BEAM))
+        self.core = CCGSearch(self.tables, model.weights, model.hash_bits)
+
+    @classmethod
+    def load(cls, path: str, **options) -> "Linearizer":
+        """Load a model file (memory-mapped) and build a linearizer; see :class:`Linearizer`."""
+        return cls(Model.load(path), **options)
+
+    def budget(self, n: int) -> int:
+        """Pop budget for an n-word input (pops)."""
+        return int(self.max_pops) if self.max_pops else max(8, int(self.budget_factor * n))
+
+    def linearize(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None) -> Result:
+        """Order a bag of words; pos: optional n str-or-None (given POS tags).  Returns a
+        :class:`Result`.  Raises ValueError for an empty input or a pos list of another length."""
+        n = len(words)
+        if n == 0:
+            raise ValueError("empty input")
+        pos = list(pos) if pos is not None else [None] * n
+        if len(pos) != n:
+            raise ValueError("pos must have one entry per word")
+        t0 = time.perf_counter()
+        inst = make_instance(words, pos, self.tables)
+        beam = max(1, int(round(self.beam_factor * n)))
+        order, trees, score, status, pops, edges = self.core.decode(
+            inst, beam, self.budget(n), self.timeout, self.complete_beam)
+        pieces, idx = [], []
+        for t in trees:
+            tree, ix = build_tree(t, inst, self.tables, words)
+            pieces.append(tree)
+            idx.extend(ix)
+        root = glue(pieces)
+        leaves = root.leaves()
+        return Result([words[i] for i in idx], idx, dependency_heads(root), [x.pos for x in leaves],
+                      [str(x.cat) for x in leaves], root, float(score), STATUS_NAMES[int(status)],
+                      int(pops), int(edges), time.perf_counter() - t0)
+
+
+# ------------------------------------------------------------------ batch runs
+_CACHE: Dict[tuple, Linearizer] = {}
+
+
+def _worker(model_path: str, opts: dict, batch: List[tuple]) -> List[Result]:
+    key = (model_path, tuple(sorted(opts.items())))
+    lin = _CACHE.get(key)
+    if lin is None:
+        lin = Linearizer.load(model_path, **opts)
+        _CACHE.clear()
+        _CACHE[key] = lin
+    out = []
+    for words, pos in batch:
+        try:
+            out.append(lin.linearize(words, pos))
+        except (ValueError, MemoryError) as exc:
+            out.append(Result.input_order(words, pos, str(exc)))
+    return out
+
+
+def read_ccg_items(path: str, fmt: Optional[str] = None):
+    """Read input sentences as :class:`wo.io.items.Item` (bags with their POS); returns (items,
+    format used).  fmt: "auto" (CCGbank ``.auto``: the leaves' words and POS; a malformed
+    derivation is an item with its ``file:line`` error), "bag", "conllu", or None (``.auto``
+    when the first non-blank line starts with ``ID=``, else :func:`wo.io.items.read_items`'s
+    detection).  Raises FileNotFoundError, ValueError for an unknown format."""
+    from ..io.text import open_text
+
+    if fmt is not None and fmt not in INPUT_FORMATS:
+        raise ValueError(f"unknown input format {fmt!r} (one of {INPUT_FORMATS})")
+    if fmt is None:
+        fmt = "bag"
+        try:
+            with open_text(path) as fh:
+                for ln in fh:
+                    if ln.strip():
+                        fmt = "auto" if ln.startswith("ID=") else None
+                        break
+        except UnicodeDecodeError:
+            fmt = None
+    if fmt == "auto":
+        items = []
+        for d in read_auto(path):
+            if d.error is not None:
+                items.append(Item([], [], [], d.sent_id, d.line, d.error))
+            else:
+                n = len(d)
+                items.append(Item(d.words, d.pos, [-1] * n, d.sent_id, d.line))
+        return items, "auto"
+    return read_items(path, fmt or "auto")
+
+
+def shuffle_item(item: Item, seed: int, index: int) -> Item:
+    """An item's tokens shuffled with the fixed-seed permutation of sentence ``index``
+    (:func:`wo.io.trees.permutation`, the shuffle of every evaluation input)."""
+    perm = permutation(len(item.forms), seed, index)
+    return Item([item.forms[p] for p in perm], [item.pos[p] for p in perm],
+                remap_heads(item.heads, perm), item.sent_id, item.line, item.error)
+
+
+def format_record(item: Item, res: Result, fmt: str) -> str:
+    """One output record (no trailing newline): ``text`` tokens; ``auto`` the ID line and the
+    derivation line (an error item: its words in input order under glue nodes of category X
+    with lexical category X, or an empty line when it has no words, e.g. a malformed ``.auto``
+    derivation); ``jsonl`` one JSON object (sent_id, tokens, heads, pos,
+    categories, derivation, score, status, seconds, pops, edges, message)."""
+    from .auto import Leaf
+
+    if fmt == "text":
+        return " ".join(res.tokens)
+    root = res.derivation
+    if root is None and res.tokens:
+        root = glue([Leaf("X", p or "X", w) for w, p in zip(res.tokens, res.pos)])
+    line = format_derivation(root) if root is not None else ""
+    if fmt == "auto":
+        return f"ID={item.sent_id} PARSER=WO NUMPARSE=1\n{line}"
+    return json.dumps({"sent_id": item.sent_id, "tokens": res.tokens, "heads": res.heads, "pos": res.pos,
+                       "categories": res.categories, "derivation": line, "score": res.score,
+                       "status": res.status, "seconds": round(res.seconds, 6), "pops": res.pops,
+                       "edges": res.edges, "message": res.message}, ensure_ascii=False)
+
+
+def run(model_path: str, input_path: str, output_path: str, *, input_format: Optional[str] = None,
+        output_format: str = "text", seed: int = 1, jobs: int = 1, on_error: str = "fallback",
+        max_length: int = 200, progress: Optional[Callable[[int], None]] = None,
+        report: Callable[[str], None] = lambda m: print(f"wo: {m}", file=sys.stderr),
+        **decode_opts) -> Summary:
+    """Linearize every sentence of ``input_path`` into ``output_path`` (``-`` = stdin/stdout).
+
+    Each sentence is shuffled with the fixed-seed permutation (``seed``, as every evaluation
+    input) and decoded as a bag of words with its POS tags; one record per input sentence in
+    input order (:func:`wo.io.batch.process`), ``output_format`` text, auto or jsonl; a bad
+    sentence (malformed ``.auto`` derivation, empty, too long) is reported as
+    ``file:line: message`` and its record follows ``on_error``.  decode_opts: beam_factor,
+    budget_factor, max_pops, timeout, complete_beam.  Raises FileNotFoundError, ModelError,
+    ValueError (bad format), FailFast / Interrupted as :func:`wo.io.batch.process`.
+    Returns a :class:`wo.io.batch.Summary`.
+    """
+    if output_format not in OUTPUT_FORMATS:
+        raise ValueError(f"unknown output format {output_format!r} (one of {OUTPUT_FORMATS})")
+    model = Model.load(model_path)
+    tables_of(model)                          # not a CCG model: fail before any work
+    items, fmt = read_ccg_items(input_path, input_format)
+
+    def prepare(i, it):
+        msg = it.error or validate(it, max_length)
+        if msg is not None:
+            return msg
+        sh = shuffle_item(it, seed, i)
+        return sh, (sh.forms, sh.pos)
+
+    def decode_many(payloads, on_batch):
+        map_batches(_worker, (model_path, decode_opts), payloads, jobs=jobs, chunk=16, on_batch=on_batch,
+                    cost=lambda it: len(it[0]) ** 2)
+
+    return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
+                   fallback=lambda it, msg: Result.input_order(it.forms, it.pos, msg),
+                   format_record=lambda it, res: format_record(it, res, output_format),
+                   on_error=on_error, keep_skipped=output_format == "jsonl", report=report,
+                   progress=progress, summary=Summary(input_format=fmt))
