@@ -539,6 +539,27 @@ def cmd_gyro_lookup(a) -> int:
     return EXIT_OK
 
 
+def cmd_gyro_realize(a) -> int:
+    """``wo gyro realize``: GYRO (Algorithm 3) over a phrase index and an n-gram LM."""
+    from .gyro.realize import run
+
+    bar = _bar(a.quiet)
+    try:
+        summ = run(a.index, a.lm, a.input, a.output, rescore_path=a.rescore_lm, input_format=a.input_format,
+                   output_format=a.format, jobs=a.jobs, seed=a.seed, progress=bar.update,
+                   report=lambda m: (bar.clear(), _err(m)), r=a.r, beta=a.beta, nbest=a.nbest,
+                   max_states=a.max_states, row_states=a.row_states)
+    except ValueError as exc:
+        bar.close()
+        _err(str(exc))
+        return EXIT_USER
+    bar.close()
+    if not a.quiet:
+        _err(f"{display_name(a.input)} read as {summ.input_format}; {summ.sentences} bags in {summ.seconds:.2f}s, "
+             f"status {summ.status}")
+    return EXIT_SOME_FAILED if summ.failed else EXIT_OK
+
+
 def _add_gyro(sub) -> None:
     gy = sub.add_parser("gyro", help="GYRO phrase-based word ordering (de Gispert et al. 2014)")
     gs = gy.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -560,6 +581,23 @@ def _add_gyro(sub) -> None:
     lk.add_argument("--max-n", type=int, default=0, help="0: the index's longest")
     lk.add_argument("--min-count", type=int, default=1)
     lk.set_defaults(func=cmd_gyro_lookup)
+    rz = gs.add_parser("realize", help="order each bag by phrase-based parsing and LM-pruned generation")
+    rz.add_argument("--index", required=True, help="phrase index (wo gyro index)")
+    rz.add_argument("--lm", required=True, help="n-gram LM used while parsing (binary or ARPA)")
+    rz.add_argument("--rescore-lm", default=None, help="higher-order LM applied to the final lattice")
+    rz.add_argument("--input", default="-", help=f"bags (one per line) or CoNLL-U {STDIO_HELP}; default -")
+    rz.add_argument("--output", default="-", help="output file; default -")
+    rz.add_argument("--input-format", default="auto", choices=["auto", "bag", "conllu"])
+    rz.add_argument("--format", default="text", choices=["text", "jsonl"])
+    rz.add_argument("--r", type=int, default=3, help="first row pruned (Algorithm 3)")
+    rz.add_argument("--beta", type=float, default=2.0, help="pruning weight, log10 units")
+    rz.add_argument("--nbest", type=int, default=1, help="realisations per bag (jsonl)")
+    rz.add_argument("--max-states", type=int, default=2_000_000, help="acceptor states per bag (memory bound)")
+    rz.add_argument("--row-states", type=int, default=20_000, help="states kept by a row's pruning")
+    rz.add_argument("--seed", type=int, default=1, help="shuffle seed for CoNLL-U input")
+    rz.add_argument("--jobs", type=int, default=1)
+    rz.add_argument("--quiet", action="store_true")
+    rz.set_defaults(func=cmd_gyro_realize)
 
 
 def _add_sr(sub) -> None:

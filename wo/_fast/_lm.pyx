@@ -252,6 +252,59 @@ cdef class NgramModel:
             prob += s.backoff[i]
         return prob
 
+    def bag_automaton(self, const int32_t[::1] words, bint bos=True, long max_states=200000):
+        """The LM restricted to the words of a bag, as a deterministic weighted automaton
+        (GYRO's G, de Gispert et al. 2014, section 2.3), exact: every state has one arc per
+        bag word with the backed-off log10 probability.
+
+        words: int32[D] LM ids of the bag's distinct words; bos: start in the ``<s>`` state
+        (else in the empty context).  States are the LM query states reachable from the
+        start by bag words (the matched context, KenLM's state); state 0 is the start.
+        Returns (src int32[A], word int32[A] index into ``words``, dst int32[A], lp float32[A]
+        log10 p, final float32[S] log10 p(``</s>`` | state)).  Raises MemoryError beyond
+        ``max_states`` states.
+        """
+        cdef int D = words.shape[0], j, i
+        cdef LMState cur, nxt, tmp
+        ids = {}
+        states = []
+        cdef LMState* buf = <LMState*>malloc(max(1, max_states) * sizeof(LMState))
+        if buf == NULL:
+            raise MemoryError()
+        src, wd, dst, lps, fin = [], [], [], [], []
+        try:
+            if bos:
+                self.begin(&cur)
+            else:
+                cur.len = 0
+            buf[0] = cur
+            ids[tuple(cur.words[i] for i in range(cur.len))] = 0
+            n = 1
+            k = 0
+            while k < n:
+                cur = buf[k]
+                fin.append(self.score(&cur, self.eos, &tmp))
+                for j in range(D):
+                    lp = self.score(&cur, words[j], &nxt)
+                    key = tuple(nxt.words[i] for i in range(nxt.len))
+                    t = ids.get(key)
+                    if t is None:
+                        if n >= max_states:
+                            raise MemoryError(f"the bag's LM automaton exceeds {max_states} states")
+                        t = n
+                        ids[key] = t
+                        buf[n] = nxt
+                        n += 1
+                    src.append(k)
+                    wd.append(j)
+                    dst.append(t)
+                    lps.append(lp)
+                k += 1
+        finally:
+            free(buf)
+        return (np.asarray(src, dtype=np.int32), np.asarray(wd, dtype=np.int32), np.asarray(dst, dtype=np.int32),
+                np.asarray(lps, dtype=np.float32), np.asarray(fin, dtype=np.float32))
+
     cdef void prefetch(self, const LMState* s, int32_t w) noexcept nogil:
         """Prefetch the home slots that score(s, w) will probe: call it for a batch of
         independent queries, then score them, so their cache misses overlap."""

@@ -1,0 +1,84 @@
+"""GYRO realisation (de Gispert et al. 2014): the paper's Figure 1 language, multisets, LM
+lattices that score as the LM does, the unpruned best path = the best string of the language,
+every output a permutation of its bag, and the CLI."""
+import itertools
+import json
+
+import pytest
+
+from tests.conftest import EWT, ROOT
+
+SHIPPED_LM = ROOT / "corpora" / "models" / "wo-en-4gram.wolm"
+from wo.gyro import PhraseIndex, build_arrays, write_index
+from wo.gyro.realize import GyroRealizer
+from wo.lm.model import LanguageModel
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    from wo.io import read_conllu
+
+    sents = [list(s.forms) for s in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))]
+    d = tmp_path_factory.mktemp("gyro")
+    txt = d / "dev.txt"
+    txt.write_text("".join(" ".join(s) + "\n" for s in sents[200:]), encoding="utf-8")
+    write_index(build_arrays([str(txt)], max_n=5), str(d / "dev.woidx"))
+    return PhraseIndex.load(str(d / "dev.woidx")), LanguageModel.load(str(SHIPPED_LM)), sents[:200], d
+
+
+def test_the_papers_example_and_multisets(setup):
+    idx, lm, _, _ = setup
+    g = GyroRealizer(idx, lm)
+    assert g.language(list("abcde"), [["a", "b"], ["b", "a"], ["d", "e", "c"]]) == \
+        ["a b d e c", "b a d e c", "d e c a b", "d e c b a"]                   # Figure 1
+    assert g.language(list("aab"), [["a", "b"], ["a"]]) == ["a a b", "a b a"]
+    assert g.language(list("abc"), [["a", "b"]]) == []                       # c is never covered
+
+
+def test_unpruned_best_path_is_the_best_string_of_the_language(setup):
+    idx, lm, sents, _ = setup
+    checked = 0
+    for s in sents:
+        if not 4 <= len(s) <= 6:
+            continue
+        bag = sorted(s)
+        g = GyroRealizer(idx, lm, r=len(bag) + 1, nbest=3, levels=("unigram",))     # no pruning
+        strings = {" ".join(p) for p in itertools.permutations(bag)}
+        best = max(lm.score(x.split()) for x in strings)
+        res = g.realize(bag)
+        assert res.status == "ok" and res.level == "unigram"
+        assert res.log10_prob == pytest.approx(best, abs=1e-4)
+        assert [p for _, p in res.nbest] == sorted((p for _, p in res.nbest), reverse=True)
+        checked += 1
+        if checked == 8:
+            break
+    assert checked == 8
+
+
+def test_outputs_are_permutations_scored_by_the_lm(setup):
+    idx, lm, sents, _ = setup
+    g = GyroRealizer(idx, lm, r=3, beta=2.0, nbest=2)
+    levels = set()
+    for s in [x for x in sents if 3 <= len(x) <= 12][:25]:
+        res = g.realize(list(reversed(s)))
+        assert sorted(res.text.split()) == sorted(s)
+        assert res.log10_prob == pytest.approx(lm.score(res.text.split()), abs=1e-9)
+        levels.add(res.level)
+    assert levels <= {"phrases", "bigram", "unigram"} and levels & {"phrases", "bigram"}   # phrase rules parsed some
+
+
+def test_cli_realize(setup, tmp_path):
+    from wo.cli import main
+
+    idx, lm, sents, d = setup
+    src = tmp_path / "bags.txt"
+    src.write_bytes("cat the on sat mat the .\n".encode() + b"bad \xff\xfe utf8\n" + b"barked dog The loudly .\n")
+    out = tmp_path / "out.jsonl"
+    rc = main(["gyro", "realize", "--index", str(d / "dev.woidx"), "--lm", str(SHIPPED_LM), "--input", str(src),
+               "--output", str(out), "--format", "jsonl", "--quiet", "--nbest", "2"])
+    recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert rc == 1 and len(recs) == 3                        # the bad line is reported, not lost
+    assert recs[1]["status"] == "error"
+    assert sorted(recs[0]["text"].split()) == sorted("cat the on sat mat the .".split())
+    assert sorted(recs[2]["text"].split()) == sorted("barked dog The loudly .".split())
+    assert all(len(r["nbest"]) <= 2 for r in recs)

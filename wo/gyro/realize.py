@@ -1,0 +1,388 @@
+"""GYRO realisation: phrase-based word ordering by pruned parsing and generation (de Gispert,
+Tomalin & Byrne 2014, sections 2.1-2.4, Algorithm 3), with OpenFst lattices through pynini.
+
+A bag Ω of N words is parsed with the generation grammar of section 2.1: one nonterminal per
+sub-multiset of Ω (the paper's bit strings, with repeated words counted instead of told apart,
+so two copies of "the" give one cell, not two equivalent ones), phrase rules I(A) -> u for
+every phrase u of the index whose words are the multiset A, and concatenation rules
+I(A) -> I(B) I(C) for B + C = A.  Cells are filled row by row (row x = cells of x words); each
+cell holds an unweighted acceptor of its strings (the union of its phrases and of the
+concatenations of its sub-cells' acceptors).  From row r upwards every row is pruned as in
+Algorithm 3: the union of the row's acceptors is composed with the n-gram LM G, pruned at
+weight beta (log10 units) from its best path, and every cell is intersected with the strings
+that survived, so cells whose strings all lost disappear.  The top cell composed with G (with
+``</s>``) is the output lattice; its best path (and n-best) are the realisations.
+
+G is the LM restricted to the bag's words, built exactly (``NgramModel.bag_automaton``: one arc
+per LM state and bag word with the backed-off probability), so every path of F o G carries the
+LM's own log10 probability (as ``wo lm score`` computes it).  Rows are scored from the empty
+context (a fragment is not a sentence start); the top cell from ``<s>`` with ``</s>``.
+
+Fallbacks (section 3.2: 91.4 / 7.2 / 1.4 % of the paper's bags): when the phrase rules
+(n = 3..5 by default) give no parse, bigram rules are added, then unigram rules (every word
+alone), which always parse; a bag word the text collection never saw gets a unigram rule at
+every level (no phrase can contain it).  So every bag gets an output with each word once.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+LEVELS = ("phrases", "bigram", "unigram")
+
+
+class GyroLimit(Exception):
+    """A bag's parse grew past the memory bound (``max_states``)."""
+
+
+@dataclass
+class GyroResult:
+    """One realisation: text (words joined by spaces), log10_prob (the LM's, with ``<s>`` and
+    ``</s>``), level (phrases | bigram | unigram: the grammar that parsed), nbest (list of
+    (text, log10 prob), best first), cells (cells built), states (acceptor states built, the
+    memory proxy), seconds (wall clock), status (ok | limit: the last level ran out of
+    states and the greedy LM order is returned | error), message."""
+
+    text: str
+    log10_prob: float
+    level: str
+    nbest: List[Tuple[str, float]] = field(default_factory=list)
+    cells: int = 0
+    states: int = 0
+    seconds: float = 0.0
+    status: str = "ok"
+    message: str = ""
+
+
+def _weight(fst, cost: float):
+    import pynini
+
+    return pynini.Weight(fst.weight_type(), cost)
+
+
+def _path(labels: Sequence[int]):
+    """The acceptor of one label sequence."""
+    import pynini
+
+    f = pynini.Fst()
+    s = f.add_state()
+    f.set_start(s)
+    one = pynini.Weight.one(f.weight_type())
+    for lab in labels:
+        t = f.add_state()
+        f.add_arc(s, pynini.Arc(lab, lab, one, t))
+        s = t
+    f.set_final(s)
+    return f
+
+
+def _strings(f) -> List[Tuple[List[int], float]]:
+    """(labels, cost) of every path of an acyclic acceptor (tropical costs)."""
+    out = []
+    it = f.paths()
+    while not it.done():
+        out.append(([lab for lab in it.ilabels() if lab], float(str(it.weight()))))
+        it.next()
+    return out
+
+
+class BagLM:
+    """G for one bag: the LM restricted to the bag's distinct words as OpenFst acceptors over
+    labels 1..D (tropical costs = -log10 p).  ``start_bos`` (sentence: ``<s>`` start, ``</s>``
+    final costs) and ``free`` (fragment: empty-context start, every state final at cost 0)."""
+
+    def __init__(self, lm, words: Sequence[str], max_states: int = 200_000):
+        import pynini
+
+        ids = np.ascontiguousarray(lm.word_ids(list(words)), dtype=np.int32)
+        self.sentence = self._build(pynini, *lm.core.bag_automaton(ids, True, max_states), True)
+        self.fragment = self._build(pynini, *lm.core.bag_automaton(ids, False, max_states), False)
+
+    @staticmethod
+    def _build(pynini, src, wd, dst, lp, fin, final_costs: bool):
+        f = pynini.Fst()
+        S = len(fin)
+        for _ in range(S):
+            f.add_state()
+        f.set_start(0)
+        wt = f.weight_type()
+        for s in range(S):
+            f.set_final(s, pynini.Weight(wt, -float(fin[s])) if final_costs else pynini.Weight.one(wt))
+        for a in range(len(src)):
+            lab = int(wd[a]) + 1
+            f.add_arc(int(src[a]), pynini.Arc(lab, lab, pynini.Weight(wt, -float(lp[a])), int(dst[a])))
+        f.arcsort("ilabel")
+        return f
+
+
+class GyroRealizer:
+    """GYRO over a phrase index and an n-gram LM (de Gispert et al. 2014, Algorithm 3).
+
+    index: :class:`wo.gyro.index.PhraseIndex`; lm: :class:`wo.lm.model.LanguageModel` (used
+    while parsing); rescore_lm: a higher-order LM for the final lattice (Table 2, "+5g"), or
+    None; r: first pruned row; beta: pruning weight in log10 units; nbest: realisations
+    returned; min_n / max_n: phrase lengths of the first grammar (bigram and unigram rules
+    are the fallbacks); max_states: bound on the acceptor states of one bag (memory; past it
+    the level fails and the next fallback runs, the last one returns the greedy LM order);
+    row_states: at most this many states survive a row's pruning (OpenFst prune's nstate; a
+    memory bound beside beta).
+    Raises ValueError for bad parameters.
+    """
+
+    def __init__(self, index, lm, rescore_lm=None, r: int = 3, beta: float = 4.0, nbest: int = 1,
+                 min_n: int = 3, max_n: int = 5, max_states: int = 2_000_000, min_count: int = 1,
+                 levels: Sequence[str] = LEVELS, row_states: int = 20_000):
+        if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n:
+            raise ValueError("need r >= 1, beta > 0, nbest >= 1, 1 <= min_n <= max_n")
+        if any(lv not in LEVELS for lv in levels) or not levels:
+            raise ValueError(f"levels: a sequence of {LEVELS}")
+        self.index, self.lm, self.rescore_lm = index, lm, rescore_lm
+        self.r, self.beta, self.nbest = r, beta, nbest
+        self.min_n, self.max_n = min_n, min(max_n, index.max_n)
+        self.max_states, self.min_count, self.levels = max_states, min_count, tuple(levels)
+        self.row_states = row_states
+
+    # -------------------------------------------------------------------------------- parsing
+    def realize(self, bag: Sequence[str]) -> GyroResult:
+        """The best realisation of ``bag`` (list of str; each word used exactly once)."""
+        t0 = time.perf_counter()
+        bag = list(bag)
+        if not bag:
+            return GyroResult("", 0.0, "", status="error", message="empty bag")
+        words = sorted(set(bag))
+        mult = [bag.count(w) for w in words]
+        if self.levels[-1] == "unigram" and self.r < 2:
+            raise ValueError("r must be >= 2 with unigram rules (row 1 keeps every word)")
+        G = BagLM(self.lm, words)
+        G5 = BagLM(self.rescore_lm, words) if self.rescore_lm is not None else None
+        known = set(self.index.word_ids(words)[0].tolist())
+        wid = {w: i for i, w in enumerate(words)}
+        unseen = [i for i, w in enumerate(words) if self.index._ids.get(w) not in known]
+        total_cells = total_states = 0
+        top = None
+        level = ""
+        for lv in self.levels:
+            lo = {"phrases": self.min_n, "bigram": min(2, self.min_n), "unigram": 1}[lv]
+            try:
+                top, cells, states = self._parse(len(bag), mult, self._phrases(bag, wid, unseen, lo), G)
+            except GyroLimit:
+                top, cells, states = None, 0, self.max_states
+            total_cells += cells
+            total_states += states
+            if top is not None:
+                level = lv
+                break
+        if top is None:
+            # the bound was hit at every level: the greedy LM order (each word once)
+            toks = self._greedy(bag)
+            return GyroResult(" ".join(toks), self.lm.score(toks), "greedy", [], total_cells, total_states,
+                              time.perf_counter() - t0, "limit", "state bound reached at every level")
+        import pynini
+
+        lat = pynini.compose(top, (G5 or G).sentence)
+        best = pynini.shortestpath(lat, nshortest=self.nbest, unique=True)
+        outs = sorted(_strings(best), key=lambda x: x[1])
+        nb = []
+        for labels, _ in outs:
+            toks = [words[lab - 1] for lab in labels]
+            nb.append((" ".join(toks), self.lm.score(toks)))
+        text, lp = nb[0]
+        return GyroResult(text, lp, level, nb, total_cells, total_states, time.perf_counter() - t0)
+
+    def _phrases(self, bag, wid, unseen, lo) -> List[List[int]]:
+        """The phrase rules of one grammar level as label lists (label = distinct word index +
+        1): the index's phrases of lo..max_n words made of the bag's words, and unigram rules
+        (every word when lo = 1, else the words the text never saw)."""
+        out = [[wid[w] + 1 for w in ph]
+               for ph in self.index.lookup(bag, min_n=max(lo, 2), max_n=self.max_n, min_count=self.min_count)]
+        out += [[i + 1] for i in (range(len(wid)) if lo <= 1 else unseen)]
+        return out
+
+    def language(self, bag: Sequence[str], phrases: Sequence[Sequence[str]]) -> List[str]:
+        """Every string the generation grammar of section 2.1 derives from ``bag`` with the
+        phrase rules ``phrases`` (lists of words), unpruned (the paper's Figure 1; exponential:
+        small bags only).  Returns the strings sorted."""
+        bag = list(bag)
+        words = sorted(set(bag))
+        wid = {w: i for i, w in enumerate(words)}
+        labels = [[wid[w] + 1 for w in ph] for ph in phrases if all(w in wid for w in ph)]
+        top, _, _ = self._parse(len(bag), [bag.count(w) for w in words], labels, None)
+        return sorted(" ".join(words[lab - 1] for lab in p) for p, _ in _strings(top)) if top is not None else []
+
+    def _parse(self, N, mult, phrase_labels, G):
+        """Algorithm 3 over a bag of N tokens (mult: multiplicity of each distinct word) with
+        the given phrase rules (label lists); G None = no pruning.  Returns (the top cell's
+        acceptor or None, cells built, states built).  Raises GyroLimit past max_states."""
+        import pynini
+
+        D = len(mult)
+        width = max(m.bit_length() for m in mult) + 1          # + guard bit per field
+        shift = [width * i for i in range(D)]
+        guard = sum(1 << (width - 1 + s) for s in shift)
+        off = sum(((1 << (width - 1)) - 1 - m) << s for m, s in zip(mult, shift))
+        unit = [1 << s for s in shift]
+        full = sum(m << s for m, s in zip(mult, shift))
+        rows: Dict[int, Dict[int, object]] = {x: {} for x in range(1, N + 1)}
+        phrases: Dict[int, List[List[int]]] = {}
+        for labels in phrase_labels:
+            key = sum(unit[lab - 1] for lab in labels)
+            if not (key + off) & guard:
+                phrases.setdefault(key, []).append(list(labels))
+        for key, lst in phrases.items():
+            x = len(lst[0])
+            if x <= N:
+                rows[x][key] = pynini.union(*[_path(p) for p in lst]).optimize() if len(lst) > 1 else _path(lst[0])
+        states = sum(f.num_states() for r in rows.values() for f in r.values())
+        cells = sum(len(r) for r in rows.values())
+        if N == 1:
+            return rows[1].get(full), cells, states
+        for x in range(2, N + 1):
+            pending: Dict[int, List] = {}
+            for i in range(1, x):
+                left, right = rows[i], rows[x - i]
+                if not left or not right:
+                    continue
+                for kb, fb in left.items():
+                    for kc, fc in right.items():
+                        ka = kb + kc
+                        if (ka + off) & guard:
+                            continue                    # uses a word more often than the bag has it
+                        pending.setdefault(ka, []).append(pynini.concat(fb, fc))
+            for ka, parts in pending.items():
+                if ka in rows[x]:
+                    parts.append(rows[x][ka])
+                f = pynini.union(*parts) if len(parts) > 1 else parts[0]
+                f = f.rmepsilon()
+                f = pynini.determinize(f).minimize()
+                rows[x][ka] = f
+                states += f.num_states()
+                if states > self.max_states:
+                    raise GyroLimit()
+            cells += len(pending)
+            if G is not None and x >= self.r and x < N and rows[x]:
+                self._prune_row(rows[x], G)
+            if x == N:
+                return rows[x].get(full), cells, states
+            # rows above x never need cells that cannot complete... (all may combine later)
+        return None, cells, states
+
+    def _prune_row(self, row: Dict[int, object], G) -> None:
+        """Algorithm 2/3's PRUNE-ROW: union of the row, composed with G, pruned at beta; every
+        cell intersected with the surviving strings (cells left empty are removed)."""
+        import pynini
+
+        u = pynini.union(*row.values()) if len(row) > 1 else next(iter(row.values())).copy()
+        u = u.rmepsilon()
+        scored = pynini.compose(u, G.fragment)
+        pruned = pynini.prune(scored, weight=self.beta * 1.0, nstate=self.row_states)
+        survivors = pynini.arcmap(pruned, map_type="rmweight").rmepsilon()
+        survivors = pynini.determinize(survivors).minimize().arcsort("ilabel")
+        for k in list(row):
+            f = pynini.intersect(row[k].arcsort("olabel"), survivors)
+            f.connect()
+            if f.num_states() == 0:
+                del row[k]
+            else:
+                row[k] = f.minimize() if f.num_states() > 1 else f
+
+    def _greedy(self, bag: Sequence[str]) -> List[str]:
+        """Left to right, the most probable next word under the LM (each word once)."""
+        left = list(bag)
+        out: List[str] = []
+        while left:
+            best = max(set(left), key=lambda w: (self.lm.score(out + [w], eos=False), w))
+            out.append(best)
+            left.remove(best)
+        return out
+
+
+# ------------------------------------------------------------------ batch (CLI)
+_CACHE: Dict[tuple, GyroRealizer] = {}
+
+
+def _load(index_path: str, lm_path: str, rescore_path: Optional[str], opts: tuple) -> GyroRealizer:
+    from ..lm.model import LanguageModel
+    from .index import PhraseIndex
+
+    key = (index_path, lm_path, rescore_path, opts)
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = GyroRealizer(PhraseIndex.load(index_path, verify=False), LanguageModel.load(lm_path, verify=False),
+                                   LanguageModel.load(rescore_path, verify=False) if rescore_path else None,
+                                   **dict(opts))
+    return _CACHE[key]
+
+
+def _worker(paths: tuple, opts: tuple, batch: Sequence[List[str]]) -> List[GyroResult]:
+    g = _load(*paths, opts)
+    out = []
+    for bag in batch:
+        try:
+            out.append(g.realize(bag))
+        except MemoryError:
+            toks = g._greedy(bag)
+            out.append(GyroResult(" ".join(toks), g.lm.score(toks), "greedy", status="limit",
+                                  message="out of memory"))
+    return out
+
+
+def to_json(res: GyroResult) -> str:
+    """The JSONL record of a realisation (keys text, log10_prob, level, nbest, cells, states,
+    seconds, status, and message when there is one)."""
+    import json
+    from dataclasses import asdict
+
+    d = asdict(res)
+    if not d["message"]:
+        d.pop("message")
+    d["nbest"] = [{"text": t, "log10_prob": p} for t, p in res.nbest]
+    return json.dumps(d, ensure_ascii=False)
+
+
+def run(index_path: str, lm_path: str, input_path: str, output_path: str, rescore_path: Optional[str] = None,
+        input_format: str = "auto", output_format: str = "text", jobs: int = 1, seed: int = 1,
+        report=lambda m: None, progress=None, **opts):
+    """Realise every bag of ``input_path`` (one bag per line, or CoNLL-U whose forms are read
+    and shuffled per sentence with ``seed``, as every evaluation input) into ``output_path``,
+    one record per input sentence, in order, written atomically.  opts: :class:`GyroRealizer`
+    parameters.  Returns the batch Summary.  Raises ValueError for a bad option or format,
+    PhraseIndexError/LMError/FileNotFoundError for the index and LMs.
+    """
+    from ..io.batch import map_batches, process
+    from ..io.items import read_items
+    from ..io.trees import permutation
+
+    if output_format not in ("text", "jsonl"):
+        raise ValueError("output format: text or jsonl")
+    okey = tuple(sorted(opts.items()))
+    paths = (index_path, lm_path, rescore_path)
+    _load(*paths, okey)                       # fail early on the files and the options
+    items, fmt = read_items(input_path, input_format)
+
+    def prepare(i, it):
+        if it.error:
+            return it.error
+        if not it.forms:
+            return "empty bag"
+        perm = permutation(len(it.forms), seed, i)
+        return it, [it.forms[j] for j in perm]
+
+    def decode_many(payloads, on_batch):
+        map_batches(_worker, (paths, okey), payloads, jobs=jobs, chunk=2, on_batch=on_batch,
+                    cost=lambda b: 2.0 ** min(len(b), 40))
+
+    def fallback(it, msg):
+        return GyroResult(" ".join(it.forms), float("nan"), "", status="error", message=msg)
+
+    def fmt_record(it, r):
+        return to_json(r) if output_format == "jsonl" else r.text
+
+    summ = process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
+                   fallback=fallback, format_record=fmt_record, keep_skipped=output_format == "jsonl",
+                   report=report, progress=progress)
+    summ.input_format = fmt
+    return summ
