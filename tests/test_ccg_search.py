@@ -3,6 +3,7 @@
 Small slices so the file runs well under a minute: the grammar is read off all of
 corpora/ccg-en/train (2 s), a model is trained on 300 training sentences for one epoch.
 """
+import json
 import os
 
 import numpy as np
@@ -190,3 +191,19 @@ def test_short_training_beats_random_order(data, model_path):
     assert bleu > rand + 2.0
     # the section 3.5 case (a gold edge pruned by a non-gold edge of its DP-signature) happens
     assert 0 < ep["dp_pruned_gold_updates"] < ep["updates"]
+
+
+def test_jobs_give_the_same_bytes(data, model_path, tmp_path):
+    """--jobs 2 (longest sentences first, results in input order) = --jobs 1, byte for byte."""
+    from wo.ccg.auto import write_auto
+
+    src = tmp_path / "dev40.auto"
+    write_auto(data[1][:40], str(src))
+    outs = []
+    for j in (1, 2):
+        out = tmp_path / f"out{j}.jsonl"
+        assert main(["ccg", "linearize", "--model", model_path, "--input", str(src), "--output", str(out),
+                     "--format", "jsonl", "--jobs", str(j), "--quiet"]) in (0, 1)
+        outs.append([json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()])
+    strip = lambda recs: [{k: v for k, v in r.items() if k != "seconds"} for r in recs]   # noqa: E731
+    assert len(outs[0]) == 40 and strip(outs[0]) == strip(outs[1])
