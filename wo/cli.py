@@ -54,20 +54,27 @@ def cmd_train(a) -> int:
 def cmd_linearize(a) -> int:
     """``wo dep linearize``: batch linearization (wo.dep.run) with a progress bar on stderr."""
     from .dep.linearizer import run
-    from .io.batch import FailFast, Interrupted
     from .model import default_model
 
     a.model = a.model or default_model("dep")
 
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
             "timeout": a.timeout, "patience_factor": a.patience, "lm": a.lm}
+    return _batch_run(a, lambda bar: run(
+        a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, given=a.given,
+        reveal_pos=a.reveal_pos, reveal_heads=a.reveal_heads, seed=a.seed, jobs=a.jobs, on_error=a.on_error,
+        max_length=a.max_length, backend=a.backend, scheduler=a.scheduler, progress=bar.update,
+        report=lambda m: (bar.clear(), _err(m)), **opts))
+
+
+def _batch_run(a, go) -> int:
+    """Run a batch (``go(bar)`` returns its Summary) with a progress bar; Ctrl-C, fail-fast and
+    the closing summary are handled here (exit codes: 0 ok, 1 some failed, 2 user error, 130)."""
+    from .io.batch import FailFast, Interrupted
+
     bar = _bar(a.quiet)
     try:
-        summ = run(a.model, a.input, a.output, input_format=a.input_format, output_format=a.format,
-                   given=a.given, reveal_pos=a.reveal_pos, reveal_heads=a.reveal_heads, seed=a.seed,
-                   jobs=a.jobs, on_error=a.on_error, max_length=a.max_length, backend=a.backend,
-                   scheduler=a.scheduler, progress=bar.update,
-                   report=lambda m: (bar.clear(), _err(m)), **opts)
+        summ = go(bar)
     except Interrupted as exc:
         bar.close()
         _err(f"interrupted: {exc.done} sentences written to {display_name(a.output, 'stdout')}")
@@ -428,31 +435,15 @@ def cmd_ccg_train(a) -> int:
 def cmd_ccg_linearize(a) -> int:
     """``wo ccg linearize``: batch CCG linearization (wo.ccg.linearizer.run)."""
     from .ccg.linearizer import run
-    from .io.batch import FailFast, Interrupted
     from .model import default_model
 
     a.model = a.model or default_model("ccg")
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
             "timeout": a.timeout}
-    bar = _bar(a.quiet)
-    try:
-        summ = run(a.model, a.input, a.output, input_format=a.input_format, output_format=a.format,
-                   seed=a.seed, jobs=a.jobs, on_error=a.on_error, max_length=a.max_length,
-                   progress=bar.update, report=lambda m: (bar.clear(), _err(m)), **opts)
-    except Interrupted as exc:
-        bar.close()
-        _err(f"interrupted: {exc.done} sentences written to {display_name(a.output, 'stdout')}")
-        return 130
-    except FailFast as exc:
-        bar.close()
-        _err(str(exc))
-        return EXIT_USER
-    bar.close()
-    if not a.quiet:
-        print(f"wo: {display_name(a.input)} read as {summ.input_format}; {summ.sentences} sentences in "
-              f"{summ.seconds:.2f}s ({summ.sentences_per_second:.1f} sentences/s), status {summ.status}",
-              file=sys.stderr)
-    return EXIT_SOME_FAILED if summ.failed else EXIT_OK
+    return _batch_run(a, lambda bar: run(
+        a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, seed=a.seed,
+        jobs=a.jobs, on_error=a.on_error, max_length=a.max_length, progress=bar.update,
+        report=lambda m: (bar.clear(), _err(m)), **opts))
 
 
 def _add_ccg(sub) -> None:
