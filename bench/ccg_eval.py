@@ -1,0 +1,151 @@
+"""CCG word ordering evaluation (issue 13; Zhang & Clark 2015, section 3 and Table 5 style).
+
+On EWT-CCG dev (default) or test (``--test``: decode once, for the final figure):
+
+* BLEU (sacrebleu, as ``wo evaluate``), exact match, words recovered and seconds per sentence
+  of a CCG model at each pop budget of ``--budgets`` (pops per word), with DP-signature
+  pruning on and, at the same budgets, off (BLEU, new edges scored per second);
+* the dependency system on the same sentences (bags with the same POS tags given, and forms
+  only), from the EWT CoNLL-U sentences with the same ``sent_id``;
+* a plot of BLEU against the pop budget (bench/results/ccg/bleu_by_budget.png).
+
+Every input is shuffled per sentence with a fixed seed (``wo.ccg.train.scrambled``, seed 1; the
+dependency system shuffles with its own seed as ``wo linearize`` does).
+
+    python bench/ccg_eval.py --model corpora/models/wo-ewt-ccg.wo [--limit N] [--test]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+OUT = os.path.join(HERE, "results", "ccg")
+
+
+def ccg_run(model, derivs, budget: float, dp: bool):
+    """Decode the derivations' bags; returns (hyps, record)."""
+    from wo.ccg.linearizer import Linearizer
+    from wo.ccg.train import scrambled
+
+    lin = Linearizer(model, budget_factor=budget)
+    lin.core.grammar.dp_on = dp
+    hyps, st, edges, recovered = [], collections.Counter(), 0, 0
+    t0 = time.perf_counter()
+    for i, d in enumerate(derivs):
+        f, p, _ = scrambled(d, 1, i)
+        r = lin.linearize(f, p)
+        hyps.append(r.text())
+        st[r.status] += 1
+        edges += r.edges
+        recovered += sorted(r.tokens) == sorted(d.words)
+    secs = time.perf_counter() - t0
+    return hyps, {"budget_pops_per_word": budget, "dp": dp, "status": dict(st),
+                  "seconds_per_sentence": round(secs / len(derivs), 4),
+                  "edges_per_second": round(edges / secs), "words_recovered_percent":
+                  round(100.0 * recovered / len(derivs), 2)}
+
+
+def dep_run(model_path: str, conllu: str, given: str, tmp: str):
+    """The dependency system (``wo linearize``) on a CoNLL-U file; returns (hyps, seconds)."""
+    from wo.cli import main
+
+    out = os.path.join(tmp, f"dep.{given}.txt")
+    t0 = time.perf_counter()
+    rc = main(["dep", "linearize", "--model", model_path, "--lm", "none", "--input", conllu, "--output", out,
+               "--given", given, "--quiet"])
+    if rc not in (0, 1):
+        raise RuntimeError(f"wo linearize failed ({rc})")
+    with open(out, encoding="utf-8") as fh:
+        return fh.read().splitlines(), time.perf_counter() - t0
+
+
+def main(argv=None) -> int:
+    from wo.ccg import read_auto
+    from wo.eval.metrics import score
+    from wo.io.text import open_text
+    from wo.model import Model
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default=os.path.join(ROOT, "corpora", "models", "wo-ewt-ccg.wo"))
+    ap.add_argument("--dep-model", default=os.path.join(ROOT, "corpora", "models", "wo-ewt-dep.wo"))
+    ap.add_argument("--test", action="store_true", help="EWT-CCG test (decode once)")
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--budgets", type=float, nargs="+", default=[10, 30, 100])
+    ap.add_argument("--no-dp-budgets", type=float, nargs="*", default=[30])
+    ap.add_argument("--skip-dep", action="store_true")
+    a = ap.parse_args(argv)
+    split = "test" if a.test else "dev"
+    derivs = [d for d in read_auto(os.path.join(ROOT, "corpora", "ccg-en", f"{split}.auto.xz")) if d.error is None]
+    if a.limit:
+        derivs = derivs[:a.limit]
+    refs = [" ".join(d.words) for d in derivs]
+    model = Model.load(a.model)
+    os.makedirs(OUT, exist_ok=True)
+    rec = {"split": split, "sentences": len(derivs), "model": os.path.basename(a.model), "ccg": [], "dep": {}}
+    for b in a.budgets:
+        for dp in (True, False) if b in a.no_dp_budgets else (True,):
+            hyps, r = ccg_run(model, derivs, b, dp)
+            sc = score(hyps, refs)
+            r.update(BLEU=round(sc.bleu, 2), exact=round(sc.exact, 2), signature=sc.signature)
+            rec["ccg"].append(r)
+            print(json.dumps(r), flush=True)
+    if not a.skip_dep:
+        # the same sentences from EWT CoNLL-U, matched by sent_id
+        ids = {d.sent_id for d in derivs}
+        src = os.path.join(ROOT, "corpora", "ud-en-ewt", f"en_ewt-ud-{split}.conllu.xz")
+        with open_text(src) as fh:
+            blocks = [b for b in fh.read().split("\n\n") if b.strip()]
+        keep = {}
+        for blk in blocks:
+            for ln in blk.splitlines():
+                if ln.startswith("# sent_id = "):
+                    sid = ln[len("# sent_id = "):].strip()
+                    if sid in ids:
+                        keep[sid] = blk
+                    break
+        tmp = os.path.join(OUT, "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        sub = os.path.join(tmp, f"{split}.same.conllu")
+        with open(sub, "w", encoding="utf-8") as fh:
+            fh.write("\n\n".join(keep[d.sent_id] for d in derivs) + "\n\n")
+        for given in ("pos", "none"):
+            hyps, secs = dep_run(a.dep_model, sub, given, tmp)
+            sc = score(hyps, refs)
+            rec["dep"][given] = {"model": os.path.basename(a.dep_model), "BLEU": round(sc.bleu, 2),
+                                 "exact": round(sc.exact, 2), "seconds_per_sentence": round(secs / len(derivs), 4)}
+            print("dep", given, json.dumps(rec["dep"][given]), flush=True)
+    name = f"eval.{split}" + (f".n{a.limit}" if a.limit else "")
+    with open(os.path.join(OUT, name + ".json"), "w") as fh:
+        json.dump(rec, fh, indent=1)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        pts = [(r["budget_pops_per_word"], r["BLEU"]) for r in rec["ccg"] if r["dp"]]
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="CCG (DP-signature chart)")
+        for given, r in rec["dep"].items():
+            ax.axhline(r["BLEU"], ls="--", color="grey" if given == "none" else "black",
+                       label=f"dependency system, POS {'given' if given == 'pos' else 'not given'}")
+        ax.set_xscale("log")
+        ax.set_xlabel("pop budget (pops per word)")
+        ax.set_ylabel(f"BLEU, EWT-CCG {split}")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(OUT, f"bleu_by_budget.{split}.png"), dpi=120)
+    except ImportError:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
