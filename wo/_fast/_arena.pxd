@@ -44,6 +44,10 @@ cdef struct Edge:
     uint8_t act            # grammar's action that built the edge (dependency: 1 = head left)
     uint8_t gold           # 1: gold edge (training / forced decoding)
     uint8_t in_chart       # 1: currently kept in the chart
+    int16_t pk_head        # pair keys (set by the grammar, -1 = none): two edges can combine
+    int16_t pk_want        # only if pk_want of one is -1 or the other's pk_head (dependency:
+                           # head token and its given head, -3 while the head misses a given
+                           # dependent); the chart scan skips other pairs
     GrammarState st        # grammar-specific part
 
 cdef struct Arena:
@@ -82,9 +86,12 @@ cdef void arena_reset(Arena* A, int nunits, const int32_t* leaf_unit) noexcept n
 
 
 cdef inline eid_t new_edge(Arena* A) noexcept nogil:
-    """Index of a fresh edge slot (uninitialised), or -1 when the arena cannot grow."""
+    """Index of a fresh edge slot (uninitialised but for the pair keys, -1), or -1 when the
+    arena cannot grow."""
     if grow(<void**>&A.E, &A.cap, sizeof(Edge), A.ne + 1) < 0:
         return -1
+    A.E[A.ne].pk_head = -1
+    A.E[A.ne].pk_want = -1
     A.ne += 1
     return A.ne - 1
 

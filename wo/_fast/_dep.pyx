@@ -614,6 +614,9 @@ cdef class DepGrammar(Grammar):
             x = &s.A.E[e]
             tok = self.leaf_tok[i]
             x.left = -1; x.right = -1; x.head = i
+            if self.n < 32767:             # pair keys are int16 (longer inputs: no filter)
+                x.pk_head = <int16_t>self.leaf_tok[i]
+                x.pk_want = <int16_t>(self.given_head[x.pk_head] if self.given_ndeps[x.pk_head] == 0 else -3)
             x.st.dep.ldep1 = -1; x.st.dep.ldep2 = -1; x.st.dep.rdep1 = -1; x.st.dep.rdep2 = -1
             x.st.dep.hpos = 0; x.nwords = 1; x.nact = 1; x.st.dep.lval = 0; x.st.dep.rval = 0
             x.st.dep.gdeps = 0; x.st.dep.linl = 0; x.st.dep.linr = 0
@@ -681,6 +684,8 @@ cdef class DepGrammar(Grammar):
             H = R; M = L
         cdef Edge* x = &s.A.E[e]
         x.left = le; x.right = re; x.head = H.head
+        if self.n < 32767:
+            x.pk_head = <int16_t>htok; x.pk_want = <int16_t>self.given_head[htok]
         x.act = <uint8_t>headleft
         cdef uint32_t sk[5]
         sk[0] = <uint32_t>(L.sig >> 32); sk[1] = <uint32_t>L.sig
@@ -697,6 +702,8 @@ cdef class DepGrammar(Grammar):
             x.st.dep.rdep1 = H.st.dep.rdep1; x.st.dep.rdep2 = H.st.dep.rdep2
             x.st.dep.lval = H.st.dep.lval + 1; x.st.dep.rval = H.st.dep.rval
         x.st.dep.gdeps = H.st.dep.gdeps + (1 if gh == htok else 0)
+        if x.st.dep.gdeps != self.given_ndeps[htok] and self.n < 32767:
+            x.pk_want = -3                 # misses a given dependent: cannot be a dependent yet
         x.st.dep.linl = H.st.dep.linl + (1 if lin < 0 else 0)
         x.st.dep.linr = H.st.dep.linr + (1 if lin > 0 else 0)
         x.nwords = L.nwords + R.nwords

@@ -260,11 +260,18 @@ cdef class Search:
         """Expand popped edge e: its unary actions, then every disjoint chart edge (Algorithms 1, 4)."""
         cdef int i
         cdef eid_t c
+        cdef Edge* x
+        cdef Edge* y
         if self.g.unary(self, e) < 0:
             return -1
-        cdef const uint64_t* be = &self.A.bits[self.A.E[e].bits]
+        x = &self.A.E[e]
+        cdef int16_t ph = x.pk_head, pw = x.pk_want
+        cdef const uint64_t* be = &self.A.bits[x.bits]
         for i in range(self.chart.h.size):
             c = chart_id(&self.chart, i)
+            y = &self.A.E[c]
+            if not (pw == -1 or y.pk_want == -1 or pw == y.pk_head or y.pk_want == ph):
+                continue                          # no arc the grammar would allow
             if not disjoint(&self.A, be, c):
                 continue
             if self._pair(e, c) < 0:
