@@ -61,4 +61,5 @@ def test_dp_signature_chart_with_a_full_beam_still_evicts_the_lowest():
 
 
 def test_edge_struct_stays_compact():
-    assert edge_size() <= 80
+    # 80 bytes until the int16 pair keys (the chart scan's arc filter: full trees 2x faster)
+    assert edge_size() <= 88

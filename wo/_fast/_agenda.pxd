@@ -1,7 +1,8 @@
 # Agenda (max-heap) and chart (beam min-heap with an optional DP-signature table) of the
 # best-first search (Zhang & Clark 2015, section 3.4, Algorithms 1 and 4).
 from libc.stdlib cimport realloc
-from ._typedefs cimport eid_t, uint64_t
+from libc.stdint cimport uint16_t
+from ._typedefs cimport eid_t, uint64_t, int32_t, int16_t
 from ._arena cimport Edge, grow
 
 
@@ -9,6 +10,8 @@ cdef struct Heap:
     # binary heap of (key, edge id); the root is the largest key, ties: the smallest id
     double* key
     eid_t* id
+    int32_t* pay           # chart only (else NULL): each slot's pair keys (pk_head << 16 | pk_want),
+                           # so the chart scan reads one compact array, not the edges
     int size, cap
 
 cdef struct SigMap:
@@ -49,8 +52,11 @@ cdef inline bint heap_before(const Heap* h, int i, int j) noexcept nogil:
 cdef inline void heap_swap(Heap* h, int i, int j) noexcept nogil:
     cdef double tk = h.key[i]
     cdef eid_t ti = h.id[i]
+    cdef int32_t tp
     h.key[i] = h.key[j]; h.id[i] = h.id[j]
     h.key[j] = tk; h.id[j] = ti
+    if h.pay != NULL:
+        tp = h.pay[i]; h.pay[i] = h.pay[j]; h.pay[j] = tp
 
 
 cdef inline void heap_sift_up(Heap* h, int i) noexcept nogil:
@@ -81,10 +87,12 @@ cdef inline void heap_sift_down(Heap* h, int i) noexcept nogil:
 
 cdef inline int heap_push(Heap* h, eid_t e, double key) noexcept nogil:
     """Insert (key, e), growing the arrays; -1 when they cannot grow."""
-    cdef int kcap
+    cdef int kcap, pcap
     if h.size == h.cap:
         kcap = h.cap
+        pcap = h.cap
         if (grow(<void**>&h.key, &kcap, sizeof(double), h.size + 1) < 0
+                or (h.pay != NULL and grow(<void**>&h.pay, &pcap, sizeof(int32_t), h.size + 1) < 0)
                 or grow(<void**>&h.id, &h.cap, sizeof(eid_t), h.size + 1) < 0):
             return -1
     h.key[h.size] = key
@@ -103,6 +111,19 @@ cdef inline eid_t heap_pop(Heap* h) noexcept nogil:
         h.id[0] = h.id[h.size]
         heap_sift_down(h, 0)
     return top
+
+
+cdef inline int32_t pair_keys(const Edge* x) noexcept nogil:
+    """An edge's pair keys packed in one int32 (chart payload)."""
+    return (<int32_t>x.pk_head << 16) | <uint16_t>x.pk_want
+
+
+cdef inline int16_t pk_head_of(int32_t p) noexcept nogil:
+    return <int16_t>(p >> 16)
+
+
+cdef inline int16_t pk_want_of(int32_t p) noexcept nogil:
+    return <int16_t>(p & 0xFFFF)
 
 
 cdef inline eid_t chart_id(const Chart* c, int i) noexcept nogil:

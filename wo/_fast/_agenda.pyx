@@ -16,6 +16,7 @@ from ._typedefs cimport eid_t, uint64_t
 cdef int heap_init(Heap* h, int cap) except -1:
     h.key = <double*>malloc(cap * sizeof(double))
     h.id = <eid_t*>malloc(cap * sizeof(eid_t))
+    h.pay = NULL
     h.size = 0
     h.cap = cap
     if h.key == NULL or h.id == NULL:
@@ -24,8 +25,8 @@ cdef int heap_init(Heap* h, int cap) except -1:
 
 
 cdef void heap_free(Heap* h) noexcept:
-    free(h.key); free(h.id)
-    h.key = NULL; h.id = NULL
+    free(h.key); free(h.id); free(h.pay)
+    h.key = NULL; h.id = NULL; h.pay = NULL
 
 
 cdef int sigmap_reset(SigMap* m, int cap) except -1:
@@ -101,6 +102,7 @@ cdef int sigmap_find(SigMap* m, uint64_t sig, bint* found) noexcept nogil:
 cdef int chart_init(Chart* c) except -1:
     c.h.key = NULL
     c.h.id = NULL
+    c.h.pay = NULL
     c.h.size = 0
     c.h.cap = 0
     c.cap = 0
@@ -121,9 +123,12 @@ cdef int chart_reset(Chart* c, int beam, bint use_dp) except -1:
     """Empty the chart and set its beam size (>= 1).  Raises MemoryError."""
     if beam < 1:
         beam = 1
-    if c.h.cap < beam:
+    if c.h.cap < beam or c.h.pay == NULL:
         heap_free(&c.h)
         heap_init(&c.h, beam)
+        c.h.pay = <int32_t*>malloc(c.h.cap * sizeof(int32_t))
+        if c.h.pay == NULL:
+            raise MemoryError()
     c.h.size = 0
     c.cap = beam
     c.use_dp = use_dp
@@ -139,6 +144,7 @@ cdef eid_t _beam_add(Chart* c, Edge* E, eid_t e, double key) noexcept nogil:
     if h.size < c.cap:
         h.key[h.size] = -key
         h.id[h.size] = -e
+        h.pay[h.size] = pair_keys(&E[e])
         h.size += 1
         heap_sift_up(h, h.size - 1)
         E[e].in_chart = 1
@@ -149,6 +155,7 @@ cdef eid_t _beam_add(Chart* c, Edge* E, eid_t e, double key) noexcept nogil:
     out = -h.id[0]
     h.key[0] = -key
     h.id[0] = -e
+    h.pay[0] = pair_keys(&E[e])
     heap_sift_down(h, 0)
     E[out].in_chart = 0
     E[e].in_chart = 1
@@ -181,6 +188,7 @@ cdef eid_t chart_add(Chart* c, Edge* E, eid_t e, double key, uint64_t dpsig, eid
                     if key > -h.key[i] or (key == -h.key[i] and e < k):
                         h.key[i] = -key
                         h.id[i] = -e
+                        h.pay[i] = pair_keys(&E[e])
                         heap_sift_down(h, i)
                         heap_sift_up(h, i)
                         E[k].in_chart = 0
@@ -202,6 +210,7 @@ cdef void chart_remove_at(Chart* c, Edge* E, int i) noexcept nogil:
     if i < h.size:
         h.key[i] = h.key[h.size]
         h.id[i] = h.id[h.size]
+        h.pay[i] = h.pay[h.size]
         heap_sift_down(h, i)
         heap_sift_up(h, i)
 

@@ -34,7 +34,8 @@ from ._arena cimport (Arena, Edge, arena_init, arena_free, arena_reset, grow, ne
                       disjoint, cover, scaled)
 from ._agenda cimport (Heap, Chart, SigMap, heap_init, heap_free, heap_push, heap_pop, chart_init,
                        chart_free, chart_reset, chart_add, chart_remove_at, chart_heapify,
-                       chart_id, chart_key, sigmap_reset, sigmap_free, sigmap_find)
+                       chart_id, chart_key, sigmap_reset, sigmap_free, sigmap_find, pk_head_of,
+                       pk_want_of)
 
 cnp.import_array()
 
@@ -265,13 +266,15 @@ cdef class Search:
         if self.g.unary(self, e) < 0:
             return -1
         x = &self.A.E[e]
-        cdef int16_t ph = x.pk_head, pw = x.pk_want
+        cdef int16_t ph = x.pk_head, pw = x.pk_want, yh, yw
         cdef const uint64_t* be = &self.A.bits[x.bits]
+        cdef const int32_t* pay = self.chart.h.pay
         for i in range(self.chart.h.size):
-            c = chart_id(&self.chart, i)
-            y = &self.A.E[c]
-            if not (pw == -1 or y.pk_want == -1 or pw == y.pk_head or y.pk_want == ph):
+            yh = pk_head_of(pay[i])
+            yw = pk_want_of(pay[i])
+            if not (pw == -1 or yw == -1 or pw == yh or yw == ph):
                 continue                          # no arc the grammar would allow
+            c = chart_id(&self.chart, i)
             if not disjoint(&self.A, be, c):
                 continue
             if self._pair(e, c) < 0:
