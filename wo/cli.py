@@ -453,17 +453,8 @@ def _add_ccg(sub) -> None:
     ccg = sub.add_parser("ccg", help="CCG-based word ordering with DP-signature pruning (Zhang & Clark 2015, s. 3)")
     cs = ccg.add_subparsers(dest="verb", required=True, metavar="VERB")
     t = cs.add_parser("train", help="train a CCG model (Algorithm 3) on .auto derivations")
-    t.add_argument("--train", required=True, help="training derivations, CCGbank .auto (.xz ok)")
-    t.add_argument("--dev", help="dev .auto for per-epoch BLEU (best epoch is kept)")
-    t.add_argument("--dev-limit", type=int, default=0, help="use only the first N dev sentences")
-    t.add_argument("--epochs", type=int, default=5)
-    t.add_argument("--model", required=True, help="output model file")
-    t.add_argument("--beam-factor", type=float, default=4.0, help="chart size k*n during training")
-    t.add_argument("--hash-bits", type=int, default=22, help="weight table of 2^b float32")
-    t.add_argument("--train-budget", type=float, default=100.0,
-                   help="training pops per word (100: +1 BLEU over 30 on 2,000 sentences)")
-    t.add_argument("--budget-factor", type=float, default=CCG_BUDGET,
-                   help="default decoding pops per word stored in the model")
+    _train_options(t, "CCGbank .auto", 100.0, CCG_BUDGET,
+                   "training pops per word (100: +1 BLEU over 30 on 2,000 sentences)")
     t.add_argument("--max-cats", type=int, default=DEFAULT_MAX_CATS,
                    help="lexical categories tried per word and POS (most frequent first)")
     t.add_argument("--seed", type=int, default=1)
@@ -636,20 +627,25 @@ def _add_sr(sub) -> None:
     e.set_defaults(func=cmd_sr_evaluate)
 
 
-def _add_dep_train(sub, name: str, help_: str) -> None:
-    from .dep.linearizer import DEFAULT_BUDGET_FACTOR
-
-    t = sub.add_parser(name, help=help_)
-    t.add_argument("--train", required=True, help="training CoNLL-U (.xz ok)")
-    t.add_argument("--dev", help="dev CoNLL-U for per-epoch BLEU (best epoch is kept)")
+def _train_options(t, fmt: str, train_budget: float, budget: float, train_budget_help: str) -> None:
+    """The options every Algorithm-3 trainer shares (``wo dep train``, ``wo ccg train``)."""
+    t.add_argument("--train", required=True, help=f"training {fmt} (.xz ok)")
+    t.add_argument("--dev", help=f"dev {fmt} for per-epoch BLEU (best epoch is kept)")
     t.add_argument("--dev-limit", type=int, default=0, help="use only the first N dev sentences")
     t.add_argument("--epochs", type=int, default=5)
     t.add_argument("--model", required=True, help="output model file")
     t.add_argument("--beam-factor", type=float, default=4.0, help="chart size k*n during training")
     t.add_argument("--hash-bits", type=int, default=22, help="weight table of 2^b float32")
-    t.add_argument("--train-budget", type=float, default=30.0, help="training pops per word")
-    t.add_argument("--budget-factor", type=float, default=DEFAULT_BUDGET_FACTOR,
+    t.add_argument("--train-budget", type=float, default=train_budget, help=train_budget_help)
+    t.add_argument("--budget-factor", type=float, default=budget,
                    help="default decoding pops per word stored in the model")
+
+
+def _add_dep_train(sub, name: str, help_: str) -> None:
+    from .dep.linearizer import DEFAULT_BUDGET_FACTOR
+
+    t = sub.add_parser(name, help=help_)
+    _train_options(t, "CoNLL-U", 30.0, DEFAULT_BUDGET_FACTOR, "training pops per word")
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--lm", default=None, help="n-gram LM (binary or ARPA) whose scores become features")
     t.add_argument("--lm-folds", nargs="+", default=None, metavar="LM",
