@@ -83,6 +83,9 @@ def _batch_run(a, go) -> int:
         bar.close()
         _err(str(exc))
         return EXIT_USER
+    except BaseException:
+        bar.close()                            # the caller or main reports it
+        raise
     bar.close()
     if not a.quiet:
         print(f"wo: {display_name(a.input)} read as {summ.input_format}; {summ.sentences} sentences in "
@@ -525,21 +528,15 @@ def cmd_gyro_realize(a) -> int:
     """``wo gyro realize``: GYRO (Algorithm 3) over a phrase index and an n-gram LM."""
     from .gyro.realize import run
 
-    bar = _bar(a.quiet)
     try:
-        summ = run(a.index, a.lm, a.input, a.output, rescore_path=a.rescore_lm, input_format=a.input_format,
-                   output_format=a.format, jobs=a.jobs, seed=a.seed, progress=bar.update,
-                   report=lambda m: (bar.clear(), _err(m)), r=a.r, beta=a.beta, nbest=a.nbest,
-                   max_states=a.max_states, row_states=a.row_states)
-    except ValueError as exc:
-        bar.close()
+        return _batch_run(a, lambda bar: run(
+            a.index, a.lm, a.input, a.output, rescore_path=a.rescore_lm, input_format=a.input_format,
+            output_format=a.format, jobs=a.jobs, seed=a.seed, progress=bar.update,
+            report=lambda m: (bar.clear(), _err(m)), r=a.r, beta=a.beta, nbest=a.nbest,
+            max_states=a.max_states, row_states=a.row_states))
+    except ValueError as exc:                  # a bad option (r, beta, nbest, format)
         _err(str(exc))
         return EXIT_USER
-    bar.close()
-    if not a.quiet:
-        _err(f"{display_name(a.input)} read as {summ.input_format}; {summ.sentences} bags in {summ.seconds:.2f}s, "
-             f"status {summ.status}")
-    return EXIT_SOME_FAILED if summ.failed else EXIT_OK
 
 
 def _add_gyro(sub) -> None:
