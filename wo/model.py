@@ -119,6 +119,15 @@ def default_model(system: str) -> str:
     raise ModelError(f"no shipped {system} model {name} found in {', '.join(dirs)}; pass --model")
 
 
+def search_property(name: str, doc: str, settable: bool = False) -> property:
+    """A property that reads (and with ``settable`` writes) ``self.search.<name>``: the training
+    state of the shared :class:`wo._fast._search.Search` driver, forwarded by the grammars'
+    Python wrappers (``DepSearch``, ``CCGSearch``)."""
+    get = lambda self: getattr(self.search, name)  # noqa: E731
+    put = (lambda self, v: setattr(self.search, name, v)) if settable else None
+    return property(get, put, doc=doc)
+
+
 class ModelError(Exception):
     """The file is not a usable wo model (wrong version, truncated, corrupt, not a model)."""
 

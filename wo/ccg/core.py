@@ -9,6 +9,7 @@ import numpy as np
 
 from .._fast._ccg import CCGGrammar
 from .._fast._search import Search
+from ..model import search_property
 from .instance import CCGTables, Instance
 
 
@@ -50,31 +51,9 @@ class CCGSearch:
         self.grammar.set_instance(*inst.arrays(), gold=inst.gold)
         return self.search.train_easy_first()
 
-    @property
-    def n_updates(self) -> int:
-        """Large-margin updates made so far."""
-        return self.search.n_updates
-
-    @property
-    def n_dp_pruned_gold(self) -> int:
-        """Updates made because a gold edge was pruned from the chart by a same-DP-signature
-        non-gold edge (section 3.5; that edge is the negative example)."""
-        return self.search.n_dp_pruned_gold
-
-    @property
-    def avg_count(self) -> float:
-        """Averaging count c (theta_avg = W - U / c)."""
-        return self.search.avg_count
-
-    @avg_count.setter
-    def avg_count(self, v: float) -> None:
-        self.search.avg_count = v
-
-    @property
-    def max_tau(self) -> float:
-        """Cap on the update step tau (0 = uncapped)."""
-        return self.search.max_tau
-
-    @max_tau.setter
-    def max_tau(self, v: float) -> None:
-        self.search.max_tau = v
+    n_updates = search_property("n_updates", "Large-margin updates made so far.")
+    n_dp_pruned_gold = search_property(
+        "n_dp_pruned_gold", "Updates made because a gold edge was pruned from the chart by a "
+        "same-DP-signature non-gold edge (section 3.5; that edge is the negative example).")
+    avg_count = search_property("avg_count", "Averaging count c (theta_avg = W - U / c).", settable=True)
+    max_tau = search_property("max_tau", "Cap on the update step tau (0 = uncapped).", settable=True)

@@ -12,13 +12,7 @@ import numpy as np
 
 from .._fast._dep import DepGrammar
 from .._fast._search import Search
-
-
-def _forward(name: str, doc: str, settable: bool = False) -> property:
-    """A property that reads (and with ``settable`` writes) ``self.search.<name>``."""
-    get = lambda self: getattr(self.search, name)  # noqa: E731
-    put = (lambda self, v: setattr(self.search, name, v)) if settable else None
-    return property(get, put, doc=doc)
+from ..model import search_property as _forward
 
 
 class DepSearch:

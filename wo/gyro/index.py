@@ -171,6 +171,10 @@ class PhraseIndex:
         """Build an index in memory (see :func:`build_arrays`)."""
         return cls(build_arrays(paths, **kw))
 
+    def knows(self, word: str) -> bool:
+        """True if the text collection has the word (so a phrase may contain it)."""
+        return word in self._ids
+
     def word_ids(self, bag: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
         """The bag's distinct known words as (ids int32[D], multiplicities int32[D])."""
         cnt: Dict[int, int] = {}

@@ -159,9 +159,8 @@ class GyroRealizer:
             raise ValueError("r must be >= 2 with unigram rules (row 1 keeps every word)")
         G = BagLM(self.lm, words)
         G5 = BagLM(self.rescore_lm, words) if self.rescore_lm is not None else None
-        known = set(self.index.word_ids(words)[0].tolist())
         wid = {w: i for i, w in enumerate(words)}
-        unseen = [i for i, w in enumerate(words) if self.index._ids.get(w) not in known]
+        unseen = [i for i, w in enumerate(words) if not self.index.knows(w)]
         total_cells = total_states = 0
         top = None
         level = ""
