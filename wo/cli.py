@@ -430,7 +430,7 @@ def cmd_ccg_train(a) -> int:
     rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
                 train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
                 max_cats=a.max_cats, train_name=os.path.basename(a.train),
-                dev_name=os.path.basename(a.dev or ""))
+                dev_name=os.path.basename(a.dev or ""), lm=a.lm)
     print(json.dumps(rec, indent=1))
     return EXIT_OK
 
@@ -442,7 +442,7 @@ def cmd_ccg_linearize(a) -> int:
 
     a.model = a.model or default_model("ccg")
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
-            "timeout": a.timeout}
+            "timeout": a.timeout, "lm": a.lm}
     return _batch_run(a, lambda bar: run(
         a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, seed=a.seed,
         jobs=a.jobs, on_error=a.on_error, max_length=a.max_length, progress=bar.update,
@@ -461,6 +461,7 @@ def _add_ccg(sub) -> None:
     t.add_argument("--max-cats", type=int, default=DEFAULT_MAX_CATS,
                    help="lexical categories tried per word and POS (most frequent first)")
     t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--lm", default=None, help="n-gram LM (binary or ARPA) whose scores become features")
     t.set_defaults(func=cmd_ccg_train)
     li = cs.add_parser("linearize", help="order the words of each input sentence with a CCG model")
     li.add_argument("--model", default=None, help="CCG model file (default: the shipped CCG model)")
@@ -481,6 +482,7 @@ def _add_ccg(sub) -> None:
     li.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
                     help="output of a failed sentence: its words in input order, an empty line, or stop")
     li.add_argument("--max-length", type=int, default=200, help="refuse longer sentences (memory bound)")
+    li.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
     li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     li.set_defaults(func=cmd_ccg_linearize)
 

@@ -20,7 +20,10 @@ Goal: an edge covering every input token, of any category (the converted EWT dat
 S, NP and S\\NP roots).  DP-signature (sections 3.2, 3.4): the category, the head word and
 POS, the two leftmost and two rightmost words and POS tags, and the coverage bitset (the set
 of input tokens, which identifies the multiset of words).  Features: the Table 1 templates,
-hashed with MurmurHash3 into the scaled linear model as the dependency grammar does.
+hashed with MurmurHash3 into the scaled linear model as the dependency grammar does.  With
+an n-gram LM (:meth:`CCGGrammar.set_lm`), the real-valued LM features of the dependency
+grammar (``wo._fast._lmfeat``; Zhang, Blackwood & Clark 2012) score the n-grams each
+combination creates across its boundary.
 No Python object is touched in leaves/combine/features/dp_signature (nogil).
 """
 import numpy as np
@@ -32,6 +35,8 @@ from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3
 from ._arena cimport Edge, new_edge
 from ._search cimport Grammar, Search
+from ._lm cimport NgramModel
+from ._lmfeat cimport LMFeatures
 
 cnp.import_array()
 
@@ -72,6 +77,8 @@ cdef enum:
     T_U_RULE_HW           # unary rule + head word
     T_SEN_LEAF = 101      # derivation-signature salts (not features)
     T_SEN_BIN
+    T_LM_NGRAMS = 300     # real-valued: log10 p of the n-grams an action completes inside the string
+    T_LM_SENTENCE = 301   # real-valued: the <s> / </s> n-grams of a complete sentence
 
 # features of one action: two "all edges" blocks (9 each), binary (15), unary (2)
 DEF MAX_ACTION_FEATURES = 64
@@ -133,6 +140,9 @@ cdef class CCGGrammar(Grammar):
     cdef const int32_t* g_kind       # 0 leaf, 1 unary, 2 binary
     cdef const int32_t* tok_gnode    # gold leaf node of each token
     cdef int ngold
+    # n-gram LM features (set_lm)
+    cdef LMFeatures lmf
+    cdef bint has_lm
 
     def __cinit__(self):
         self.n = 0
@@ -143,6 +153,19 @@ cdef class CCGGrammar(Grammar):
         self.glue_rule = -1
         self.has_glue = False
         self.dp_on = True
+        self.has_lm = False
+
+    def set_lm(self, lm):
+        """Use an n-gram LM (``wo._fast._lm.NgramModel``) for real-valued features, or None.
+        With an LM every instance needs ``leaf_lm`` (LM ids of the leaves' words)."""
+        self.has_lm = lm is not None
+        self.lmf = LMFeatures(lm, T_LM_NGRAMS, T_LM_SENTENCE) if self.has_lm else None
+
+    @property
+    def lm_feature_indices(self):
+        """(weight index of the in-string LM feature, of the sentence-boundary LM feature),
+        as set by the last search; (0, 0) without an LM (testing aid)."""
+        return self.lmf.feature_indices if self.has_lm else (0, 0)
 
     def set_tables(self, bin_key, bin_start, bin_res, bin_head, bin_atom, un_start, un_res, un_atom,
                    cat_atom, int glue_rule=-1):
@@ -197,7 +220,7 @@ cdef class CCGGrammar(Grammar):
         self.glue_rule = glue_rule
         self.has_glue = glue_rule >= 0
 
-    def set_instance(self, tok_word, leaf_tok, leaf_pos, leaf_lex, leaf_urule, gold=None):
+    def set_instance(self, tok_word, leaf_tok, leaf_pos, leaf_lex, leaf_urule, gold=None, leaf_lm=None):
         """Make this the sentence the search works on (arrays kept referenced, not copied).
 
         tok_word uint32[n] word atoms; leaf_tok int32[L] token of each leaf (every token has a
@@ -205,8 +228,10 @@ cdef class CCGGrammar(Grammar):
         int32[L] unary rule on top of the assignment (-1 none).  gold: None, or (g_cat
         int32[G], g_parent int32[G], g_left int32[G], g_kind int32[G] (0 leaf, 1 unary,
         2 binary), tok_gnode int32[n] the gold leaf node of each token) for training and
-        forced decoding.  Raises ValueError for inconsistent shapes, ids out of range, an
-        empty instance, more than 32000 tokens, or tables not set.
+        forced decoding.  leaf_lm int32[L]: LM vocabulary id of each leaf's word, required when
+        the grammar has an LM (:meth:`set_lm`).  Raises ValueError for inconsistent shapes,
+        ids out of range, an empty instance, more than 32000 tokens, tables not set, or a
+        missing leaf_lm.
         """
         if self.ncat == 0:
             raise ValueError("set_tables first")
@@ -260,6 +285,8 @@ cdef class CCGGrammar(Grammar):
         self.leaf_unit = self.leaf_tok
         self.max_features = MAX_ACTION_FEATURES
         self.use_dp = self.dp_on
+        if self.has_lm:
+            self.lmf.set_leaves(None if leaf_lm is None else _arr(leaf_lm, np.int32, "leaf_lm", L), L)
 
     # ------------------------------------------------------------------ atoms
     cdef inline uint32_t _wd(self, int32_t leaf) noexcept nogil:
@@ -299,6 +326,8 @@ cdef class CCGGrammar(Grammar):
         cdef FeatBuf o
         o.f = s.fbuf; o.k = 0; o.mask = s.mask
         s.nreal = 0
+        if self.has_lm:
+            self.lmf.leaf(s, leaf)
         self._all_edges(&o, self.leaf_lex[leaf], 1, leaf, leaf, -1, -1, leaf)
         cdef int32_t u = self.leaf_urule[leaf]
         if u >= 0:
@@ -311,6 +340,8 @@ cdef class CCGGrammar(Grammar):
         cdef FeatBuf o
         o.f = s.fbuf; o.k = 0; o.mask = s.mask
         s.nreal = 0
+        if self.has_lm:
+            self.lmf.combine(s, le, re, self.n)
         cdef Edge* L = &s.A.E[le]
         cdef Edge* R = &s.A.E[re]
         cdef int nl = L.nwords, nr = R.nwords, nn = nl + nr
@@ -388,6 +419,8 @@ cdef class CCGGrammar(Grammar):
         cdef Edge* x
         cdef uint32_t key[2]
         cdef int32_t u, g
+        if self.has_lm:
+            self.lmf.begin(s)              # a new search: edge ids start again
         for i in range(self.nleaf):
             e = new_edge(&s.A)
             if e < 0:

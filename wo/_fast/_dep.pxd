@@ -5,14 +5,7 @@ cimport cython
 from ._typedefs cimport uint32_t, int32_t, eid_t, feat_t
 from ._weights cimport FeatBuf
 from ._search cimport Grammar, Search
-from ._lm cimport NgramModel, LMState
-
-
-cdef struct LMCache:
-    # LM facts of one popped (materialised) edge, computed once
-    int32_t eid, gen
-    float lsum             # log10 of the edge's first N-1 words scored within the edge
-    LMState rstate         # LM state after the edge's last N-1 words
+from ._lmfeat cimport LMFeatures
 
 
 @cython.final
@@ -41,13 +34,8 @@ cdef class DepGrammar(Grammar):
     cdef const int32_t* sub_hi
     cdef object _refs
     # n-gram LM features (Zhang, Blackwood & Clark 2012; Zhang & Clark 2015 section 5.6)
-    cdef NgramModel lm
+    cdef LMFeatures lmf            # None: no LM
     cdef bint has_lm
-    cdef int lm_n1                 # LM order - 1
-    cdef const int32_t* leaf_lm    # LM vocabulary id of each leaf's word
-    cdef feat_t f_lm, f_lmsent     # weight indices of the two real-valued LM features
-    cdef LMCache* lmc
-    cdef int lmc_cap, lm_gen
 
     cdef int _grow_instance_bufs(self) noexcept
     cdef inline uint32_t _wd(self, int32_t leaf) noexcept nogil
@@ -64,7 +52,3 @@ cdef class DepGrammar(Grammar):
     cdef int _combine_features(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil
     cdef int _try(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil
     cdef void _fill_heads(self, Search s, eid_t e, int32_t* heads) noexcept nogil
-    cdef LMCache* _lm_edge(self, Search s, eid_t e) noexcept nogil
-    cdef double _lm_prefix(self, Search s, const int32_t* SL, int nl, const int32_t* SR, int nr,
-                           int m, bint bos) noexcept nogil
-    cdef void _lm_features(self, Search s, eid_t le, eid_t re) noexcept nogil

@@ -22,7 +22,8 @@ from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3, add4, add5, add6
 from ._arena cimport Edge, new_edge, grow
 from ._search cimport Grammar, Search
-from ._lm cimport NgramModel, LMState
+from ._lm cimport NgramModel
+from ._lmfeat cimport LMFeatures
 
 cnp.import_array()
 
@@ -160,32 +161,23 @@ cdef class DepGrammar(Grammar):
         self.nleaf = 0
         self.leaf_unit = NULL
         self.has_lm = False
-        self.lmc = NULL
-        self.lmc_cap = 0
-        self.lm_gen = 0
 
     def __dealloc__(self):
-        free(self.dflt_word); free(self.zeros); free(self.lin_need_buf); free(self.lmc)
+        free(self.dflt_word); free(self.zeros); free(self.lin_need_buf)
 
     @property
     def lm_feature_indices(self):
         """(weight index of the in-string LM feature, of the sentence-boundary LM feature),
         as set by the last search (testing aid)."""
-        return int(self.f_lm), int(self.f_lmsent)
+        return self.lmf.feature_indices if self.has_lm else (0, 0)
 
     def set_lm(self, lm):
         """Use an n-gram LM (``wo._fast._lm.NgramModel``) for real-valued features, or None.
 
         With an LM every instance needs ``leaf_lm`` (LM ids of the leaves' words).
         """
-        self.lm = lm
         self.has_lm = lm is not None
-        self.lm_n1 = lm.lm_order - 1 if lm is not None else 0
-        if self.has_lm and self.lmc == NULL:
-            self.lmc_cap = 1024
-            self.lmc = <LMCache*>calloc(self.lmc_cap, sizeof(LMCache))
-            if self.lmc == NULL:
-                raise MemoryError()
+        self.lmf = LMFeatures(lm, T_LM_NGRAMS, T_LM_SENTENCE) if self.has_lm else None
 
     def set_instance(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold=None,
                      leaf_word=None, tok_label=None, tok_lin=None, leaf_lm=None):
@@ -223,7 +215,6 @@ cdef class DepGrammar(Grammar):
         cdef const int32_t[::1] g_lo
         cdef const int32_t[::1] g_hi
         cdef const uint32_t[::1] g_word
-        cdef const int32_t[::1] llm
         self.n = tw.shape[0]
         self.nleaf = lt.shape[0]
         if self.n <= 0 or self.nleaf < self.n:
@@ -284,10 +275,7 @@ cdef class DepGrammar(Grammar):
         self.max_features = 512 + 4 * self.n
         self.use_dp = False
         if self.has_lm:
-            if leaf_lm is None:
-                raise ValueError("the grammar has an LM: leaf_lm is required")
-            llm = _sized(leaf_lm, self.nleaf, "leaf_lm")
-            self.leaf_lm = &llm[0]
+            self.lmf.set_leaves(leaf_lm if leaf_lm is None else _sized(leaf_lm, self.nleaf, "leaf_lm"), self.nleaf)
 
     cdef int _grow_instance_bufs(self) noexcept:
         """Make the per-instance default buffers hold nleaf leaves and n tokens (-1 on failure)."""
@@ -322,14 +310,10 @@ cdef class DepGrammar(Grammar):
     cdef int _leaf_features(self, Search s, int32_t leaf) noexcept nogil:
         """Leaf templates of Table 2 (word and POS of the leaf) into s.fbuf; returns the count."""
         cdef FeatBuf o
-        cdef LMState st0, st1
         o.f = s.fbuf; o.k = 0; o.mask = s.mask
         s.nreal = 0
         if self.has_lm:
-            st0.len = 0
-            s.rfeat[0] = self.f_lm
-            s.rval[0] = self.lm.score(&st0, self.leaf_lm[leaf], &st1)
-            s.nreal = 1
+            self.lmf.leaf(s, leaf)
         cdef uint32_t w = self._wd(leaf), p = self._ps(leaf)
         add2(&o, T_LEAF_WP, w, p)
         add2(&o, T_LEAF_P, p, 0)
@@ -430,7 +414,7 @@ cdef class DepGrammar(Grammar):
         o.f = s.fbuf; o.k = 0; o.mask = s.mask
         s.nreal = 0
         if self.has_lm:
-            self._lm_features(s, le, re)
+            self.lmf.combine(s, le, re, self.n)
         cdef Edge* L = &s.A.E[le]
         cdef Edge* R = &s.A.E[re]
         cdef Edge* H
@@ -510,88 +494,6 @@ cdef class DepGrammar(Grammar):
         return o.k
 
 
-    # ------------------------------------------------------------------ n-gram LM features
-    cdef LMCache* _lm_edge(self, Search s, eid_t e) noexcept nogil:
-        """LM facts of a materialised edge (computed at its first use, then cached); NULL on
-        memory failure.  The pointer is valid until the next call."""
-        cdef Edge* x = &s.A.E[e]
-        cdef int idx = x.bits // s.A.W64, j, m = x.nwords, n1 = self.lm_n1
-        cdef LMCache* c
-        cdef LMState a, b
-        cdef double tot = 0.0
-        cdef int old = self.lmc_cap
-        if idx >= self.lmc_cap:
-            if grow(<void**>&self.lmc, &self.lmc_cap, sizeof(LMCache), idx + 1) < 0:
-                return NULL
-            memset(&self.lmc[old], 0, (self.lmc_cap - old) * sizeof(LMCache))
-        c = &self.lmc[idx]
-        if c.eid == e and c.gen == self.lm_gen:
-            return c
-        cdef const int32_t* S = &s.A.surf[x.surf]
-        a.len = 0
-        for j in range(m if m < n1 else n1):
-            tot += self.lm.score(&a, self.leaf_lm[S[j]], &b)
-            a = b
-        c.lsum = <float>tot
-        a.len = 0
-        for j in range(m - n1 if m > n1 else 0, m):
-            self.lm.score(&a, self.leaf_lm[S[j]], &b)
-            a = b
-        c.rstate = a
-        c.eid = e
-        c.gen = self.lm_gen
-        return c
-
-    cdef double _lm_prefix(self, Search s, const int32_t* SL, int nl, const int32_t* SR, int nr,
-                           int m, bint bos) noexcept nogil:
-        """log10 of the first m words of SL + SR scored within the string (after <s> if bos)."""
-        cdef LMState a, b
-        cdef double tot = 0.0
-        cdef int j
-        if bos:
-            self.lm.begin(&a)
-        else:
-            a.len = 0
-        for j in range(m):
-            tot += self.lm.score(&a, self.leaf_lm[SL[j] if j < nl else SR[j - nl]], &b)
-            a = b
-        return tot
-
-    cdef void _lm_features(self, Search s, eid_t le, eid_t re) noexcept nogil:
-        """The real-valued LM features of COMBINE(le, re) into s.rfeat/rval (Zhang, Blackwood &
-        Clark 2012): the log10 probability the LM gains on the first N-1 words of the right
-        edge now that the left edge's last words precede them; for a complete sentence also
-        the n-grams of <s> and </s>."""
-        cdef LMCache* cl = self._lm_edge(s, le)
-        if cl == NULL:
-            return
-        cdef LMState a = cl.rstate, b
-        cdef float llsum = cl.lsum
-        cdef LMCache* cr = self._lm_edge(s, re)
-        if cr == NULL:
-            return
-        cdef Edge* L = &s.A.E[le]
-        cdef Edge* R = &s.A.E[re]
-        cdef const int32_t* SL = &s.A.surf[L.surf]
-        cdef const int32_t* SR = &s.A.surf[R.surf]
-        cdef int nl = L.nwords, nr = R.nwords, n1 = self.lm_n1, j, m
-        cdef double tot = 0.0, first, lsum_new
-        for j in range(nr if nr < n1 else n1):
-            tot += self.lm.score(&a, self.leaf_lm[SR[j]], &b)
-            a = b
-        s.rfeat[0] = self.f_lm
-        s.rval[0] = tot - cr.lsum
-        s.nreal = 1
-        if nl + nr == self.n:
-            if nr >= n1:
-                a = cr.rstate
-            m = nl + nr if nl + nr < n1 else n1
-            lsum_new = llsum if nl >= n1 else self._lm_prefix(s, SL, nl, SR, nr, m, False)
-            first = self._lm_prefix(s, SL, nl, SR, nr, m, True)
-            s.rfeat[1] = self.f_lmsent
-            s.rval[1] = first - lsum_new + self.lm.score(&a, self.lm.eos, &b)
-            s.nreal = 2
-
     # ------------------------------------------------------------------ grammar interface
     cdef int leaves(self, Search s) noexcept nogil:
         """One leaf edge per (token, POS[, form]) leaf, scored by the leaf templates and pushed."""
@@ -600,13 +502,8 @@ cdef class DepGrammar(Grammar):
         cdef eid_t e
         cdef Edge* x
         cdef int tok
-        cdef uint32_t lk[1]
         if self.has_lm:
-            self.lm_gen += 1               # a new search: edge ids start again
-            lk[0] = T_LM_NGRAMS
-            self.f_lm = murmurhash3_words(lk, 1, 0) & s.mask
-            lk[0] = T_LM_SENTENCE
-            self.f_lmsent = murmurhash3_words(lk, 1, 0) & s.mask
+            self.lmf.begin(s)              # a new search: edge ids start again
         for i in range(self.nleaf):
             e = new_edge(&s.A)
             if e < 0:

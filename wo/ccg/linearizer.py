@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from ..io.batch import Summary, map_batches, process
 from ..io.items import Item, read_items, validate
 from ..io.trees import permutation, remap_heads
-from ..model import Model, ModelError
+from ..model import Model, ModelError, resolve_lm
 from .auto import format_derivation, read_auto
 from .core import CCGSearch
 from .grammar import Grammar
@@ -101,13 +101,15 @@ class Linearizer:
     model: a CCG :class:`wo.model.Model`; beam_factor k: chart of k*n edges (one per
     DP-signature); budget_factor: pops per input word (or max_pops absolute); timeout: seconds
     per sentence (0 none); complete_beam: beam of the completion phases run when the budget
-    ends without a goal (every output contains each input word exactly once either way).
-    Raises ModelError when the model is not a CCG model.
+    ends without a goal (every output contains each input word exactly once either way); lm:
+    the n-gram LM whose scores are features (a :class:`wo.lm.LanguageModel`, a path, "none";
+    default: the model's own, see :func:`wo.model.resolve_lm`).  Raises ModelError when the
+    model is not a CCG model, or its LM is missing or does not fit.
     """
 
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
-                 timeout: float = 0.0, complete_beam: Optional[int] = None):
+                 timeout: float = 0.0, complete_beam: Optional[int] = None, lm=None):
         self.model = model
         self.tables = tables_of(model)
         dec = model.header.get("decode", {})
@@ -118,7 +120,8 @@ class Linearizer:
         self.timeout = float(timeout or 0.0)
         self.complete_beam = int(complete_beam if complete_beam is not None
                                  else dec.get("complete_beam", DEFAULT_COMPLETE_BEAM))
-        self.core = CCGSearch(self.tables, model.weights, model.hash_bits)
+        self.lm = resolve_lm(model, lm)
+        self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm)
 
     @classmethod
     def load(cls, path: str, **options) -> "Linearizer":
@@ -249,7 +252,7 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
     input order (:func:`wo.io.batch.process`), ``output_format`` text, auto or jsonl; a bad
     sentence (malformed ``.auto`` derivation, empty, too long) is reported as
     ``file:line: message`` and its record follows ``on_error``.  decode_opts: beam_factor,
-    budget_factor, max_pops, timeout, complete_beam.  Raises FileNotFoundError, ModelError,
+    budget_factor, max_pops, timeout, complete_beam, lm (a path or "none").  Raises FileNotFoundError, ModelError,
     ValueError (bad format), FailFast / Interrupted as :func:`wo.io.batch.process`.
     Returns a :class:`wo.io.batch.Summary`.
     """
@@ -257,6 +260,7 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
         raise ValueError(f"unknown output format {output_format!r} (one of {OUTPUT_FORMATS})")
     model = Model.load(model_path)
     tables_of(model)                          # not a CCG model: fail before any work
+    resolve_lm(model, decode_opts.get("lm"))  # a missing or unfit LM too
     items, fmt = read_ccg_items(input_path, input_format)
 
     def prepare(i, it):

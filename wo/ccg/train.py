@@ -117,6 +117,7 @@ def train(train_derivs: Sequence[Derivation], dev_derivs: Sequence[Derivation], 
           budget_factor: float = DEFAULT_BUDGET_FACTOR, seed: int = 1, max_tau: float = 0.05,
           easy_first: bool = True, max_cats: int = DEFAULT_MAX_CATS, cat_ratio: float = DEFAULT_CAT_RATIO,
           min_unary: int = DEFAULT_MIN_UNARY, train_name: str = "", dev_name: str = "",
+          lm: Optional[str] = None,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict:
     """Train a CCG word-ordering model and save the best-epoch averaged model to ``out``.
 
@@ -125,11 +126,19 @@ def train(train_derivs: Sequence[Derivation], dev_derivs: Sequence[Derivation], 
     word; budget_factor: decoding default stored in the model; max_tau: cap on the
     large-margin step (0 = the paper's uncapped step); easy_first: also train the decisions of
     the merge completion; max_cats, cat_ratio, min_unary: lexical and unary options of
-    :class:`wo.ccg.instance.CCGTables` (stored in the model).  Weights float32[2**hash_bits].
+    :class:`wo.ccg.instance.CCGTables` (stored in the model); lm: path of an n-gram LM
+    (binary or ARPA) whose log10 probabilities are real-valued features (Zhang, Blackwood &
+    Clark 2012), recorded in the model (decoding looks for it beside the model file, as the
+    dependency system does).  Weights float32[2**hash_bits].
     Returns the training record (per-epoch seconds, updates, reached-gold share, dev BLEU).
     Raises OSError if ``out`` cannot be written.
     """
+    import os
+
+    from ..lm.model import LanguageModel
+
     t_all = time.perf_counter()
+    lm_model = LanguageModel.load(lm) if lm else None
     g, heads, td, tables = build_tables(train_derivs, max_cats, cat_ratio, min_unary)
     insts, dropped = training_instances(train_derivs, tables, seed)
     log(f"training on {len(insts)} sentences ({dropped} dropped), {len(tables.cats)} categories, "
@@ -144,9 +153,12 @@ def train(train_derivs: Sequence[Derivation], dev_derivs: Sequence[Derivation], 
               "train": train_name, "dev": dev_name, "hash_bits": hash_bits, "max_tau": max_tau,
               "beam_factor": beam_factor, "train_budget_factor": train_budget_factor,
               "easy_first": easy_first}
+    if lm_model is not None:
+        header["lm"] = dict(lm_model.fingerprint(), file=os.path.basename(lm), path=os.path.abspath(lm))
+        record["lm"] = dict(header["lm"])
     W = np.zeros(1 << hash_bits, dtype=np.float32)
     U = np.zeros(1 << hash_bits, dtype=np.float64)
-    core = CCGSearch(tables, W, hash_bits, U)
+    core = CCGSearch(tables, W, hash_bits, U, lm=lm_model)
     core.max_tau = max_tau
     rng = random.Random(seed)
     best = None
@@ -155,7 +167,7 @@ def train(train_derivs: Sequence[Derivation], dev_derivs: Sequence[Derivation], 
         model = Model(averaged(W, U, core.avg_count), hash_bits, td, dict(header))
         model._ccg_tables = tables
         t1 = time.perf_counter()
-        bleu = dev_bleu(model, dev_derivs, seed) if dev_derivs else None
+        bleu = dev_bleu(model, dev_derivs, seed, lm=lm_model or "none") if dev_derivs else None
         ent.update(epoch=ep, dev_bleu=bleu, dev_seconds=round(time.perf_counter() - t1, 2))
         record["epochs"].append(ent)
         log(f"epoch {ep}: {ent['seconds']:.1f}s, updates {ent['updates']}, gold reached "

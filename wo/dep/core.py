@@ -12,6 +12,7 @@ import numpy as np
 
 from .._fast._dep import DepGrammar
 from .._fast._search import Search
+from ..model import check_lm_fit, resolve_lm  # noqa: F401  (re-exported: the LM a model decodes with)
 from ..model import search_property as _forward
 
 
@@ -88,68 +89,3 @@ class DepSearch:
     last_pops = _forward("last_pops", "Pops of the last call.")
     last_edges = _forward("last_edges", "Edges built by the last call.")
     total_edges = _forward("total_edges", "Edges built by every call so far.")
-
-_LMS: dict = {}
-
-
-def check_lm_fit(model, lm, where: str = "--lm") -> None:
-    """Refuse an LM that does not fit a model: the model was trained without an LM, or with an
-    LM of another order, or (models that record it) another vocabulary, so the learned LM
-    feature weights would be applied to scores they were not trained on.
-
-    Raises ModelError naming both files; returns None when the LM fits.
-    """
-    from ..model import ModelError
-
-    ent = model.header.get("lm")
-    name = getattr(model, "path", None) or "the model"
-    lname = getattr(lm, "path", None) or where
-    if not ent:
-        raise ModelError(f"{name} was trained without an n-gram LM, so it has no weights for "
-                         f"{lname}; decode without --lm (or --lm none), or train with --lm")
-    fp = lm.fingerprint()
-    if int(ent.get("order", fp["order"])) != fp["order"]:
-        raise ModelError(f"{lname} is an order-{fp['order']} LM but {name} was trained with an "
-                         f"order-{ent['order']} LM ({ent.get('file')}); pass that LM or --lm none")
-    if "vocab_md5" in ent and ent["vocab_md5"] != fp["vocab_md5"]:
-        raise ModelError(f"the vocabulary of {lname} ({fp['vocab_size']} words) is not the one "
-                         f"{name} was trained with ({ent.get('file')}, {ent.get('vocab_size')} "
-                         "words); pass that LM, --lm none, or retrain with this LM")
-
-
-def resolve_lm(model, lm=None, check: bool = True):
-    """The LM a model decodes with: ``lm`` a :class:`wo.lm.LanguageModel`, a path, or "none";
-    None = the LM named in the model header (``lm.file``), looked up beside the model file and
-    in the shipped model directory; no header entry = no LM.  Loaded LMs are cached per
-    process (workers memory-map them once).  Raises ModelError when the model's LM is missing
-    or, with ``check``, does not fit the model (:func:`check_lm_fit`).
-    """
-    import os
-
-    from ..lm.model import LanguageModel
-    from ..model import ModelError
-
-    if lm is None:
-        ent = model.header.get("lm")
-        if not ent:
-            return None
-        cands = []
-        if model.path:
-            cands.append(os.path.join(os.path.dirname(os.path.abspath(model.path)), ent["file"]))
-        cands.append(ent.get("path", ""))
-        path = next((p for p in cands if p and os.path.exists(p)), None)
-        if path is None:
-            raise ModelError(f"the model was trained with the LM {ent['file']}, which is not beside it; "
-                             "pass --lm PATH (or --lm none to decode without it)")
-        lm = path
-    if isinstance(lm, str):
-        if lm == "none":
-            return None
-        key = os.path.abspath(lm)
-        if key not in _LMS:
-            _LMS.clear()
-            _LMS[key] = LanguageModel.load(lm)
-        lm = _LMS[key]
-    if check:
-        check_lm_fit(model, lm)
-    return lm
