@@ -12,7 +12,10 @@ On EWT-CCG dev (default) or test (``--test``: decode once, for the final figure)
 Every input is shuffled per sentence with a fixed seed (``wo.ccg.train.scrambled``, seed 1; the
 dependency system shuffles with its own seed as ``wo linearize`` does).
 
-    python bench/ccg_eval.py --model corpora/models/wo-ewt-ccg.wo [--limit N] [--test]
+    python bench/ccg_eval.py --model corpora/models/wo-ewt-ccg.wo [--limit N] [--test] [--tag T]
+
+A CCG model trained with an LM (``wo ccg train --lm``) decodes with its LM, and is compared
+with the dependency system with its LM (``--dep-lm-model``) too.
 """
 from __future__ import annotations
 
@@ -29,12 +32,12 @@ sys.path.insert(0, ROOT)
 OUT = os.path.join(HERE, "results", "ccg")
 
 
-def ccg_run(model, derivs, budget: float, dp: bool):
-    """Decode the derivations' bags; returns (hyps, record)."""
+def ccg_run(model, derivs, budget: float, dp: bool, **opts):
+    """Decode the derivations' bags (opts: further ``Linearizer`` options); returns (hyps, record)."""
     from wo.ccg.linearizer import Linearizer
     from wo.ccg.train import scrambled
 
-    lin = Linearizer(model, budget_factor=budget)
+    lin = Linearizer(model, budget_factor=budget, **opts)
     lin.core.grammar.dp_on = dp
     hyps, st, edges, recovered = [], collections.Counter(), 0, 0
     t0 = time.perf_counter()
@@ -46,20 +49,23 @@ def ccg_run(model, derivs, budget: float, dp: bool):
         edges += r.edges
         recovered += sorted(r.tokens) == sorted(d.words)
     secs = time.perf_counter() - t0
-    return hyps, {"budget_pops_per_word": budget, "dp": dp, "status": dict(st),
+    return hyps, {"budget_pops_per_word": budget, "dp": dp, "beam_factor": lin.beam_factor,
+                  "complete_beam": lin.complete_beam, "patience_factor": lin.patience_factor,
+                  "lm": bool(lin.lm), "status": dict(st),
                   "seconds_per_sentence": round(secs / len(derivs), 4),
                   "edges_per_second": round(edges / secs), "words_recovered_percent":
                   round(100.0 * recovered / len(derivs), 2)}
 
 
-def dep_run(model_path: str, conllu: str, given: str, tmp: str):
-    """The dependency system (``wo linearize``) on a CoNLL-U file; returns (hyps, seconds)."""
+def dep_run(model_path: str, conllu: str, given: str, tmp: str, lm: bool = False):
+    """The dependency system (``wo linearize``) on a CoNLL-U file, without an LM or (lm) with
+    the model's own; returns (hyps, seconds)."""
     from wo.cli import main
 
-    out = os.path.join(tmp, f"dep.{given}.txt")
+    out = os.path.join(tmp, f"dep.{given}{'.lm' if lm else ''}.txt")
     t0 = time.perf_counter()
-    rc = main(["dep", "linearize", "--model", model_path, "--lm", "none", "--input", conllu, "--output", out,
-               "--given", given, "--quiet"])
+    rc = main(["dep", "linearize", "--model", model_path, "--input", conllu, "--output", out,
+               "--given", given, "--quiet"] + ([] if lm else ["--lm", "none"]))
     if rc not in (0, 1):
         raise RuntimeError(f"wo linearize failed ({rc})")
     with open(out, encoding="utf-8") as fh:
@@ -79,8 +85,15 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--budgets", type=float, nargs="+", default=[10, 30, 100])
     ap.add_argument("--no-dp-budgets", type=float, nargs="*", default=[30])
+    ap.add_argument("--dep-lm-model", default=os.path.join(ROOT, "corpora", "models", "wo-ewt-dep-lm.wo"),
+                    help="the dependency system with an LM, compared when the CCG model has one")
     ap.add_argument("--skip-dep", action="store_true")
+    ap.add_argument("--beam-factor", type=float, default=None)
+    ap.add_argument("--complete-beam", type=int, default=None)
+    ap.add_argument("--patience", type=float, default=None, help="pops per word after the first goal")
+    ap.add_argument("--tag", default="", help="suffix of the result file name")
     a = ap.parse_args(argv)
+    opts = {"beam_factor": a.beam_factor, "complete_beam": a.complete_beam, "patience_factor": a.patience}
     split = "test" if a.test else "dev"
     derivs = [d for d in read_auto(os.path.join(ROOT, "corpora", "ccg-en", f"{split}.auto.xz")) if d.error is None]
     if a.limit:
@@ -91,7 +104,7 @@ def main(argv=None) -> int:
     rec = {"split": split, "sentences": len(derivs), "model": os.path.basename(a.model), "ccg": [], "dep": {}}
     for b in a.budgets:
         for dp in (True, False) if b in a.no_dp_budgets else (True,):
-            hyps, r = ccg_run(model, derivs, b, dp)
+            hyps, r = ccg_run(model, derivs, b, dp, **opts)
             sc = score(hyps, refs)
             r.update(BLEU=round(sc.bleu, 2), exact=round(sc.exact, 2), signature=sc.signature)
             rec["ccg"].append(r)
@@ -115,13 +128,16 @@ def main(argv=None) -> int:
         sub = os.path.join(tmp, f"{split}.same.conllu")
         with open(sub, "w", encoding="utf-8") as fh:
             fh.write("\n\n".join(keep[d.sent_id] for d in derivs) + "\n\n")
-        for given in ("pos", "none"):
-            hyps, secs = dep_run(a.dep_model, sub, given, tmp)
+        runs = [("pos", a.dep_model, False), ("none", a.dep_model, False)]
+        if model.header.get("lm"):
+            runs += [("pos+lm", a.dep_lm_model, True), ("none+lm", a.dep_lm_model, True)]
+        for given, path, lm in runs:
+            hyps, secs = dep_run(path, sub, given.split("+")[0], tmp, lm)
             sc = score(hyps, refs)
-            rec["dep"][given] = {"model": os.path.basename(a.dep_model), "BLEU": round(sc.bleu, 2),
+            rec["dep"][given] = {"model": os.path.basename(path), "BLEU": round(sc.bleu, 2),
                                  "exact": round(sc.exact, 2), "seconds_per_sentence": round(secs / len(derivs), 4)}
             print("dep", given, json.dumps(rec["dep"][given]), flush=True)
-    name = f"eval.{split}" + (f".n{a.limit}" if a.limit else "")
+    name = f"eval.{split}" + (f".n{a.limit}" if a.limit else "") + (f".{a.tag}" if a.tag else "")
     with open(os.path.join(OUT, name + ".json"), "w") as fh:
         json.dump(rec, fh, indent=1)
     try:
@@ -134,14 +150,16 @@ def main(argv=None) -> int:
         fig, ax = plt.subplots(figsize=(5, 3.5))
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="CCG (DP-signature chart)")
         for given, r in rec["dep"].items():
-            ax.axhline(r["BLEU"], ls="--", color="grey" if given == "none" else "black",
-                       label=f"dependency system, POS {'given' if given == 'pos' else 'not given'}")
+            ax.axhline(r["BLEU"], ls="--" if "lm" not in given else ":",
+                       color="grey" if given.startswith("none") else "black",
+                       label=f"dependency system, POS {'given' if given.startswith('pos') else 'not given'}"
+                             f"{', with LM' if 'lm' in given else ''}")
         ax.set_xscale("log")
         ax.set_xlabel("pop budget (pops per word)")
         ax.set_ylabel(f"BLEU, EWT-CCG {split}")
         ax.legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(os.path.join(OUT, f"bleu_by_budget.{split}.png"), dpi=120)
+        fig.savefig(os.path.join(OUT, f"bleu_by_budget.{split}{'.' + a.tag if a.tag else ''}.png"), dpi=120)
     except ImportError:
         pass
     return 0

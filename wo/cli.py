@@ -46,7 +46,7 @@ def cmd_train(a) -> int:
     rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
                 train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
                 train_name=os.path.basename(a.train), dev_name=os.path.basename(a.dev or ""), lm=a.lm,
-                lm_folds=a.lm_folds)
+                lm_folds=a.lm_folds, feature_hash=a.feature_hash)
     print(json.dumps(rec, indent=1))
     return EXIT_OK
 
@@ -430,7 +430,7 @@ def cmd_ccg_train(a) -> int:
     rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
                 train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
                 max_cats=a.max_cats, train_name=os.path.basename(a.train),
-                dev_name=os.path.basename(a.dev or ""), lm=a.lm)
+                dev_name=os.path.basename(a.dev or ""), lm=a.lm, feature_hash=a.feature_hash)
     print(json.dumps(rec, indent=1))
     return EXIT_OK
 
@@ -442,7 +442,8 @@ def cmd_ccg_linearize(a) -> int:
 
     a.model = a.model or default_model("ccg")
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
-            "timeout": a.timeout, "lm": a.lm}
+            "timeout": a.timeout, "lm": a.lm, "complete_beam": a.complete_beam,
+            "patience_factor": a.patience}
     return _batch_run(a, lambda bar: run(
         a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, seed=a.seed,
         jobs=a.jobs, on_error=a.on_error, max_length=a.max_length, progress=bar.update,
@@ -478,6 +479,9 @@ def _add_ccg(sub) -> None:
     li.add_argument("--budget-factor", type=float, default=None, help="pop budget in pops per word")
     li.add_argument("--beam-factor", type=float, default=None, help="chart size k*n")
     li.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
+    li.add_argument("--complete-beam", type=int, default=None, help="beam of the completion phases")
+    li.add_argument("--patience", type=float, default=None,
+                    help="pops per word spent after the first goal looking for a better one (default: model's)")
     li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
     li.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
                     help="output of a failed sentence: its words in input order, an empty line, or stop")
@@ -638,6 +642,8 @@ def _train_options(t, fmt: str, train_budget: float, budget: float, train_budget
     t.add_argument("--train-budget", type=float, default=train_budget, help=train_budget_help)
     t.add_argument("--budget-factor", type=float, default=budget,
                    help="default decoding pops per word stored in the model")
+    t.add_argument("--feature-hash", default="murmur3", choices=["murmur3", "mix64"],
+                   help="hash of the feature templates (mix64: fewer multiplies, faster decoding)")
 
 
 def _add_dep_train(sub, name: str, help_: str) -> None:

@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from ..io.batch import Summary, map_batches, process
 from ..io.items import Item, read_items, validate
 from ..io.trees import permutation, remap_heads
-from ..model import Model, ModelError, resolve_lm
+from ..model import Model, ModelError, feature_hash, resolve_lm
 from .auto import format_derivation, read_auto
 from .core import CCGSearch
 from .grammar import Grammar
@@ -103,13 +103,17 @@ class Linearizer:
     per sentence (0 none); complete_beam: beam of the completion phases run when the budget
     ends without a goal (every output contains each input word exactly once either way); lm:
     the n-gram LM whose scores are features (a :class:`wo.lm.LanguageModel`, a path, "none";
-    default: the model's own, see :func:`wo.model.resolve_lm`).  Raises ModelError when the
+    default: the model's own, see :func:`wo.model.resolve_lm`); patience_factor: pops per word
+    spent after the first goal edge looking for a better-scored one (0: stop at the first goal,
+    as Algorithm 1).  Options left None take the model header's ``decode`` values.  Raises
+    ModelError when the
     model is not a CCG model, or its LM is missing or does not fit.
     """
 
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
-                 timeout: float = 0.0, complete_beam: Optional[int] = None, lm=None):
+                 timeout: float = 0.0, complete_beam: Optional[int] = None, lm=None,
+                 patience_factor: Optional[float] = None):
         self.model = model
         self.tables = tables_of(model)
         dec = model.header.get("decode", {})
@@ -120,8 +124,11 @@ class Linearizer:
         self.timeout = float(timeout or 0.0)
         self.complete_beam = int(complete_beam if complete_beam is not None
                                  else dec.get("complete_beam", DEFAULT_COMPLETE_BEAM))
+        self.patience_factor = float(patience_factor if patience_factor is not None
+                                     else dec.get("patience_factor", 0.0))
         self.lm = resolve_lm(model, lm)
-        self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm)
+        self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm,
+                              feature_hash=feature_hash(model))
 
     @classmethod
     def load(cls, path: str, **options) -> "Linearizer":
@@ -145,7 +152,8 @@ class Linearizer:
         inst = make_instance(words, pos, self.tables)
         beam = max(1, int(round(self.beam_factor * n)))
         order, trees, score, status, pops, edges = self.core.decode(
-            inst, beam, self.budget(n), self.timeout, self.complete_beam)
+            inst, beam, self.budget(n), self.timeout, self.complete_beam,
+            goal_patience=int(self.patience_factor * n))
         pieces, idx = [], []
         for t in trees:
             tree, ix = build_tree(t, inst, self.tables, words)
@@ -252,7 +260,7 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
     input order (:func:`wo.io.batch.process`), ``output_format`` text, auto or jsonl; a bad
     sentence (malformed ``.auto`` derivation, empty, too long) is reported as
     ``file:line: message`` and its record follows ``on_error``.  decode_opts: beam_factor,
-    budget_factor, max_pops, timeout, complete_beam, lm (a path or "none").  Raises FileNotFoundError, ModelError,
+    budget_factor, max_pops, timeout, complete_beam, patience_factor, lm (a path or "none").  Raises FileNotFoundError, ModelError,
     ValueError (bad format), FailFast / Interrupted as :func:`wo.io.batch.process`.
     Returns a :class:`wo.io.batch.Summary`.
     """
