@@ -34,3 +34,14 @@ def small_model(tmp_path_factory, ewt_train_slice):
 def model_path(small_model):
     """The shipped pretrained model when present (it is in the repository), else the small one."""
     return str(SHIPPED) if SHIPPED.exists() else small_model
+
+
+def assert_lm_features_are_the_sentence_score(core, lm, words) -> None:
+    """The real-valued LM features of the last goal edge of ``core.search`` are the LM's log10
+    probability of ``words``: the in-string feature without <s>/</s>, plus the sentence feature
+    with them (the LM features of ``wo._fast._lmfeat``, any grammar)."""
+    feats = core.search.real_features_of(core.search.last_goal)
+    f_lm, f_sent = core.grammar.lm_feature_indices
+    assert set(feats) == {f_lm, f_sent}
+    assert abs(feats[f_lm] + feats[f_sent] - lm.score(words)) < 1e-3
+    assert abs(feats[f_lm] - lm.score(words, bos=False, eos=False)) < 1e-3

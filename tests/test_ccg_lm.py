@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 
+from tests.conftest import assert_lm_features_are_the_sentence_score
 from wo.ccg import read_auto
 from wo.ccg.core import CCGSearch
 from wo.ccg.instance import make_instance
@@ -55,11 +56,7 @@ def test_lm_features_of_a_derivation_sum_to_the_sentence_log10_probability(data,
             continue
         words = [inst.tok_form[inst.leaf_tok[leaf]] for leaf in order]
         assert sorted(words) == sorted(forms)
-        feats = core.search.real_features_of(core.search.last_goal)
-        f_lm, f_sent = core.grammar.lm_feature_indices
-        assert set(feats) == {f_lm, f_sent}
-        assert abs(feats[f_lm] + feats[f_sent] - lm.score(words)) < 1e-3
-        assert abs(feats[f_lm] - lm.score(words, bos=False, eos=False)) < 1e-3
+        assert_lm_features_are_the_sentence_score(core, lm, words)
         checked += 1
     assert checked >= 30
 

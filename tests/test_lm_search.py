@@ -4,7 +4,7 @@ stay permutations of their inputs, and a model without LM decodes exactly as bef
 import numpy as np
 import pytest
 
-from tests.conftest import EWT
+from tests.conftest import EWT, assert_lm_features_are_the_sentence_score
 from wo.dep.core import DepSearch
 from wo.dep.instance import make_instance
 from wo.io import is_projective, read_conllu, scramble
@@ -50,11 +50,7 @@ def test_lm_features_of_a_derivation_sum_to_the_sentence_log10_probability(lm, d
         if core.search.last_goal < 0 or inst.n < 2:
             continue
         words = [inst.leaf_form[leaf] for leaf in order]
-        feats = core.search.real_features_of(core.search.last_goal)
-        f_lm, f_sent = core.grammar.lm_feature_indices
-        assert set(feats) == {f_lm, f_sent}
-        assert abs(feats[f_lm] + feats[f_sent] - lm.score(words)) < 1e-3
-        assert abs(feats[f_lm] - lm.score(words, bos=False, eos=False)) < 1e-3
+        assert_lm_features_are_the_sentence_score(core, lm, words)
         checked += 1
     assert checked >= 30
 
