@@ -114,6 +114,7 @@ def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(data, lm_p
     r = run()
     assert r.returncode == 2 and "--lm" in r.stderr and "Traceback" not in r.stderr
     # a model trained without an LM refuses one
-    r = subprocess.run([sys.executable, "-m", "wo.cli", "ccg", "linearize", "--lm", str(tmp_path / "elsewhere.wolm")],
+    r = subprocess.run([sys.executable, "-m", "wo.cli", "ccg", "linearize", "--model",
+                        os.path.join(ROOT, "corpora", "models", "wo-ewt-ccg.wo"), "--lm", str(tmp_path / "elsewhere.wolm")],
                        input="the dog barked .\n", capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "without an n-gram LM" in r.stderr and "Traceback" not in r.stderr
