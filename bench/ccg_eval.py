@@ -148,7 +148,8 @@ def main(argv=None) -> int:
 
         pts = [(r["budget_pops_per_word"], r["BLEU"]) for r in rec["ccg"] if r["dp"]]
         fig, ax = plt.subplots(figsize=(5, 3.5))
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="CCG (DP-signature chart)")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-",
+                label="CCG (DP-signature chart)" + (", with LM" if model.header.get("lm") else ""))
         for given, r in rec["dep"].items():
             ax.axhline(r["BLEU"], ls="--" if "lm" not in given else ":",
                        color="grey" if given.startswith("none") else "black",

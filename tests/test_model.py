@@ -68,30 +68,3 @@ def test_parameter_mixing(small_model, tmp_path):
         mix([a, other])
     with pytest.raises(ValueError):
         mix([])
-
-
-def test_feature_hash_is_recorded_used_and_checked(tmp_path, ewt_train_slice):
-    """`wo dep train --feature-hash mix64` records the hash; decoding uses it (the feature
-    indices of the last action are the mix64 ones); an unknown hash is refused at load."""
-    from wo.dep.core import DepSearch
-    from wo.dep.instance import make_instance
-    from wo.dep.train import train
-    from wo.model import feature_hash
-
-    out = str(tmp_path / "mix.wo")
-    train(ewt_train_slice[:60], [], 1, out, hash_bits=16, log=lambda m: None, feature_hash="mix64")
-    m = Model.load(out)
-    assert m.header["feature_hash"] == "mix64" and feature_hash(m) == "mix64"
-    s = ewt_train_slice[0]
-    inst = make_instance(s.forms, [None] * len(s), [-1] * len(s), m.tagdict)
-    feats = {}
-    for h in ("murmur3", "mix64"):
-        core = DepSearch(m.weights, m.hash_bits, feature_hash=h)
-        core.decode(*inst.arrays(), 4 * inst.n, 4 * inst.n)
-        feats[h] = set(core.features_of_last_edge().tolist())
-    assert feats["murmur3"] != feats["mix64"]
-    from wo.dep.linearizer import Linearizer
-    assert sorted(Linearizer(m).linearize(s.forms).tokens) == sorted(s.forms)
-    m.header["feature_hash"] = "crc99"
-    with pytest.raises(ModelError, match="feature hash"):
-        feature_hash(m)

@@ -46,7 +46,7 @@ def cmd_train(a) -> int:
     rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
                 train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
                 train_name=os.path.basename(a.train), dev_name=os.path.basename(a.dev or ""), lm=a.lm,
-                lm_folds=a.lm_folds, feature_hash=a.feature_hash)
+                lm_folds=a.lm_folds)
     print(json.dumps(rec, indent=1))
     return EXIT_OK
 
@@ -430,7 +430,7 @@ def cmd_ccg_train(a) -> int:
     rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
                 train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
                 max_cats=a.max_cats, train_name=os.path.basename(a.train),
-                dev_name=os.path.basename(a.dev or ""), lm=a.lm, feature_hash=a.feature_hash)
+                dev_name=os.path.basename(a.dev or ""), lm=a.lm)
     print(json.dumps(rec, indent=1))
     return EXIT_OK
 
@@ -642,8 +642,6 @@ def _train_options(t, fmt: str, train_budget: float, budget: float, train_budget
     t.add_argument("--train-budget", type=float, default=train_budget, help=train_budget_help)
     t.add_argument("--budget-factor", type=float, default=budget,
                    help="default decoding pops per word stored in the model")
-    t.add_argument("--feature-hash", default="murmur3", choices=["murmur3", "mix64"],
-                   help="hash of the feature templates (mix64: fewer multiplies, faster decoding)")
 
 
 def _add_dep_train(sub, name: str, help_: str) -> None:

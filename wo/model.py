@@ -32,7 +32,6 @@ from .io.binfile import read_header  # noqa: F401  (shared by model, LM and inde
 MAGIC = b"WOMODEL\0"
 FORMAT_VERSION = 1
 FEATURE_SET = "zc2015-table2-v1"
-FEATURE_HASHES = ("murmur3", "mix64")   # header "feature_hash" (absent: murmur3); wo._fast._hash
 
 
 def atom(s: str) -> int:
@@ -98,7 +97,7 @@ class TagDictionary:
         return cls({k: list(v) for k, v in d["table"].items()}, list(d["unknown"]))
 
 
-SHIPPED = {"dep": "wo-ewt-dep-lm.wo", "sr": "wo-ewt-sr.wo", "ccg": "wo-ewt-ccg.wo"}
+SHIPPED = {"dep": "wo-ewt-dep-lm.wo", "sr": "wo-ewt-sr.wo", "ccg": "wo-ewt-ccg-lm.wo"}
 
 
 def default_model(system: str) -> str:
@@ -225,8 +224,6 @@ def mix(models: "list[Model]", weights: Optional["list[float]"] = None) -> Model
             raise ValueError("models differ in hash size or tag dictionary; cannot mix")
         if m.header.get("feature_set", FEATURE_SET) != first.header.get("feature_set", FEATURE_SET):
             raise ValueError("models have different feature sets; cannot mix")
-        if m.header.get("feature_hash", "murmur3") != first.header.get("feature_hash", "murmur3"):
-            raise ValueError("models have different feature hashes; cannot mix")
     ws = weights or [1.0] * len(models)
     acc = np.zeros(first.weights.shape, dtype=np.float64)
     for w, m in zip(ws, models):
@@ -298,14 +295,3 @@ def resolve_lm(model, lm=None, check: bool = True):
     if check:
         check_lm_fit(model, lm)
     return lm
-
-
-def feature_hash(model) -> str:
-    """The feature hash a model was trained with (header ``feature_hash``; "murmur3" when
-    absent): "murmur3" (MurmurHash3_x86_32) or "mix64" (``wo._fast._hash.mix64_words``).
-    Raises ModelError for any other value."""
-    h = model.header.get("feature_hash", "murmur3")
-    if h not in FEATURE_HASHES:
-        raise ModelError(f"{getattr(model, 'path', None) or 'model'}: unknown feature hash {h!r} "
-                         f"(one of {', '.join(FEATURE_HASHES)}); a newer wo wrote it")
-    return h

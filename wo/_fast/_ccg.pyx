@@ -324,7 +324,7 @@ cdef class CCGGrammar(Grammar):
     cdef int _leaf_features(self, Search s, int32_t leaf) noexcept nogil:
         """Features of a lexical category assignment (and its unary rule, if any) into s.fbuf."""
         cdef FeatBuf o
-        o.f = s.fbuf; o.k = 0; o.mask = s.mask; o.mix64 = s.mix64
+        o.f = s.fbuf; o.k = 0; o.mask = s.mask
         s.nreal = 0
         if self.has_lm:
             self.lmf.leaf(s, leaf)
@@ -338,7 +338,7 @@ cdef class CCGGrammar(Grammar):
     cdef int _combine_features(self, Search s, eid_t le, eid_t re, int32_t r, int32_t u) noexcept nogil:
         """Features of binary rule r on (le, re) (then unary rule u if >= 0) into s.fbuf."""
         cdef FeatBuf o
-        o.f = s.fbuf; o.k = 0; o.mask = s.mask; o.mix64 = s.mix64
+        o.f = s.fbuf; o.k = 0; o.mask = s.mask
         s.nreal = 0
         if self.has_lm:
             self.lmf.combine(s, le, re, self.n)

@@ -310,7 +310,7 @@ cdef class DepGrammar(Grammar):
     cdef int _leaf_features(self, Search s, int32_t leaf) noexcept nogil:
         """Leaf templates of Table 2 (word and POS of the leaf) into s.fbuf; returns the count."""
         cdef FeatBuf o
-        o.f = s.fbuf; o.k = 0; o.mask = s.mask; o.mix64 = s.mix64
+        o.f = s.fbuf; o.k = 0; o.mask = s.mask
         s.nreal = 0
         if self.has_lm:
             self.lmf.leaf(s, leaf)
@@ -411,7 +411,7 @@ cdef class DepGrammar(Grammar):
         Fills s.fbuf and returns the number of features. Both children are materialised.
         """
         cdef FeatBuf o
-        o.f = s.fbuf; o.k = 0; o.mask = s.mask; o.mix64 = s.mix64
+        o.f = s.fbuf; o.k = 0; o.mask = s.mask
         s.nreal = 0
         if self.has_lm:
             self.lmf.combine(s, le, re, self.n)

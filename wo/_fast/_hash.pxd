@@ -1,4 +1,4 @@
-from ._typedefs cimport uint32_t, uint64_t
+from ._typedefs cimport uint32_t
 
 # MurmurHash3_x86_32 (Appleby, public domain algorithm).  The word hash is inline so the
 # feature extraction of the search core compiles it in place (no cross-module call per feature).
@@ -33,24 +33,5 @@ cdef inline uint32_t murmurhash3_words(const uint32_t* key, int nwords, uint32_t
         h1 = _block(h1, key[i])
     h1 ^= <uint32_t>(nwords * 4)
     return _fmix32(h1)
-
-cdef inline uint32_t mix64_words(const uint32_t* key, int nwords, uint32_t seed) noexcept nogil:
-    """wo's feature hash "mix64" (model header ``feature_hash``): the words taken two at a time
-    as 64-bit blocks, each xored into the state and mixed by one odd multiply and an xorshift
-    (a bijection of the state per block, so keys of one length differing in one block never
-    collide), then one more multiply-xorshift; the low 32 bits.  About a quarter of
-    MurmurHash3_x86_32's multiplies on the 3-7 word keys of the feature templates."""
-    cdef uint64_t h = (<uint64_t>seed + <uint64_t>nwords) * <uint64_t>0x9E3779B97F4A7C15
-    cdef int i = 0
-    while i + 1 < nwords:
-        h = (h ^ (<uint64_t>key[i] | (<uint64_t>key[i + 1] << 32))) * <uint64_t>0xBF58476D1CE4E5B9
-        h ^= h >> 29
-        i += 2
-    if i < nwords:
-        h = (h ^ <uint64_t>key[i]) * <uint64_t>0xBF58476D1CE4E5B9
-        h ^= h >> 29
-    h *= <uint64_t>0xFF51AFD7ED558CCD
-    h ^= h >> 32
-    return <uint32_t>h
 
 cdef uint32_t murmurhash3_bytes(const unsigned char* data, int length, uint32_t seed) noexcept nogil

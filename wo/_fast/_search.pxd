@@ -38,7 +38,6 @@ cdef class Search:
     cdef double* U
     cdef object _wref, _uref
     cdef uint32_t mask              # feature index = hash & mask
-    cdef public bint mix64          # feature hash: mix64 (True) or MurmurHash3 (False, default)
     cdef feat_t* fbuf               # indicator features of one action, filled by the grammar
     cdef int fcap
     cdef feat_t rfeat[4]            # real-valued features of the same action (index, value)

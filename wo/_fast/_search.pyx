@@ -28,7 +28,7 @@ from libc.string cimport memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from ._typedefs cimport feat_t, weight_t, eid_t, uint32_t, uint64_t, int32_t, int16_t, uint8_t
-from ._hash cimport murmurhash3_words, mix64_words
+from ._hash cimport murmurhash3_words
 from ._weights cimport dot, scaled_update
 from ._arena cimport (Arena, Edge, arena_init, arena_free, arena_reset, grow, new_edge, materialise,
                       disjoint, cover, scaled)
@@ -98,9 +98,7 @@ cdef class Search:
         current instance is what :meth:`decode`, :meth:`forced` and the trainers search.
     weights : numpy.ndarray, shape (2**hash_bits,), dtype float32, C-contiguous; writable for
         training (read-only, e.g. memory-mapped, is fine for decoding).
-    hash_bits : int, log2 of the weight-table size; feature index = hash & (2**b - 1), the hash
-    MurmurHash3_x86_32, or mix64 when the attribute ``mix64`` is set (the model's
-    ``feature_hash``; ``wo._fast._hash``).
+    hash_bits : int, log2 of the weight-table size; feature index = MurmurHash3 & (2**b - 1).
     accum : numpy.ndarray float64 of the same shape, the averaging accumulator (training only).
 
     Source: Zhang & Clark 2015, Algorithm 3 (training) and Algorithms 1/4 (decoding).
@@ -126,7 +124,6 @@ cdef class Search:
         self.gold_ag = NULL
         self.phase = 0
         self.U = NULL
-        self.mix64 = False
 
     def __init__(self, Grammar grammar not None, weights, int hash_bits, accum=None):
         if weights.shape[0] != (1 << hash_bits) or weights.dtype != np.float32:
@@ -953,9 +950,8 @@ cdef class Search:
         return np.array([self.fbuf[i] for i in range(k)], dtype=np.uint32)
 
 
-def feature_hash(keys, unsigned int hash_bits, bint mix64=False):
-    """Mask of MurmurHash3_x86_32 (or, with mix64, of ``wo._fast._hash.mix64_words``) over
-    uint32 keys, as the grammars compute feature indices.
+def feature_hash(keys, unsigned int hash_bits):
+    """Mask of MurmurHash3_x86_32 over uint32 keys, as the grammars compute feature indices.
 
     keys: uint32 array of shape (m, k); returns uint32 array of shape (m,).
     """
@@ -964,8 +960,5 @@ def feature_hash(keys, unsigned int hash_bits, bint mix64=False):
     cdef uint32_t mask = <uint32_t>((1 << hash_bits) - 1) if hash_bits < 32 else 0xFFFFFFFFu
     cdef Py_ssize_t i
     for i in range(kv.shape[0]):
-        if mix64:
-            out[i] = mix64_words(&kv[i, 0], kv.shape[1], 0) & mask
-        else:
-            out[i] = murmurhash3_words(&kv[i, 0], kv.shape[1], 0) & mask
+        out[i] = murmurhash3_words(&kv[i, 0], kv.shape[1], 0) & mask
     return out

@@ -1,36 +1,34 @@
 # Weight table of the scaled linear model (Zhang & Clark 2015, section 2.2): look-up and the
 # scaled large-margin update (section 3.5); averaging lives in _weights.pyx.
 from ._typedefs cimport feat_t, weight_t, uint32_t
-from ._hash cimport murmurhash3_words, mix64_words
+from ._hash cimport murmurhash3_words
 
 
 cdef struct FeatBuf:
-    # hashed indicator features of one action: index = hash(template, atoms) & mask, the hash
-    # MurmurHash3_x86_32 (models of feature_hash "murmur3") or mix64 (feature_hash "mix64")
+    # hashed indicator features of one action: index = MurmurHash3_x86_32(template, atoms) & mask
     feat_t* f
     int k
     uint32_t mask
-    bint mix64
 
 
 cdef inline void add2(FeatBuf* o, uint32_t t, uint32_t a, uint32_t b) noexcept nogil:
     cdef uint32_t key[3]
     key[0] = t; key[1] = a; key[2] = b
-    o.f[o.k] = (mix64_words(key, 3, 0) if o.mix64 else murmurhash3_words(key, 3, 0)) & o.mask
+    o.f[o.k] = murmurhash3_words(key, 3, 0) & o.mask
     o.k += 1
 
 
 cdef inline void add3(FeatBuf* o, uint32_t t, uint32_t a, uint32_t b, uint32_t c) noexcept nogil:
     cdef uint32_t key[4]
     key[0] = t; key[1] = a; key[2] = b; key[3] = c
-    o.f[o.k] = (mix64_words(key, 4, 0) if o.mix64 else murmurhash3_words(key, 4, 0)) & o.mask
+    o.f[o.k] = murmurhash3_words(key, 4, 0) & o.mask
     o.k += 1
 
 
 cdef inline void add4(FeatBuf* o, uint32_t t, uint32_t a, uint32_t b, uint32_t c, uint32_t d) noexcept nogil:
     cdef uint32_t key[5]
     key[0] = t; key[1] = a; key[2] = b; key[3] = c; key[4] = d
-    o.f[o.k] = (mix64_words(key, 5, 0) if o.mix64 else murmurhash3_words(key, 5, 0)) & o.mask
+    o.f[o.k] = murmurhash3_words(key, 5, 0) & o.mask
     o.k += 1
 
 
@@ -38,7 +36,7 @@ cdef inline void add5(FeatBuf* o, uint32_t t, uint32_t a, uint32_t b, uint32_t c
                       uint32_t e) noexcept nogil:
     cdef uint32_t key[6]
     key[0] = t; key[1] = a; key[2] = b; key[3] = c; key[4] = d; key[5] = e
-    o.f[o.k] = (mix64_words(key, 6, 0) if o.mix64 else murmurhash3_words(key, 6, 0)) & o.mask
+    o.f[o.k] = murmurhash3_words(key, 6, 0) & o.mask
     o.k += 1
 
 
@@ -46,7 +44,7 @@ cdef inline void add6(FeatBuf* o, uint32_t t, uint32_t a, uint32_t b, uint32_t c
                       uint32_t e, uint32_t f) noexcept nogil:
     cdef uint32_t key[7]
     key[0] = t; key[1] = a; key[2] = b; key[3] = c; key[4] = d; key[5] = e; key[6] = f
-    o.f[o.k] = (mix64_words(key, 7, 0) if o.mix64 else murmurhash3_words(key, 7, 0)) & o.mask
+    o.f[o.k] = murmurhash3_words(key, 7, 0) & o.mask
     o.k += 1
 
 

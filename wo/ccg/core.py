@@ -19,21 +19,19 @@ class CCGSearch:
     tables: :class:`wo.ccg.instance.CCGTables`; weights: float32[2**hash_bits] (read-only is
     fine for decoding); accum: float64 of the same shape for training (averaging); lm: a
     :class:`wo.lm.LanguageModel` whose log10 probabilities enter as real-valued features
-    (Zhang, Blackwood & Clark 2012), or None; feature_hash: "murmur3" or "mix64"
-    (:func:`wo.model.feature_hash`).  Every call takes an
+    (Zhang, Blackwood & Clark 2012), or None.  Every call takes an
     :class:`wo.ccg.instance.Instance` (with ``gold`` for training and forced decoding).
     Raises ValueError for bad arrays (see ``CCGGrammar.set_instance``).
     """
 
     def __init__(self, tables: CCGTables, weights: np.ndarray, hash_bits: int,
-                 accum: Optional[np.ndarray] = None, lm=None, feature_hash: str = "murmur3"):
+                 accum: Optional[np.ndarray] = None, lm=None):
         self.tables = tables
         self.grammar = CCGGrammar()
         self.grammar.set_tables(*tables.arrays())
         self.lm = lm
         self.grammar.set_lm(lm.core if lm is not None else None)
         self.search = Search(self.grammar, weights, hash_bits, accum)
-        self.search.mix64 = feature_hash == "mix64"
 
     def _set(self, inst: Instance, gold: bool = False) -> None:
         """Install an instance (with its gold arrays if ``gold``; with an LM, the LM ids of the

@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from ..io.batch import Summary, map_batches, process
 from ..io.items import Item, read_items, validate
 from ..io.trees import permutation, remap_heads
-from ..model import Model, ModelError, feature_hash, resolve_lm
+from ..model import Model, ModelError, resolve_lm
 from .auto import format_derivation, read_auto
 from .core import CCGSearch
 from .grammar import Grammar
@@ -127,8 +127,7 @@ class Linearizer:
         self.patience_factor = float(patience_factor if patience_factor is not None
                                      else dec.get("patience_factor", 0.0))
         self.lm = resolve_lm(model, lm)
-        self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm,
-                              feature_hash=feature_hash(model))
+        self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm)
 
     @classmethod
     def load(cls, path: str, **options) -> "Linearizer":

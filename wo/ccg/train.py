@@ -117,7 +117,7 @@ def train(train_derivs: Sequence[Derivation], dev_derivs: Sequence[Derivation], 
           budget_factor: float = DEFAULT_BUDGET_FACTOR, seed: int = 1, max_tau: float = 0.05,
           easy_first: bool = True, max_cats: int = DEFAULT_MAX_CATS, cat_ratio: float = DEFAULT_CAT_RATIO,
           min_unary: int = DEFAULT_MIN_UNARY, train_name: str = "", dev_name: str = "",
-          lm: Optional[str] = None, feature_hash: str = "murmur3",
+          lm: Optional[str] = None,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict:
     """Train a CCG word-ordering model and save the best-epoch averaged model to ``out``.
 
@@ -129,8 +129,7 @@ def train(train_derivs: Sequence[Derivation], dev_derivs: Sequence[Derivation], 
     :class:`wo.ccg.instance.CCGTables` (stored in the model); lm: path of an n-gram LM
     (binary or ARPA) whose log10 probabilities are real-valued features (Zhang, Blackwood &
     Clark 2012), recorded in the model (decoding looks for it beside the model file, as the
-    dependency system does); feature_hash: "murmur3" or "mix64" (recorded in the header).
-    Weights float32[2**hash_bits].
+    dependency system does).  Weights float32[2**hash_bits].
     Returns the training record (per-epoch seconds, updates, reached-gold share, dev BLEU).
     Raises OSError if ``out`` cannot be written.
     """
@@ -144,7 +143,7 @@ def train(train_derivs: Sequence[Derivation], dev_derivs: Sequence[Derivation], 
     insts, dropped = training_instances(train_derivs, tables, seed)
     log(f"training on {len(insts)} sentences ({dropped} dropped), {len(tables.cats)} categories, "
         f"{len(tables.bin_res)} binary and {len(tables.un_res)} unary rules applied")
-    header = {"system": SYSTEM, "feature_hash": feature_hash,
+    header = {"system": SYSTEM,
               "ccg": {"feature_set": CCG_FEATURE_SET, "grammar": g.to_json(),
                       "heads": [[l, r, p, h] for (l, r, p), h in sorted(heads.items())],
                       "options": {"max_cats": max_cats, "cat_ratio": cat_ratio, "min_unary": min_unary}},
@@ -159,7 +158,7 @@ def train(train_derivs: Sequence[Derivation], dev_derivs: Sequence[Derivation], 
         record["lm"] = dict(header["lm"])
     W = np.zeros(1 << hash_bits, dtype=np.float32)
     U = np.zeros(1 << hash_bits, dtype=np.float64)
-    core = CCGSearch(tables, W, hash_bits, U, lm=lm_model, feature_hash=feature_hash)
+    core = CCGSearch(tables, W, hash_bits, U, lm=lm_model)
     core.max_tau = max_tau
     rng = random.Random(seed)
     best = None

@@ -21,21 +21,18 @@ class DepSearch:
 
     weights: float32[2**hash_bits] (read-only is fine for decoding); accum: float64 of the same
     shape for training (averaging accumulator); lm: a :class:`wo.lm.LanguageModel` whose
-    log10 probabilities enter as real-valued features (instances then need ``leaf_lm``);
-    feature_hash: "murmur3" or "mix64" (:func:`wo.model.feature_hash`).  Instance arguments, in order: tok_word
+    log10 probabilities enter as real-valued features (instances then need ``leaf_lm``).  Instance arguments, in order: tok_word
     uint32[n], given_head int32[n], given_ndeps int32[n], leaf_tok int32[L], leaf_pos uint32[L];
     keywords leaf_word, tok_label, tok_lin (SR input); gold (training, forced decoding).
     Raises ValueError for bad arrays (see ``DepGrammar.set_instance``).
     """
 
-    def __init__(self, weights: np.ndarray, hash_bits: int, accum: Optional[np.ndarray] = None, lm=None,
-                 feature_hash: str = "murmur3"):
+    def __init__(self, weights: np.ndarray, hash_bits: int, accum: Optional[np.ndarray] = None, lm=None):
         self.grammar = DepGrammar()
         self.lm = lm
         if lm is not None:
             self.grammar.set_lm(lm.core)
         self.search = Search(self.grammar, weights, hash_bits, accum)
-        self.search.mix64 = feature_hash == "mix64"
 
     def use_lm(self, lm) -> None:
         """Switch to another LM (a :class:`wo.lm.LanguageModel` or None) between sentences, as

@@ -17,7 +17,7 @@ from ..io.batch import Summary, map_batches, process
 from ..io.items import Item, format_result, read_items, validate
 from ..io.trees import permutation, remap_heads
 from ..io.conllu import Sentence
-from ..model import Model, feature_hash
+from ..model import Model
 from .core import DepSearch, resolve_lm
 from .instance import choose_given, make_instance, reveal
 
@@ -125,7 +125,7 @@ class Linearizer:
         self.tree_beam_factor = float(dec.get("tree_beam_factor", DEFAULT_TREE_BEAM_FACTOR))
         self.tree_budget_factor = float(dec.get("tree_budget_factor", DEFAULT_TREE_BUDGET_FACTOR))
         self.lm = resolve_lm(model, lm)
-        self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm, feature_hash=feature_hash(model))
+        self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
 
     @classmethod
     def load(cls, path: str, **options) -> "Linearizer":

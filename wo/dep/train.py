@@ -107,11 +107,8 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
           seed: int = 1, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
           train_name: str = "", dev_name: str = "", max_tau: float = 0.05,
           easy_first: bool = True, lm: Optional[str] = None,
-          lm_folds: Optional[Sequence[str]] = None, feature_hash: str = "murmur3") -> dict:
+          lm_folds: Optional[Sequence[str]] = None) -> dict:
     """Train and save the best-epoch averaged model to ``out``.
-
-    feature_hash: "murmur3" or "mix64" (the hash of the feature templates, recorded in the
-    model header; :func:`wo.model.feature_hash`).
 
     lm: path of an n-gram LM (binary or ARPA) whose log10 probabilities are real-valued
     features (Zhang, Blackwood & Clark 2012); the model header names it and decoding loads it
@@ -154,7 +151,7 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
               "easy_first": easy_first, "beam_factor": beam_factor,
               "train_budget_factor": train_budget_factor}
 
-    extra = {"feature_hash": feature_hash}
+    extra = {}
     if lm_model is not None:
         extra["lm"] = dict(lm_model.fingerprint(), file=os.path.basename(lm), path=os.path.abspath(lm))
         record["lm"] = dict(extra["lm"], folds=[os.path.basename(p) for p in lm_folds or []])
@@ -171,7 +168,7 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     return run_training(insts, epochs, out, record, make_model, dev_eval if dev_sents else None,
                         hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
                         budget_factor=train_budget_factor, easy_first=easy_first, log=log, t_all=t_all,
-                        lm=lm_model, lm_of=lm_of, feature_hash=feature_hash)
+                        lm=lm_model, lm_of=lm_of)
 
 
 def run_training(insts: Sequence, epochs: int, out: str, record: dict,
@@ -180,22 +177,20 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
                  max_tau: float = 0.05, seed: int = 1, beam_factor: float = TRAIN_BEAM_FACTOR,
                  budget_factor: float = 30.0, easy_first: bool = True,
                  log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-                 t_all: Optional[float] = None, lm=None, lm_of: Optional[Sequence] = None,
-                 feature_hash: str = "murmur3") -> dict:
+                 t_all: Optional[float] = None, lm=None, lm_of: Optional[Sequence] = None) -> dict:
     """The epoch loop shared by word-ordering and SR training (Algorithm 3, averaged weights).
 
     Weights: float32[2**hash_bits] with a float64 accumulator for averaging.  After each epoch
     the averaged model (``make_model(avg)``) is scored by ``dev_eval`` (BLEU, or None without
     dev data: every epoch is saved) and saved to ``out`` when it is the best so far; the final
     header's ``training`` entry carries ``record`` plus per-epoch figures, best epoch and total
-    seconds.  lm: the search's LM; lm_of: optional per-instance LMs (see :func:`train_epoch`);
-    feature_hash: "murmur3" or "mix64" (``make_model`` must record the same in the header).
+    seconds.  lm: the search's LM; lm_of: optional per-instance LMs (see :func:`train_epoch`).
     Returns that entry.  Raises OSError if ``out`` cannot be written.
     """
     t_all = time.perf_counter() if t_all is None else t_all
     W = np.zeros(1 << hash_bits, dtype=np.float32)
     U = np.zeros(1 << hash_bits, dtype=np.float64)
-    core = DepSearch(W, hash_bits, U, lm=lm, feature_hash=feature_hash)
+    core = DepSearch(W, hash_bits, U, lm=lm)
     core.max_tau = max_tau
     rng = random.Random(seed)
     best = None

@@ -254,7 +254,6 @@ class Realizer:
                  patience_factor: Optional[float] = None):
         from ..dep.core import DepSearch
         from ..dep.linearizer import decode_option
-        from ..model import feature_hash
 
         if "sr" not in model.header:
             raise ValueError(f"{model.path or 'model'} is not an SR model (train one with `wo sr train`)")
@@ -266,7 +265,7 @@ class Realizer:
         self.complete_beam = decode_option(complete_beam, dec, "complete_beam", DEFAULT_SR_COMPLETE_BEAM, int)
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.timeout = timeout
-        self.core = DepSearch(model.weights, model.hash_bits, feature_hash=feature_hash(model))
+        self.core = DepSearch(model.weights, model.hash_bits)
 
     @classmethod
     def load(cls, path: str, **options) -> "Realizer":
