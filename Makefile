@@ -27,6 +27,8 @@ demo: install
 	$(BIN)/wo sr evaluate --hyp $(OUT)/ewt-test.sr.txt --ref $(TEST)
 	echo 'I(finally, C(L(D(C(the, prisoners), C(the, captives))), were, released))' \
 		| $(BIN)/wo idl realize --lm corpora/models/wo-en-4gram.wolm --format jsonl
+	$(BIN)/wo ccg linearize --input corpora/ccg-en/test.auto.xz --output $(OUT)/ewt-ccg-test.txt --jobs 2
+	head -3 $(OUT)/ewt-ccg-test.txt
 
 test: install
 	$(BIN)/python -m pytest -q tests
