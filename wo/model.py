@@ -295,3 +295,9 @@ def resolve_lm(model, lm=None, check: bool = True):
     if check:
         check_lm_fit(model, lm)
     return lm
+
+
+def decode_option(explicit, dec: dict, key: str, default, cast=float):
+    """A decoding option: the caller's value if given (not None), else the model header's
+    ``decode[key]``, else ``default``; converted with ``cast``."""
+    return cast(explicit if explicit is not None else dec.get(key, default))

@@ -35,7 +35,6 @@ from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3
 from ._arena cimport Edge, new_edge
 from ._search cimport Grammar, Search
-from ._lm cimport NgramModel
 from ._lmfeat cimport LMFeatures
 
 cnp.import_array()

@@ -13,16 +13,15 @@ exclusive (POS candidates, candidate forms): coverage bitsets are over tokens.
 import numpy as np
 cimport numpy as cnp
 cimport cython
-from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset
 
 from ._typedefs cimport atom_t, feat_t, eid_t
 from ._typedefs cimport uint32_t, int32_t, int16_t, uint8_t, uint64_t
 from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3, add4, add5, add6
-from ._arena cimport Edge, new_edge, grow
+from ._arena cimport Edge, new_edge
 from ._search cimport Grammar, Search
-from ._lm cimport NgramModel
 from ._lmfeat cimport LMFeatures
 
 cnp.import_array()

@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from ..io.batch import Summary, map_batches, process
 from ..io.items import Item, read_items, validate
 from ..io.trees import permutation, remap_heads
-from ..model import Model, ModelError, resolve_lm
+from ..model import Model, ModelError, decode_option, resolve_lm
 from .auto import format_derivation, read_auto
 from .core import CCGSearch
 from .grammar import Grammar
@@ -117,15 +117,12 @@ class Linearizer:
         self.model = model
         self.tables = tables_of(model)
         dec = model.header.get("decode", {})
-        self.beam_factor = float(beam_factor if beam_factor is not None else dec.get("beam_factor", DEFAULT_BEAM_FACTOR))
-        self.budget_factor = float(budget_factor if budget_factor is not None
-                                   else dec.get("budget_factor", DEFAULT_BUDGET_FACTOR))
+        self.beam_factor = decode_option(beam_factor, dec, "beam_factor", DEFAULT_BEAM_FACTOR)
+        self.budget_factor = decode_option(budget_factor, dec, "budget_factor", DEFAULT_BUDGET_FACTOR)
         self.max_pops = max_pops
         self.timeout = float(timeout or 0.0)
-        self.complete_beam = int(complete_beam if complete_beam is not None
-                                 else dec.get("complete_beam", DEFAULT_COMPLETE_BEAM))
-        self.patience_factor = float(patience_factor if patience_factor is not None
-                                     else dec.get("patience_factor", 0.0))
+        self.complete_beam = decode_option(complete_beam, dec, "complete_beam", DEFAULT_COMPLETE_BEAM, int)
+        self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.lm = resolve_lm(model, lm)
         self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm)
 

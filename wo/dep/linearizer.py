@@ -17,7 +17,7 @@ from ..io.batch import Summary, map_batches, process
 from ..io.items import Item, format_result, read_items, validate
 from ..io.trees import permutation, remap_heads
 from ..io.conllu import Sentence
-from ..model import Model
+from ..model import Model, decode_option  # noqa: F401  (decode_option re-exported)
 from .core import DepSearch, resolve_lm
 from .instance import choose_given, make_instance, reveal
 
@@ -27,12 +27,6 @@ DEFAULT_BUDGET_FACTOR = 30.0
 DEFAULT_COMPLETE_BEAM = 32
 DEFAULT_TREE_BEAM_FACTOR = 32.0
 DEFAULT_TREE_BUDGET_FACTOR = 1000.0
-
-
-def decode_option(explicit, dec: dict, key: str, default, cast=float):
-    """A decoding option: the caller's value if given (not None), else the model header's
-    ``decode[key]``, else ``default``; converted with ``cast``."""
-    return cast(explicit if explicit is not None else dec.get(key, default))
 
 
 def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: float, complete_beam: int,

@@ -253,7 +253,7 @@ class Realizer:
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
                  patience_factor: Optional[float] = None):
         from ..dep.core import DepSearch
-        from ..dep.linearizer import decode_option
+        from ..model import decode_option
 
         if "sr" not in model.header:
             raise ValueError(f"{model.path or 'model'} is not an SR model (train one with `wo sr train`)")
