@@ -539,7 +539,9 @@ def cmd_gyro_realize(a) -> int:
             a.index, a.lm, a.input, a.output, rescore_path=a.rescore_lm, input_format=a.input_format,
             output_format=a.format, jobs=a.jobs, seed=a.seed, progress=bar.update,
             report=lambda m: (bar.clear(), _err(m)), r=a.r, beta=a.beta, nbest=a.nbest,
-            max_states=a.max_states, row_states=a.row_states))
+            max_states=a.max_states, row_states=a.row_states, engine=a.engine, row_cap=a.row_cap,
+            keep=a.keep, future=not a.no_future, mbr=a.mbr, mbr_scale=a.mbr_scale,
+            levels=tuple(a.levels.split(",")), min_n=a.min_n, rule_penalty=a.rule_penalty))
     except ValueError as exc:                  # a bad option (r, beta, nbest, format)
         _err(str(exc))
         return EXIT_USER
@@ -577,8 +579,23 @@ def _add_gyro(sub) -> None:
     rz.add_argument("--r", type=int, default=3, help="first row pruned (Algorithm 3)")
     rz.add_argument("--beta", type=float, default=2.0, help="pruning weight, log10 units")
     rz.add_argument("--nbest", type=int, default=1, help="realisations per bag (jsonl)")
-    rz.add_argument("--max-states", type=int, default=2_000_000, help="acceptor states per bag (memory bound)")
-    rz.add_argument("--row-states", type=int, default=20_000, help="states kept by a row's pruning")
+    rz.add_argument("--engine", default="chart", choices=["chart", "fst"],
+                    help="chart: cells of LM-scored strings in C pools (default); fst: OpenFst acceptors (pynini)")
+    rz.add_argument("--row-cap", type=int, default=2000, help="chart: strings kept per pruned row (memory bound)")
+    rz.add_argument("--keep", type=int, default=1000, help="chart: sentences kept in the output lattice")
+    rz.add_argument("--no-future", action="store_true",
+                    help="chart: prune rows by fragment score alone (the paper), without the estimate of the words left out")
+    rz.add_argument("--levels", default="phrases,bigram,unigram",
+                    help="grammars tried in turn: phrases (min-n..5-grams), bigram (+ 2-grams), unigram (+ every word); "
+                         "'unigram' alone is permutation under the LM; weighted: every phrase and word as a rule, "
+                         "each rule application costing --rule-penalty (chart engine)")
+    rz.add_argument("--rule-penalty", type=float, default=0.5, help="log10 cost per rule of the weighted grammar")
+    rz.add_argument("--min-n", type=int, default=3, help="shortest phrase rule of the first grammar")
+    rz.add_argument("--mbr", action="store_true", help="minimum Bayes risk reranking of the output lattice (Tromble et al. 2008)")
+    rz.add_argument("--mbr-scale", type=float, default=1.0, help="posterior scale of --mbr")
+    rz.add_argument("--max-states", type=int, default=2_000_000,
+                    help="memory bound per bag: strings of unpruned rows (chart) or acceptor states (fst)")
+    rz.add_argument("--row-states", type=int, default=20_000, help="fst: states kept by a row's pruning")
     rz.add_argument("--seed", type=int, default=1, help="shuffle seed for CoNLL-U input")
     rz.add_argument("--jobs", type=int, default=1)
     rz.add_argument("--quiet", action="store_true")

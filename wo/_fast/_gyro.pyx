@@ -10,8 +10,11 @@ objects and no allocation inside the walk (the output buffers grow geometrically
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdlib cimport free, malloc, realloc
-from ._typedefs cimport int32_t, int64_t, uint32_t
+from libc.stdlib cimport free, malloc, realloc, qsort
+from libc.string cimport memcpy
+from ._typedefs cimport int32_t, int64_t, uint32_t, uint64_t
+from ._lm cimport NgramModel, LMState, LM_MAX_ORDER, lm_mix
+from ._arena cimport grow
 
 cdef enum:
     MAXN = 6
@@ -222,3 +225,635 @@ cdef class TrieIndex:
             free(w.out)
             free(w.lens)
             free(w.rows)
+
+
+# ============================================================================================
+# Algorithm 3 (pruned parsing and generation) over explicit, LM-scored cell contents
+# ============================================================================================
+#
+# A cell is a sub-multiset A of the bag (the paper's bit-string nonterminal, with repeated words
+# counted); its content is the set of strings the grammar derives for A that survived pruning,
+# each kept once with its LM score as a fragment (from the empty context), the LM state after
+# it (its last N-1 words) and the in-fragment log10 probabilities of its first N-1 words, so a
+# concatenation B.C is rescored exactly by re-querying only C's first N-1 words after B's state
+# (the boundary n-grams).  That is the cell automaton of the paper composed with G, with the
+# strings enumerated instead of shared in a lattice.  Multisets are count vectors packed in
+# W 64-bit words with a guard bit per field: B + C fits the bag iff no guard bit is set.
+
+
+cdef enum:
+    KW_MAX = 16                  # 64-bit words per multiset key (bags of up to ~500 tokens)
+
+cdef struct GHyp:
+    int64_t tok                  # offset of its tokens (distinct-word indices) in the pool
+    float score                  # fragment log10 prob from the empty context
+    float opt                    # optimistic score as a right part: score - head + bound
+    uint64_t h                   # string hash
+    int32_t cell
+    LMState tail                 # LM state after the fragment
+    float head[LM_MAX_ORDER - 1] # in-fragment log10 p of the first N-1 words
+
+cdef struct GCell:
+    int64_t key                  # offset of its W key words in the key pool
+    int32_t first, n             # its hyps (contiguous, best first)
+    int32_t len                  # tokens
+    float used                   # sum of the future estimate over its tokens
+    float gain                   # max over its hyps of opt - score (bound of the boundary gain)
+    uint64_t kh                  # linear hash of the key
+
+cdef struct GCand:
+    int32_t b, c                 # hyps of B and C (B.C); b = -1 - phrase index and c = -1: phrase
+    float score                  # fragment score (sentence score in the top row)
+    float est                    # pruning key: score + future estimate of the complement
+    uint64_t h
+    uint64_t kh
+
+
+cdef int _cmp_h(const void* a, const void* b) noexcept nogil:
+    cdef const GCand* x = <const GCand*>a
+    cdef const GCand* y = <const GCand*>b
+    if x.h != y.h:
+        return -1 if x.h < y.h else 1
+    if x.est != y.est:
+        return -1 if x.est > y.est else 1
+    return 0
+
+
+cdef int _cmp_est(const void* a, const void* b) noexcept nogil:
+    cdef const GCand* x = <const GCand*>a
+    cdef const GCand* y = <const GCand*>b
+    if x.est != y.est:
+        return -1 if x.est > y.est else 1
+    if x.h != y.h:
+        return -1 if x.h < y.h else 1
+    return 0
+
+
+cdef int _cmp_kh(const void* a, const void* b) noexcept nogil:
+    cdef const GCand* x = <const GCand*>a
+    cdef const GCand* y = <const GCand*>b
+    if x.kh != y.kh:
+        return -1 if x.kh < y.kh else 1
+    if x.score != y.score:
+        return -1 if x.score > y.score else 1
+    if x.h != y.h:
+        return -1 if x.h < y.h else 1
+    return 0
+
+
+cdef int _cmp_opt(const void* a, const void* b) noexcept nogil:
+    cdef const GHyp* x = <const GHyp*>a
+    cdef const GHyp* y = <const GHyp*>b
+    if x.opt != y.opt:
+        return -1 if x.opt > y.opt else 1
+    return 0
+
+
+cdef class GyroChart:
+    """Algorithm 3 of de Gispert, Tomalin & Byrne (2014, section 2.4: pruned parsing and
+    generation) for one bag, with explicit LM-scored cell contents in C pools.
+
+    lm: the n-gram LM (``wo._fast._lm.NgramModel``); lmid: int32[D] LM ids of the bag's distinct
+    words; mult: int32[D] their multiplicities (N = sum).  Rows x = 1..N are built bottom-up:
+    row x holds the phrase rules of x words and every concatenation B.C of cells of rows i and
+    x-i whose multisets add up within the bag.  From row r on (x < N) a row is pruned as
+    PRUNE-ROW does: strings scoring below the row's best by more than beta (log10) are dropped,
+    and at most row_cap strings stay (a memory bound beside beta); a cell whose strings all lost
+    disappears.  With ``future`` the row's strings are compared by their score plus an estimate
+    of the words they leave out (each word's best log10 probability after any bag word or
+    ``<s>``), an addition to the paper's pruning.  Cells of the top row are scored as sentences
+    (``<s>``, ``</s>``), and the ``keep`` best distinct strings are the output lattice.
+    """
+    cdef NgramModel lm
+    cdef int D, N, W, order
+    cdef int32_t* lmid
+    cdef int32_t* mult
+    cdef float* est                 # future estimate per distinct word (log10)
+    cdef uint64_t off[KW_MAX]
+    cdef uint64_t guard[KW_MAX]
+    cdef uint64_t full[KW_MAX]
+    cdef uint64_t R[KW_MAX]         # linear key-hash multipliers
+    cdef int* fword                 # key word and shift of each distinct word's field
+    cdef int* fshift
+    cdef uint64_t* pw               # string-hash powers
+    # pools
+    cdef GHyp* hyps
+    cdef int nhyp, caphyp
+    cdef GCell* cells
+    cdef int ncell, capcell
+    cdef uint64_t* keys
+    cdef int nkey, capkey
+    cdef int32_t* toks
+    cdef int ntok, captok
+    cdef GCand* cand
+    cdef int ncand, capcand
+    cdef int* row0                  # cells of row x: row0[x] .. row0[x+1]
+    cdef readonly long peak_cands, strings, cells_built
+
+    def __cinit__(self):
+        self.lmid = self.mult = NULL
+        self.est = NULL
+        self.fword = self.fshift = NULL
+        self.pw = NULL
+        self.hyps = NULL
+        self.cells = NULL
+        self.keys = NULL
+        self.toks = NULL
+        self.cand = NULL
+        self.row0 = NULL
+
+    def __dealloc__(self):
+        free(self.lmid); free(self.mult); free(self.est); free(self.fword); free(self.fshift)
+        free(self.pw); free(self.hyps); free(self.cells); free(self.keys); free(self.toks)
+        free(self.cand); free(self.row0)
+
+    def __init__(self, NgramModel lm, const int32_t[::1] lmid, const int32_t[::1] mult):
+        cdef int D = lmid.shape[0], d, width, bits = 0, w = 0, N = 0
+        cdef uint64_t x = 0x9E3779B97F4A7C15
+        if mult.shape[0] != D or D == 0:
+            raise ValueError("lmid and mult must be non-empty and of one length")
+        self.lm = lm
+        self.D = D
+        self.order = lm.order
+        self.lmid = <int32_t*>malloc(D * sizeof(int32_t))
+        self.mult = <int32_t*>malloc(D * sizeof(int32_t))
+        self.est = <float*>malloc(D * sizeof(float))
+        self.fword = <int*>malloc(D * sizeof(int))
+        self.fshift = <int*>malloc(D * sizeof(int))
+        if not (self.lmid and self.mult and self.est and self.fword and self.fshift):
+            raise MemoryError()
+        for d in range(KW_MAX):
+            self.off[d] = self.guard[d] = self.full[d] = 0
+            x = lm_mix(x + <uint64_t>d + 1)
+            self.R[d] = x | 1
+        for d in range(D):
+            if mult[d] < 1:
+                raise ValueError("multiplicities must be >= 1")
+            self.lmid[d] = lmid[d]
+            self.mult[d] = mult[d]
+            N += mult[d]
+            width = 1
+            while (1 << width) <= mult[d]:
+                width += 1
+            width += 1                            # guard bit
+            if bits + width > 64:
+                w += 1
+                bits = 0
+            if w >= KW_MAX:
+                raise ValueError(f"bag too large for GYRO's multiset keys ({D} distinct words)")
+            self.fword[d] = w
+            self.fshift[d] = bits
+            self.guard[w] |= (<uint64_t>1) << (bits + width - 1)
+            self.off[w] |= (<uint64_t>((1 << (width - 1)) - 1 - mult[d])) << bits
+            self.full[w] |= (<uint64_t>mult[d]) << bits
+            bits += width
+        self.W = w + 1
+        self.N = N
+        self.pw = <uint64_t*>malloc((N + 1) * sizeof(uint64_t))
+        self.row0 = <int*>malloc((N + 2) * sizeof(int))
+        if not (self.pw and self.row0):
+            raise MemoryError()
+        self.pw[0] = 1
+        for d in range(1, N + 1):
+            self.pw[d] = self.pw[d - 1] * <uint64_t>0x100000001B3
+        self._estimates()
+
+    cdef void _estimates(self) noexcept nogil:
+        """est[d]: max over v in bag + <s> of log10 p(d | v) (each word's best bigram score)."""
+        cdef LMState e, sv, o
+        cdef int d, v
+        cdef float p, best
+        for d in range(self.D):
+            self.lm.begin(&sv)
+            best = self.lm.score(&sv, self.lmid[d], &o)
+            e.len = 0
+            p = self.lm.score(&e, self.lmid[d], &o)
+            if p > best:
+                best = p
+            for v in range(self.D):
+                if v == d and self.mult[d] < 2:
+                    continue
+                e.len = 0
+                self.lm.score(&e, self.lmid[v], &sv)
+                p = self.lm.score(&sv, self.lmid[d], &o)
+                if p > best:
+                    best = p
+            self.est[d] = best
+
+    # ------------------------------------------------------------------ pools
+    cdef inline uint64_t* _key(self, int cell) noexcept nogil:
+        return &self.keys[self.cells[cell].key]
+
+    cdef inline bint _fits(self, const uint64_t* a, const uint64_t* b) noexcept nogil:
+        cdef int w
+        for w in range(self.W):
+            if (a[w] + b[w] + self.off[w]) & self.guard[w]:
+                return False
+        return True
+
+    cdef int _push_cand(self, int32_t b, int32_t c, float score, float est, uint64_t h,
+                        uint64_t kh) noexcept nogil:
+        if grow(<void**>&self.cand, &self.capcand, sizeof(GCand), self.ncand + 1) < 0:
+            return -1
+        cdef GCand* q = &self.cand[self.ncand]
+        q.b = b
+        q.c = c
+        q.score = score
+        q.est = est
+        q.h = h
+        q.kh = kh
+        self.ncand += 1
+        if self.ncand > self.peak_cands:
+            self.peak_cands = self.ncand
+        return 0
+
+    # ------------------------------------------------------------------ LM on fragments
+    cdef float _walk(self, const int32_t* t, int n, LMState* st, float* head) noexcept nogil:
+        """Score n tokens from the empty context: returns the log10 prob, writes the state after
+        them to st and the first N-1 word scores to head."""
+        cdef LMState a, b
+        cdef float tot = 0.0, p
+        cdef int k
+        a.len = 0
+        for k in range(n):
+            p = self.lm.score(&a, self.lmid[t[k]], &b)
+            if k < self.order - 1:
+                head[k] = p
+            tot += p
+            a = b
+        st[0] = a
+        return tot
+
+    cdef float _join(self, const GHyp* B, int lb, const GHyp* C, int lc, LMState* tail,
+                     float* head) noexcept nogil:
+        """The log10 prob change when C follows B (C's first N-1 words rescored after B's state);
+        writes the state after B.C to tail and the head of B.C to head (when not NULL)."""
+        cdef LMState a, b
+        cdef float delta = 0.0, p
+        cdef int k, m = lc if lc < self.order - 1 else self.order - 1
+        cdef const int32_t* tc = &self.toks[C.tok]
+        a = B.tail
+        for k in range(m):
+            p = self.lm.score(&a, self.lmid[tc[k]], &b)
+            delta += p - C.head[k]
+            if head != NULL and lb + k < self.order - 1:
+                head[lb + k] = p
+            a = b
+        if tail != NULL:
+            tail[0] = a if lc <= self.order - 1 else C.tail
+        if head != NULL:
+            for k in range(lb if lb < self.order - 1 else self.order - 1):
+                head[k] = B.head[k]
+        return delta
+
+    cdef float _sentence(self, const int32_t* t, int n, const float* head, const LMState* tail) noexcept nogil:
+        """The change from a fragment score to the sentence score: its first N-1 words after
+        <s> instead of the empty context, and </s> after its state."""
+        cdef LMState a, b
+        cdef float delta = 0.0
+        cdef int k, m = n if n < self.order - 1 else self.order - 1
+        self.lm.begin(&a)
+        for k in range(m):
+            delta += self.lm.score(&a, self.lmid[t[k]], &b) - head[k]
+            a = b
+        return delta + self.lm.score(tail, self.lm.eos, &b)
+
+    # ------------------------------------------------------------------ candidates of a row
+    cdef int _compact(self, int cap, float* thr) noexcept nogil:
+        """Distinct strings only (the best copy), then at most cap of them, best first; raises
+        thr to the score of the last kept one when the row is full."""
+        cdef int i, n = 0
+        if self.ncand == 0:
+            return 0
+        qsort(self.cand, self.ncand, sizeof(GCand), _cmp_h)
+        for i in range(self.ncand):
+            if n == 0 or self.cand[i].h != self.cand[n - 1].h:
+                self.cand[n] = self.cand[i]
+                n += 1
+        self.ncand = n
+        if n > cap:
+            qsort(self.cand, n, sizeof(GCand), _cmp_est)
+            self.ncand = cap
+            if self.cand[cap - 1].est > thr[0]:
+                thr[0] = self.cand[cap - 1].est
+        return 0
+
+    cdef int _pairs(self, int cb, int cc, float fut, uint64_t kh, bint pruned, float beta, int cap,
+                    float* best, float* thr, long max_strings) noexcept nogil:
+        """Candidates B.C for every string of cell cb followed by one of cell cc.  Returns 0, -1
+        (out of memory) or -2 (string bound)."""
+        cdef GCell* B = &self.cells[cb]
+        cdef GCell* C = &self.cells[cc]
+        cdef int hb, hc, lb = B.len, lc = C.len
+        cdef float sb, s, e, gain = C.gain
+        cdef float cbest = self.hyps[C.first].score
+        cdef uint64_t pwc = self.pw[lc]
+        for hb in range(B.first, B.first + B.n):
+            sb = self.hyps[hb].score
+            if pruned and sb + cbest + gain + fut < thr[0]:
+                break
+            for hc in range(C.first, C.first + C.n):
+                if pruned and sb + self.hyps[hc].score + gain + fut < thr[0]:
+                    break
+                s = sb + self.hyps[hc].score + self._join(&self.hyps[hb], lb, &self.hyps[hc], lc, NULL, NULL)
+                e = s + fut
+                if pruned and e < thr[0]:
+                    continue
+                if self._push_cand(hb, hc, s, e, self.hyps[hb].h * pwc + self.hyps[hc].h, kh) < 0:
+                    return -1
+                if e > best[0]:
+                    best[0] = e
+                    if pruned and e - beta > thr[0]:
+                        thr[0] = e - beta
+                if pruned:
+                    if self.ncand >= 4 * cap + 64:
+                        self._compact(cap, thr)
+                elif self.ncand + self.nhyp > max_strings:
+                    return -2
+        return 0
+
+    cdef int _top_pairs(self, int cb, int cc, int keep, float* thr) noexcept nogil:
+        """Sentence candidates B.C with B + C = the whole bag (scored with <s> and </s>)."""
+        cdef GCell* B = &self.cells[cb]
+        cdef GCell* C = &self.cells[cc]
+        cdef int hb, hc, k, lb = B.len, lc = C.len, m
+        cdef float s, e
+        cdef LMState tail
+        cdef float head[LM_MAX_ORDER - 1]
+        cdef int32_t t[LM_MAX_ORDER - 1]
+        m = self.N if self.N < self.order - 1 else self.order - 1
+        for hb in range(B.first, B.first + B.n):
+            for hc in range(C.first, C.first + C.n):
+                s = self.hyps[hb].score + self.hyps[hc].score + self._join(&self.hyps[hb], lb, &self.hyps[hc], lc, &tail, head)
+                for k in range(m):
+                    t[k] = self.toks[self.hyps[hb].tok + k] if k < lb else self.toks[self.hyps[hc].tok + k - lb]
+                e = s + self._sentence(t, m, head, &tail)
+                if e < thr[0]:
+                    continue
+                if self._push_cand(hb, hc, s, e, self.hyps[hb].h * self.pw[lc] + self.hyps[hc].h, 0) < 0:
+                    return -1
+                if self.ncand >= 4 * keep + 64:
+                    self._compact(keep, thr)
+        return 0
+
+    cdef int _find(self, int x, uint64_t kh) noexcept nogil:
+        """The cell of row x with key hash kh (cells of a row are sorted by it), or -1."""
+        cdef int lo = self.row0[x], hi = self.row0[x + 1], mid
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.cells[mid].kh < kh:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < self.row0[x + 1] and self.cells[lo].kh == kh:
+            return lo
+        return -1
+
+    cdef int _materialize(self, int x, const int32_t* ptok, const int64_t* poff,
+                          const uint64_t* pkey, const float* pused) noexcept nogil:
+        """Turn the row's candidates (any order) into cells and hyps of row x."""
+        cdef int i, j, g, k, w, cb, cc, lb, nc = self.ncand
+        cdef GCand* q
+        cdef GHyp* H
+        cdef GCell* cell
+        cdef const GHyp* hB
+        cdef const GHyp* hC
+        cdef const uint64_t* ka
+        cdef const uint64_t* kb
+        cdef float bound
+        self.row0[x] = self.ncell
+        if nc == 0:
+            self.row0[x + 1] = self.ncell
+            return 0
+        qsort(self.cand, nc, sizeof(GCand), _cmp_kh)
+        if (grow(<void**>&self.hyps, &self.caphyp, sizeof(GHyp), self.nhyp + nc) < 0
+                or grow(<void**>&self.toks, &self.captok, sizeof(int32_t), self.ntok + nc * x) < 0
+                or grow(<void**>&self.cells, &self.capcell, sizeof(GCell), self.ncell + nc) < 0
+                or grow(<void**>&self.keys, &self.capkey, sizeof(uint64_t), self.nkey + nc * self.W) < 0):
+            return -1
+        i = 0
+        while i < nc:
+            g = i
+            while g < nc and self.cand[g].kh == self.cand[i].kh:
+                g += 1
+            cell = &self.cells[self.ncell]
+            cell.key = self.nkey
+            cell.first = self.nhyp
+            cell.n = g - i
+            cell.len = x
+            cell.kh = self.cand[i].kh
+            cell.gain = -1e30
+            q = &self.cand[i]
+            if q.c < 0:
+                ka = &pkey[(-1 - q.b) * self.W]
+                for w in range(self.W):
+                    self.keys[self.nkey + w] = ka[w]
+                cell.used = pused[-1 - q.b]
+            else:
+                cb = self.hyps[q.b].cell
+                cc = self.hyps[q.c].cell
+                ka = &self.keys[self.cells[cb].key]
+                kb = &self.keys[self.cells[cc].key]
+                for w in range(self.W):
+                    self.keys[self.nkey + w] = ka[w] + kb[w]
+                cell.used = self.cells[cb].used + self.cells[cc].used
+            self.nkey += self.W
+            for j in range(i, g):
+                q = &self.cand[j]
+                H = &self.hyps[self.nhyp]
+                H.tok = self.ntok
+                H.cell = self.ncell
+                H.h = q.h
+                H.score = q.score
+                if q.c < 0:
+                    memcpy(&self.toks[self.ntok], &ptok[poff[-1 - q.b]], x * sizeof(int32_t))
+                    self._walk(&self.toks[self.ntok], x, &H.tail, H.head)
+                else:
+                    hB = &self.hyps[q.b]
+                    hC = &self.hyps[q.c]
+                    lb = self.cells[hB.cell].len
+                    memcpy(&self.toks[self.ntok], &self.toks[hB.tok], lb * sizeof(int32_t))
+                    memcpy(&self.toks[self.ntok + lb], &self.toks[hC.tok], (x - lb) * sizeof(int32_t))
+                    self._join(hB, lb, hC, x - lb, &H.tail, H.head)
+                bound = 0.0
+                for k in range(x if x < self.order - 1 else self.order - 1):
+                    bound += self.est[self.toks[self.ntok + k]] - H.head[k]
+                H.opt = H.score + bound
+                if bound > cell.gain:
+                    cell.gain = bound
+                self.ntok += x
+                self.nhyp += 1
+            self.ncell += 1
+            i = g
+        self.row0[x + 1] = self.ncell
+        self.cells_built += self.ncell - self.row0[x]
+        return 0
+
+    def parse(self, const int32_t[::1] ph_tok, const int64_t[::1] ph_off, int r=3, float beta=4.0,
+              int row_cap=2000, long max_strings=2000000, int keep=1000, bint future=True,
+              bint prune=True, float penalty=0.0):
+        """Run Algorithm 3 with the phrase rules ph_tok[ph_off[p]:ph_off[p+1]] (int32 distinct-word
+        indices; int64[P+1] offsets; rules that do not fit the bag are ignored).
+
+        r: first pruned row; beta: pruning weight (log10); row_cap: strings kept per pruned
+        row; max_strings: bound on the strings of unpruned rows (memory); keep: distinct
+        sentences kept from the top cell; future: add the estimate of the words left out when
+        a row is pruned; prune: False gives the full (unpruned) language, for small bags;
+        penalty: cost (log10) of every rule application, so a string's score is its LM score
+        minus penalty times the fewest rules deriving it (0: the paper's unweighted rules).
+        Returns (status, tokens int32[K, N] distinct-word indices, sentence scores float64[K]
+        (log10 probabilities less the rule penalties), best first): status 0 parsed, 1 no parse (the top cell is empty), 2 the
+        string bound was reached.  Raises ValueError for bad arguments, MemoryError."""
+        cdef int P = ph_off.shape[0] - 1, p, k, x, i, j, cb, cc, w, st = 0, rc, m, lb
+        cdef int N = self.N, W = self.W
+        cdef float total = 0.0, best, thr, fut, s, e
+        cdef uint64_t kh, khfull = 0
+        cdef LMState tail
+        cdef float head[LM_MAX_ORDER - 1]
+        cdef GCand* q
+        cdef bint prn
+        if P < 0 or r < 1 or beta <= 0 or row_cap < 1 or keep < 1:
+            raise ValueError("bad GYRO parse arguments")
+        for p in range(P):
+            if ph_off[p + 1] <= ph_off[p]:
+                raise ValueError("empty phrase rule")
+            for k in range(ph_off[p], ph_off[p + 1]):
+                if ph_tok[k] < 0 or ph_tok[k] >= self.D:
+                    raise ValueError("phrase token out of range")
+        pkey = np.zeros(max(P, 1) * W, dtype=np.uint64)
+        pused = np.zeros(max(P, 1), dtype=np.float32)
+        pkh = np.zeros(max(P, 1), dtype=np.uint64)
+        pfit = np.zeros(max(P, 1), dtype=np.uint8)
+        cdef uint64_t[::1] vkey = pkey
+        cdef float[::1] vused = pused
+        cdef uint64_t[::1] vkh = pkh
+        cdef unsigned char[::1] vfit = pfit
+        cdef const int32_t* tp = &ph_tok[0] if ph_tok.shape[0] else NULL
+        self.nhyp = self.ncell = self.nkey = self.ntok = self.ncand = 0
+        self.peak_cands = self.cells_built = 0
+        if self.capcand == 0:
+            self.capcand = self.caphyp = self.capcell = self.capkey = self.captok = 64
+            self.cand = <GCand*>malloc(64 * sizeof(GCand))
+            self.hyps = <GHyp*>malloc(64 * sizeof(GHyp))
+            self.cells = <GCell*>malloc(64 * sizeof(GCell))
+            self.keys = <uint64_t*>malloc(64 * sizeof(uint64_t))
+            self.toks = <int32_t*>malloc(64 * sizeof(int32_t))
+            if not (self.cand and self.hyps and self.cells and self.keys and self.toks):
+                raise MemoryError()
+        for w in range(W):
+            khfull += self.full[w] * self.R[w]
+        with nogil:
+            for k in range(self.D):
+                total += self.mult[k] * self.est[k]
+            if not future:
+                total = 0.0
+            for p in range(P):
+                for k in range(ph_off[p], ph_off[p + 1]):
+                    vkey[p * W + self.fword[tp[k]]] += (<uint64_t>1) << self.fshift[tp[k]]
+                    vused[p] += self.est[tp[k]] if future else 0.0
+                vfit[p] = 1
+                for w in range(W):
+                    if (vkey[p * W + w] + self.off[w]) & self.guard[w]:
+                        vfit[p] = 0
+                    vkh[p] += vkey[p * W + w] * self.R[w]
+            for x in range(1, N + 1):
+                self.ncand = 0
+                best = -1e30
+                thr = -1e30
+                prn = prune and x >= r and x < N
+                for p in range(P):
+                    if not vfit[p] or ph_off[p + 1] - ph_off[p] != x:
+                        continue
+                    if x == N and vkh[p] != khfull:
+                        continue
+                    s = self._walk(&tp[ph_off[p]], x, &tail, head) - penalty
+                    e = s + (self._sentence(&tp[ph_off[p]], x, head, &tail) if x == N else total - vused[p])
+                    kh = 0
+                    for k in range(ph_off[p], ph_off[p + 1]):
+                        kh = kh * <uint64_t>0x100000001B3 + <uint64_t>(tp[k] + 1)
+                    if self._push_cand(-1 - p, -1, s, e, kh, vkh[p]) < 0:
+                        st = -1
+                        break
+                    if e > best:
+                        best = e
+                if st < 0:
+                    break
+                if x == N:
+                    thr = -1e30
+                    for i in range(1, N):
+                        for cb in range(self.row0[i], self.row0[i + 1]):
+                            cc = self._find(N - i, khfull - self.cells[cb].kh)
+                            if cc < 0:
+                                continue
+                            if self._top_pairs(cb, cc, keep, &thr) < 0:
+                                st = -1
+                                break
+                        if st < 0:
+                            break
+                    if st < 0:
+                        break
+                    self._compact(keep, &thr)
+                    qsort(self.cand, self.ncand, sizeof(GCand), _cmp_est)
+                    break
+                if prn:
+                    thr = best - beta
+                for i in range(1, x // 2 + 1):
+                    j = x - i
+                    for cb in range(self.row0[i], self.row0[i + 1]):
+                        for cc in range(cb if i == j else self.row0[j], self.row0[j + 1]):
+                            if not self._fits(&self.keys[self.cells[cb].key], &self.keys[self.cells[cc].key]):
+                                continue
+                            fut = total - self.cells[cb].used - self.cells[cc].used
+                            kh = self.cells[cb].kh + self.cells[cc].kh
+                            rc = self._pairs(cb, cc, fut, kh, prn, beta, row_cap, &best, &thr, max_strings)
+                            if rc == 0 and cc != cb:
+                                rc = self._pairs(cc, cb, fut, kh, prn, beta, row_cap, &best, &thr, max_strings)
+                            if rc < 0:
+                                st = rc
+                                break
+                        if st < 0:
+                            break
+                    if st < 0:
+                        break
+                if st < 0:
+                    break
+                if prn:
+                    thr = best - beta
+                    self._compact(row_cap, &thr)
+                    m = 0
+                    for k in range(self.ncand):
+                        if self.cand[k].est >= thr:
+                            self.cand[m] = self.cand[k]
+                            m += 1
+                    self.ncand = m
+                else:
+                    thr = -1e30
+                    self._compact(2147483647, &thr)
+                    if self.nhyp + self.ncand > max_strings:
+                        st = -2
+                        break
+                if self._materialize(x, tp, &ph_off[0], &vkey[0], &vused[0]) < 0:
+                    st = -1
+                    break
+                self.strings = self.nhyp
+        if st == -1:
+            raise MemoryError()
+        if st == -2:
+            return 2, np.zeros((0, N), dtype=np.int32), np.zeros(0)
+        K = self.ncand
+        out = np.empty((K, N), dtype=np.int32)
+        sc = np.empty(K, dtype=np.float64)
+        cdef int32_t[:, ::1] vo = out
+        for k in range(K):
+            q = &self.cand[k]
+            sc[k] = q.est
+            if q.c < 0:
+                for i in range(N):
+                    vo[k, i] = tp[ph_off[-1 - q.b] + i]
+            else:
+                lb = self.cells[self.hyps[q.b].cell].len
+                for i in range(lb):
+                    vo[k, i] = self.toks[self.hyps[q.b].tok + i]
+                for i in range(N - lb):
+                    vo[k, lb + i] = self.toks[self.hyps[q.c].tok + i]
+        return (0 if K > 0 else 1), out, sc

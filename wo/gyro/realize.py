@@ -32,7 +32,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-LEVELS = ("phrases", "bigram", "unigram")
+LEVELS = ("phrases", "bigram", "unigram", "weighted")
+ENGINES = ("chart", "fst")
 
 
 class GyroLimit(Exception):
@@ -119,6 +120,48 @@ class BagLM:
         return f
 
 
+def _flat(phrases: Sequence[Sequence[int]]) -> Tuple[np.ndarray, np.ndarray]:
+    """Label lists (1-based) as flat 0-based int32 tokens and int64 offsets for GyroChart.parse."""
+    off = np.zeros(len(phrases) + 1, dtype=np.int64)
+    if phrases:
+        np.cumsum([len(p) for p in phrases], out=off[1:])
+    flat = np.fromiter((lab - 1 for p in phrases for lab in p), dtype=np.int32, count=int(off[-1]))
+    return flat, off
+
+
+# Linear BLEU gain of Tromble et al. (2008, section 3.1): theta_n = 1 / (4 p r^(n-1))
+MBR_P, MBR_R = 0.85, 0.7
+
+
+def mbr_rerank(finals: Sequence[Tuple[List[str], float]], scale: float = 1.0, order: int = 4):
+    """Minimum Bayes risk reranking of a lattice's strings (Tromble et al. 2008; the "+LMBR" of
+    de Gispert et al. 2014, Table 2): the posterior of a string is proportional to
+    10^(scale * log10 prob) over the given strings (the whole output lattice of the chart
+    engine, or an n-best list), an n-gram's posterior is the total posterior of the strings
+    containing it, and strings are reordered by their linear BLEU gain
+    sum_n theta_n sum_{u in e} #u(e) p(u) (all strings of a bag have one length, so theta_0
+    drops out).  finals: [(tokens, log10 prob)]; returns the list reordered, each with its
+    gain in place of the probability."""
+    lps = np.array([lp for _, lp in finals], dtype=np.float64) * scale * math.log(10.0)
+    post = np.exp(lps - lps.max())
+    post /= post.sum()
+    grams = []
+    pu: Dict[tuple, float] = {}
+    for (toks, _), p in zip(finals, post):
+        g = {}
+        for n in range(1, order + 1):
+            for i in range(len(toks) - n + 1):
+                u = tuple(toks[i:i + n])
+                g[u] = g.get(u, 0) + 1
+        grams.append(g)
+        for u in g:
+            pu[u] = pu.get(u, 0.0) + p
+    theta = [0.0] + [1.0 / (4 * MBR_P * MBR_R ** (n - 1)) for n in range(1, order + 1)]
+    gains = [sum(theta[len(u)] * c * pu[u] for u, c in g.items()) for g in grams]
+    idx = sorted(range(len(finals)), key=lambda i: (-gains[i], i))
+    return [(finals[i][0], gains[i]) for i in idx]
+
+
 class GyroRealizer:
     """GYRO over a phrase index and an n-gram LM (de Gispert et al. 2014, Algorithm 3).
 
@@ -135,11 +178,19 @@ class GyroRealizer:
 
     def __init__(self, index, lm, rescore_lm=None, r: int = 3, beta: float = 4.0, nbest: int = 1,
                  min_n: int = 3, max_n: int = 5, max_states: int = 2_000_000, min_count: int = 1,
-                 levels: Sequence[str] = LEVELS, row_states: int = 20_000):
-        if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n:
-            raise ValueError("need r >= 1, beta > 0, nbest >= 1, 1 <= min_n <= max_n")
+                 levels: Sequence[str] = LEVELS, row_states: int = 20_000, engine: str = "chart",
+                 row_cap: int = 2000, keep: int = 1000, future: bool = True, mbr: bool = False,
+                 mbr_scale: float = 1.0, rule_penalty: float = 0.5):
+        if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n or row_cap < 1 or keep < 1:
+            raise ValueError("need r >= 1, beta > 0, nbest >= 1, 1 <= min_n <= max_n, row_cap >= 1, keep >= 1")
         if any(lv not in LEVELS for lv in levels) or not levels:
             raise ValueError(f"levels: a sequence of {LEVELS}")
+        if engine not in ENGINES:
+            raise ValueError(f"engine: one of {ENGINES}")
+        self.engine, self.row_cap, self.keep, self.future = engine, row_cap, keep, future
+        self.mbr, self.mbr_scale, self.rule_penalty = mbr, mbr_scale, rule_penalty
+        if "weighted" in levels and engine != "chart":
+            raise ValueError("the weighted grammar needs the chart engine")
         self.index, self.lm, self.rescore_lm = index, lm, rescore_lm
         self.r, self.beta, self.nbest = r, beta, nbest
         self.min_n, self.max_n = min_n, min(max_n, index.max_n)
@@ -157,13 +208,61 @@ class GyroRealizer:
         mult = [bag.count(w) for w in words]
         if self.levels[-1] == "unigram" and self.r < 2:
             raise ValueError("r must be >= 2 with unigram rules (row 1 keeps every word)")
-        G = BagLM(self.lm, words)
-        G5 = BagLM(self.rescore_lm, words) if self.rescore_lm is not None else None
         wid = {w: i for i, w in enumerate(words)}
         unseen = [i for i, w in enumerate(words) if not self.index.knows(w)]
+        if self.engine == "chart":
+            finals, level, total_cells, total_states = self._run_chart(bag, words, mult, wid, unseen)
+        else:
+            finals, level, total_cells, total_states = self._run_fst(bag, words, mult, wid, unseen)
+        if not finals:
+            # the bound was hit at every level: the greedy LM order (each word once)
+            toks = self._greedy(bag)
+            return GyroResult(" ".join(toks), self.lm.score(toks), "greedy", [], total_cells, total_states,
+                              time.perf_counter() - t0, "limit", "state bound reached at every level")
+        if self.rescore_lm is not None and self.engine == "chart":
+            # the rescoring LM replaces the parsing LM's part of each score (rule penalties stay)
+            finals = sorted(((t, sc - self.lm.score(t) + self.rescore_lm.score(t)) for t, sc in finals),
+                            key=lambda x: -x[1])
+        if self.mbr and len(finals) > 1:
+            finals = mbr_rerank(finals, self.mbr_scale)
+        nb = [(" ".join(t), self.lm.score(t)) for t, _ in finals[:self.nbest]]
+        text, lp = nb[0]
+        return GyroResult(text, lp, level, nb, total_cells, total_states, time.perf_counter() - t0)
+
+    def _run_chart(self, bag, words, mult, wid, unseen):
+        """Algorithm 3 in C pools (``wo._fast._gyro.GyroChart``), level by level.  Returns
+        (finals: [(tokens, log10 prob)] best first, level, cells, strings)."""
+        from .._fast._gyro import GyroChart
+
+        lmid = np.ascontiguousarray(self.lm.word_ids(words), dtype=np.int32)
+        chart = GyroChart(self.lm.core, lmid, np.asarray(mult, dtype=np.int32))
+        cells = strings = 0
+        for lv in self.levels:
+            if lv == "weighted":
+                rules = self._phrases(bag, wid, unseen, 2) + [[i + 1] for i in range(len(wid)) if i not in unseen]
+            else:
+                lo = {"phrases": self.min_n, "bigram": min(2, self.min_n), "unigram": 1}[lv]
+                rules = self._phrases(bag, wid, unseen, lo)
+            flat, off = _flat(rules)
+            status, toks, scores = chart.parse(flat, off, r=self.r, beta=self.beta, row_cap=self.row_cap,
+                                               max_strings=self.max_states, keep=self.keep,
+                                               future=self.future,
+                                               penalty=self.rule_penalty if lv == "weighted" else 0.0)
+            cells += chart.cells_built
+            strings += chart.strings
+            if status == 0:
+                return [([words[i] for i in row], float(sc)) for row, sc in zip(toks, scores)], lv, cells, strings
+        return [], "", cells, strings
+
+    def _run_fst(self, bag, words, mult, wid, unseen):
+        """Algorithm 3 with OpenFst acceptors (pynini), level by level.  Returns (finals, level,
+        cells, states) as :meth:`_run_chart`; the rescoring LM, when given, is composed with the
+        final lattice."""
+        import pynini
+
+        G = BagLM(self.lm, words)
+        G5 = BagLM(self.rescore_lm, words) if self.rescore_lm is not None else None
         total_cells = total_states = 0
-        top = None
-        level = ""
         for lv in self.levels:
             lo = {"phrases": self.min_n, "bigram": min(2, self.min_n), "unigram": 1}[lv]
             try:
@@ -173,29 +272,20 @@ class GyroRealizer:
             total_cells += cells
             total_states += states
             if top is not None:
-                level = lv
-                break
-        if top is None:
-            # the bound was hit at every level: the greedy LM order (each word once)
-            toks = self._greedy(bag)
-            return GyroResult(" ".join(toks), self.lm.score(toks), "greedy", [], total_cells, total_states,
-                              time.perf_counter() - t0, "limit", "state bound reached at every level")
-        import pynini
-
-        lat = pynini.compose(top, (G5 or G).sentence)
-        best = pynini.shortestpath(lat, nshortest=self.nbest, unique=True)
-        outs = sorted(_strings(best), key=lambda x: x[1])
-        nb = []
-        for labels, _ in outs:
-            toks = [words[lab - 1] for lab in labels]
-            nb.append((" ".join(toks), self.lm.score(toks)))
-        text, lp = nb[0]
-        return GyroResult(text, lp, level, nb, total_cells, total_states, time.perf_counter() - t0)
+                lat = pynini.compose(top, (G5 or G).sentence)
+                n = max(self.nbest, self.keep if self.mbr else 1)
+                best = pynini.shortestpath(lat, nshortest=n, unique=True)
+                outs = sorted(_strings(best), key=lambda x: x[1])
+                return [([words[lab - 1] for lab in labels], -c) for labels, c in outs], lv, total_cells, total_states
+        return [], "", total_cells, total_states
 
     def _phrases(self, bag, wid, unseen, lo) -> List[List[int]]:
         """The phrase rules of one grammar level as label lists (label = distinct word index +
         1): the index's phrases of lo..max_n words made of the bag's words, and unigram rules
-        (every word when lo = 1, else the words the text never saw)."""
+        (every word when lo = 1, else the words the text never saw).  With unigram rules the
+        language is every permutation, so longer phrases would add no string: none are looked up."""
+        if lo <= 1:
+            return [[i + 1] for i in range(len(wid))]
         out = [[wid[w] + 1 for w in ph]
                for ph in self.index.lookup(bag, min_n=max(lo, 2), max_n=self.max_n, min_count=self.min_count)]
         out += [[i + 1] for i in (range(len(wid)) if lo <= 1 else unseen)]
