@@ -26,9 +26,10 @@ def setup(tmp_path_factory):
     return PhraseIndex.load(str(d / "dev.woidx")), LanguageModel.load(str(SHIPPED_LM)), sents[:200], d
 
 
-def test_the_papers_example_and_multisets(setup):
+@pytest.mark.parametrize("engine", ["chart", "fst"])
+def test_the_papers_example_and_multisets(setup, engine):
     idx, lm, _, _ = setup
-    g = GyroRealizer(idx, lm)
+    g = GyroRealizer(idx, lm, engine=engine)
     assert g.language(list("abcde"), [["a", "b"], ["b", "a"], ["d", "e", "c"]]) == \
         ["a b d e c", "b a d e c", "d e c a b", "d e c b a"]                   # Figure 1
     assert g.language(list("aab"), [["a", "b"], ["a"]]) == ["a a b", "a b a"]
@@ -55,9 +56,10 @@ def test_unpruned_best_path_is_the_best_string_of_the_language(setup):
     assert checked == 8
 
 
-def test_outputs_are_permutations_scored_by_the_lm(setup):
+@pytest.mark.parametrize("engine", ["chart", "fst"])
+def test_outputs_are_permutations_scored_by_the_lm(setup, engine):
     idx, lm, sents, _ = setup
-    g = GyroRealizer(idx, lm, r=3, beta=2.0, nbest=2)
+    g = GyroRealizer(idx, lm, r=3, beta=2.0, nbest=2, engine=engine)
     levels = set()
     for s in [x for x in sents if 3 <= len(x) <= 12][:25]:
         res = g.realize(list(reversed(s)))
@@ -82,3 +84,63 @@ def test_cli_realize(setup, tmp_path):
     assert sorted(recs[0]["text"].split()) == sorted("cat the on sat mat the .".split())
     assert sorted(recs[2]["text"].split()) == sorted("barked dog The loudly .".split())
     assert all(len(r["nbest"]) <= 2 for r in recs)
+
+
+def test_engines_derive_the_same_language_on_real_bags(setup):
+    """The chart (C pools) and the OpenFst acceptors give the same unpruned language for real
+    bags with the index's phrase rules (repeated words included)."""
+    idx, lm, sents, _ = setup
+    g = GyroRealizer(idx, lm)
+    n = 0
+    for s in sents:
+        if not 5 <= len(s) <= 7:
+            continue
+        phrases = [ph for ph in idx.lookup(s, min_n=2, max_n=5)] + [[w] for w in s if len(s) % 2]
+        chart, fst = g.language(s, phrases, "chart"), g.language(s, phrases, "fst")
+        assert chart == fst
+        assert all(sorted(x.split()) == sorted(s) for x in chart)
+        n += bool(chart)
+    assert n >= 5
+
+
+def _fewest_rules(toks, rules):
+    """The fewest rules whose concatenation is toks (None if none): brute-force DP."""
+    best = [0] + [None] * len(toks)
+    for j in range(1, len(toks) + 1):
+        for i in range(j):
+            if best[i] is not None and tuple(toks[i:j]) in rules:
+                c = best[i] + 1
+                best[j] = c if best[j] is None else min(best[j], c)
+    return best[-1]
+
+
+def test_weighted_grammar_scores_lm_minus_penalty_per_rule(setup):
+    """Unpruned, the weighted grammar's best string maximises log10 p(s) - penalty x (fewest
+    rules deriving s) over all permutations (brute force on real bags)."""
+    idx, lm, sents, _ = setup
+    checked = 0
+    for s in sents:
+        if not 4 <= len(s) <= 6:
+            continue
+        bag = sorted(s)
+        g = GyroRealizer(idx, lm, r=len(bag) + 1, levels=("weighted",), rule_penalty=0.7)
+        res = g.realize(bag)
+        rules = {tuple(p) for p in idx.lookup(bag, min_n=2, max_n=5)} | {(w,) for w in bag}
+        best = max(lm.score(list(p)) - 0.7 * _fewest_rules(p, rules) for p in set(itertools.permutations(bag)))
+        got = lm.score(res.text.split()) - 0.7 * _fewest_rules(res.text.split(), rules)
+        assert got == pytest.approx(best, abs=1e-4)
+        checked += 1
+        if checked == 6:
+            break
+    assert checked == 6
+
+
+def test_mbr_prefers_the_consensus_string():
+    from wo.gyro.realize import mbr_rerank
+
+    finals = [("x y z w".split(), -1.0), ("a b c d".split(), -1.1), ("a b c e".split(), -1.15),
+              ("a b d c".split(), -1.2)]
+    out = mbr_rerank(finals, scale=1.0)
+    assert out[0][0] == "a b c d".split()             # shares most n-gram mass with the others
+    assert sorted(" ".join(t) for t, _ in out) == sorted(" ".join(t) for t, _ in finals)
+    assert mbr_rerank(finals, scale=50.0)[0][0] == "x y z w".split()    # sharp posterior: the MAP string

@@ -33,6 +33,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 LEVELS = ("phrases", "bigram", "unigram", "weighted")
+PAPER_LEVELS = ("phrases", "bigram", "unigram")       # section 3.2's fallbacks
 ENGINES = ("chart", "fst")
 
 
@@ -178,7 +179,7 @@ class GyroRealizer:
 
     def __init__(self, index, lm, rescore_lm=None, r: int = 3, beta: float = 4.0, nbest: int = 1,
                  min_n: int = 3, max_n: int = 5, max_states: int = 2_000_000, min_count: int = 1,
-                 levels: Sequence[str] = LEVELS, row_states: int = 20_000, engine: str = "chart",
+                 levels: Sequence[str] = PAPER_LEVELS, row_states: int = 20_000, engine: str = "chart",
                  row_cap: int = 2000, keep: int = 1000, future: bool = True, mbr: bool = False,
                  mbr_scale: float = 1.0, rule_penalty: float = 0.5):
         if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n or row_cap < 1 or keep < 1:
@@ -291,15 +292,24 @@ class GyroRealizer:
         out += [[i + 1] for i in (range(len(wid)) if lo <= 1 else unseen)]
         return out
 
-    def language(self, bag: Sequence[str], phrases: Sequence[Sequence[str]]) -> List[str]:
+    def language(self, bag: Sequence[str], phrases: Sequence[Sequence[str]],
+                 engine: Optional[str] = None) -> List[str]:
         """Every string the generation grammar of section 2.1 derives from ``bag`` with the
         phrase rules ``phrases`` (lists of words), unpruned (the paper's Figure 1; exponential:
-        small bags only).  Returns the strings sorted."""
+        small bags only), by ``engine`` (default: this realizer's).  Returns the strings sorted."""
         bag = list(bag)
         words = sorted(set(bag))
         wid = {w: i for i, w in enumerate(words)}
+        mult = [bag.count(w) for w in words]
         labels = [[wid[w] + 1 for w in ph] for ph in phrases if all(w in wid for w in ph)]
-        top, _, _ = self._parse(len(bag), [bag.count(w) for w in words], labels, None)
+        if (engine or self.engine) == "chart":
+            from .._fast._gyro import GyroChart
+
+            chart = GyroChart(self.lm.core, np.ascontiguousarray(self.lm.word_ids(words), dtype=np.int32),
+                              np.asarray(mult, dtype=np.int32))
+            status, toks, _ = chart.parse(*_flat(labels), prune=False, keep=1 << 24, max_strings=self.max_states)
+            return sorted(" ".join(words[i] for i in row) for row in toks) if status == 0 else []
+        top, _, _ = self._parse(len(bag), mult, labels, None)
         return sorted(" ".join(words[lab - 1] for lab in p) for p, _ in _strings(top)) if top is not None else []
 
     def _parse(self, N, mult, phrase_labels, G):
