@@ -10,7 +10,7 @@ from tests.conftest import EWT, ROOT
 
 SHIPPED_LM = ROOT / "corpora" / "models" / "wo-en-4gram.wolm"
 from wo.gyro import PhraseIndex, build_arrays, write_index
-from wo.gyro.realize import GyroRealizer
+from wo.gyro.realize import PAPER_LEVELS, GyroRealizer
 from wo.lm.model import LanguageModel
 
 
@@ -59,7 +59,7 @@ def test_unpruned_best_path_is_the_best_string_of_the_language(setup):
 @pytest.mark.parametrize("engine", ["chart", "fst"])
 def test_outputs_are_permutations_scored_by_the_lm(setup, engine):
     idx, lm, sents, _ = setup
-    g = GyroRealizer(idx, lm, r=3, beta=2.0, nbest=2, engine=engine)
+    g = GyroRealizer(idx, lm, r=3, beta=2.0, nbest=2, engine=engine, levels=PAPER_LEVELS)
     levels = set()
     for s in [x for x in sents if 3 <= len(x) <= 12][:25]:
         res = g.realize(list(reversed(s)))
@@ -77,7 +77,7 @@ def test_cli_realize(setup, tmp_path):
     src.write_bytes("cat the on sat mat the .\n".encode() + b"bad \xff\xfe utf8\n" + b"barked dog The loudly .\n")
     out = tmp_path / "out.jsonl"
     rc = main(["gyro", "realize", "--index", str(d / "dev.woidx"), "--lm", str(SHIPPED_LM), "--input", str(src),
-               "--output", str(out), "--format", "jsonl", "--quiet", "--nbest", "2"])
+               "--output", str(out), "--format", "jsonl", "--quiet", "--nbest", "2", "--levels", "phrases,bigram,unigram"])
     recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert rc == 1 and len(recs) == 3                        # the bad line is reported, not lost
     assert recs[1]["status"] == "error"

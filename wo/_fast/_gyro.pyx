@@ -301,14 +301,6 @@ cdef int _cmp_kh(const void* a, const void* b) noexcept nogil:
     return 0
 
 
-cdef int _cmp_opt(const void* a, const void* b) noexcept nogil:
-    cdef const GHyp* x = <const GHyp*>a
-    cdef const GHyp* y = <const GHyp*>b
-    if x.opt != y.opt:
-        return -1 if x.opt > y.opt else 1
-    return 0
-
-
 cdef class GyroChart:
     """Algorithm 3 of de Gispert, Tomalin & Byrne (2014, section 2.4: pruned parsing and
     generation) for one bag, with explicit LM-scored cell contents in C pools.
@@ -349,6 +341,12 @@ cdef class GyroChart:
     cdef int ncand, capcand
     cdef int* row0                  # cells of row x: row0[x] .. row0[x+1]
     cdef readonly long peak_cands, strings, cells_built
+
+    @property
+    def pool_bytes(self):
+        """Bytes held by the chart's pools (they only grow: the peak of every parse so far)."""
+        return (self.caphyp * sizeof(GHyp) + self.capcell * sizeof(GCell) + self.capkey * sizeof(uint64_t)
+                + self.captok * sizeof(int32_t) + self.capcand * sizeof(GCand))
 
     def __cinit__(self):
         self.lmid = self.mult = NULL

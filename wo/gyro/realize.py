@@ -34,6 +34,7 @@ import numpy as np
 
 LEVELS = ("phrases", "bigram", "unigram", "weighted")
 PAPER_LEVELS = ("phrases", "bigram", "unigram")       # section 3.2's fallbacks
+DEFAULT_LEVELS = ("unigram",)      # best on EWT dev with text-en (bench/results/gyro/README.md)
 ENGINES = ("chart", "fst")
 
 
@@ -46,7 +47,7 @@ class GyroResult:
     """One realisation: text (words joined by spaces), log10_prob (the LM's, with ``<s>`` and
     ``</s>``), level (phrases | bigram | unigram: the grammar that parsed), nbest (list of
     (text, log10 prob), best first), cells (cells built), states (acceptor states built, the
-    memory proxy), seconds (wall clock), status (ok | limit: the last level ran out of
+    memory proxy), seconds (wall clock), pool_mb (chart engine: peak MB of its pools), status (ok | limit: the last level ran out of
     states and the greedy LM order is returned | error), message."""
 
     text: str
@@ -58,6 +59,7 @@ class GyroResult:
     seconds: float = 0.0
     status: str = "ok"
     message: str = ""
+    pool_mb: float = 0.0
 
 
 def _weight(fst, cost: float):
@@ -166,7 +168,7 @@ def mbr_rerank(finals: Sequence[Tuple[List[str], float]], scale: float = 1.0, or
 class GyroRealizer:
     """GYRO over a phrase index and an n-gram LM (de Gispert et al. 2014, Algorithm 3).
 
-    index: :class:`wo.gyro.index.PhraseIndex`; lm: :class:`wo.lm.model.LanguageModel` (used
+    index: :class:`wo.gyro.index.PhraseIndex` (None when levels is ("unigram",)); lm: :class:`wo.lm.model.LanguageModel` (used
     while parsing); rescore_lm: a higher-order LM for the final lattice (Table 2, "+5g"), or
     None; r: first pruned row; beta: pruning weight in log10 units; nbest: realisations
     returned; min_n / max_n: phrase lengths of the first grammar (bigram and unigram rules
@@ -179,7 +181,7 @@ class GyroRealizer:
 
     def __init__(self, index, lm, rescore_lm=None, r: int = 3, beta: float = 4.0, nbest: int = 1,
                  min_n: int = 3, max_n: int = 5, max_states: int = 2_000_000, min_count: int = 1,
-                 levels: Sequence[str] = PAPER_LEVELS, row_states: int = 20_000, engine: str = "chart",
+                 levels: Sequence[str] = DEFAULT_LEVELS, row_states: int = 20_000, engine: str = "chart",
                  row_cap: int = 2000, keep: int = 1000, future: bool = True, mbr: bool = False,
                  mbr_scale: float = 1.0, rule_penalty: float = 0.5):
         if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n or row_cap < 1 or keep < 1:
@@ -190,11 +192,14 @@ class GyroRealizer:
             raise ValueError(f"engine: one of {ENGINES}")
         self.engine, self.row_cap, self.keep, self.future = engine, row_cap, keep, future
         self.mbr, self.mbr_scale, self.rule_penalty = mbr, mbr_scale, rule_penalty
+        self._pool_mb = 0.0
         if "weighted" in levels and engine != "chart":
             raise ValueError("the weighted grammar needs the chart engine")
         self.index, self.lm, self.rescore_lm = index, lm, rescore_lm
         self.r, self.beta, self.nbest = r, beta, nbest
-        self.min_n, self.max_n = min_n, min(max_n, index.max_n)
+        if index is None and any(lv != "unigram" for lv in levels):
+            raise ValueError("a phrase index (--index) is needed unless the levels are 'unigram' alone")
+        self.min_n, self.max_n = min_n, min(max_n, index.max_n) if index is not None else max_n
         self.max_states, self.min_count, self.levels = max_states, min_count, tuple(levels)
         self.row_states = row_states
 
@@ -210,7 +215,8 @@ class GyroRealizer:
         if self.levels[-1] == "unigram" and self.r < 2:
             raise ValueError("r must be >= 2 with unigram rules (row 1 keeps every word)")
         wid = {w: i for i, w in enumerate(words)}
-        unseen = [i for i, w in enumerate(words) if not self.index.knows(w)]
+        unseen = [i for i, w in enumerate(words) if self.index is None or not self.index.knows(w)]
+        self._pool_mb = 0.0
         if self.engine == "chart":
             finals, level, total_cells, total_states = self._run_chart(bag, words, mult, wid, unseen)
         else:
@@ -228,7 +234,8 @@ class GyroRealizer:
             finals = mbr_rerank(finals, self.mbr_scale)
         nb = [(" ".join(t), self.lm.score(t)) for t, _ in finals[:self.nbest]]
         text, lp = nb[0]
-        return GyroResult(text, lp, level, nb, total_cells, total_states, time.perf_counter() - t0)
+        return GyroResult(text, lp, level, nb, total_cells, total_states, time.perf_counter() - t0,
+                          pool_mb=round(self._pool_mb, 3))
 
     def _run_chart(self, bag, words, mult, wid, unseen):
         """Algorithm 3 in C pools (``wo._fast._gyro.GyroChart``), level by level.  Returns
@@ -251,6 +258,7 @@ class GyroRealizer:
                                                penalty=self.rule_penalty if lv == "weighted" else 0.0)
             cells += chart.cells_built
             strings += chart.strings
+            self._pool_mb = chart.pool_bytes / 2 ** 20
             if status == 0:
                 return [([words[i] for i in row], float(sc)) for row, sc in zip(toks, scores)], lv, cells, strings
         return [], "", cells, strings
@@ -410,7 +418,8 @@ def _load(index_path: str, lm_path: str, rescore_path: Optional[str], opts: tupl
     key = (index_path, lm_path, rescore_path, opts)
     if key not in _CACHE:
         _CACHE.clear()
-        _CACHE[key] = GyroRealizer(PhraseIndex.load(index_path, verify=False), LanguageModel.load(lm_path, verify=False),
+        _CACHE[key] = GyroRealizer(PhraseIndex.load(index_path, verify=False) if index_path else None,
+                                   LanguageModel.load(lm_path, verify=False),
                                    LanguageModel.load(rescore_path, verify=False) if rescore_path else None,
                                    **dict(opts))
     return _CACHE[key]
