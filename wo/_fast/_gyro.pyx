@@ -243,6 +243,7 @@ cdef class TrieIndex:
 
 cdef enum:
     KW_MAX = 16                  # 64-bit words per multiset key (bags of up to ~500 tokens)
+    JC_BITS = 16                 # boundary cache: 2^16 direct-mapped slots (1 MB)
 
 cdef struct GHyp:
     int64_t tok                  # offset of its tokens (distinct-word indices) in the pool
@@ -252,6 +253,13 @@ cdef struct GHyp:
     int32_t cell
     LMState tail                 # LM state after the fragment
     float head[LM_MAX_ORDER - 1] # in-fragment log10 p of the first N-1 words
+    uint64_t tkey                # hash of the tail state's words (boundary cache)
+    uint64_t hkey                # hash of the first N-1 tokens (boundary cache)
+    float bos, eos               # sentence corrections as a first / last part (NaN: not yet)
+
+cdef struct GJoin:
+    uint64_t key                 # mix of B's tkey and C's hkey, 0 = empty
+    float delta
 
 cdef struct GCell:
     int64_t key                  # offset of its W key words in the key pool
@@ -340,6 +348,7 @@ cdef class GyroChart:
     cdef GCand* cand
     cdef int ncand, capcand
     cdef int* row0                  # cells of row x: row0[x] .. row0[x+1]
+    cdef GJoin* jc                  # boundary cache: (B's tail words, C's first words) -> delta
     cdef readonly long peak_cands, strings, cells_built
 
     @property
@@ -359,11 +368,12 @@ cdef class GyroChart:
         self.toks = NULL
         self.cand = NULL
         self.row0 = NULL
+        self.jc = NULL
 
     def __dealloc__(self):
         free(self.lmid); free(self.mult); free(self.est); free(self.fword); free(self.fshift)
         free(self.pw); free(self.hyps); free(self.cells); free(self.keys); free(self.toks)
-        free(self.cand); free(self.row0)
+        free(self.cand); free(self.row0); free(self.jc)
 
     def __init__(self, NgramModel lm, const int32_t[::1] lmid, const int32_t[::1] mult):
         cdef int D = lmid.shape[0], d, width, bits = 0, w = 0, N = 0
@@ -409,7 +419,8 @@ cdef class GyroChart:
         self.N = N
         self.pw = <uint64_t*>malloc((N + 1) * sizeof(uint64_t))
         self.row0 = <int*>malloc((N + 2) * sizeof(int))
-        if not (self.pw and self.row0):
+        self.jc = <GJoin*>malloc((1 << JC_BITS) * sizeof(GJoin))
+        if not (self.pw and self.row0 and self.jc):
             raise MemoryError()
         self.pw[0] = 1
         for d in range(1, N + 1):
@@ -504,6 +515,30 @@ cdef class GyroChart:
                 head[k] = B.head[k]
         return delta
 
+    cdef inline float _delta(self, int hb, int lb, int hc, int lc) noexcept nogil:
+        """_join's score change through the boundary cache (same value: the change depends only
+        on B's tail words and C's first N-1 words)."""
+        cdef uint64_t key = lm_mix(self.hyps[hb].tkey ^ lm_mix(self.hyps[hc].hkey + <uint64_t>0x632BE59BD9B4E019)) | 1
+        cdef GJoin* e = &self.jc[key & ((1 << JC_BITS) - 1)]
+        if e.key == key:
+            return e.delta
+        e.key = key
+        e.delta = self._join(&self.hyps[hb], lb, &self.hyps[hc], lc, NULL, NULL)
+        return e.delta
+
+    cdef void _keys(self, GHyp* H, int x) noexcept nogil:
+        """Set the boundary-cache keys of a materialised hyp and clear its sentence terms."""
+        cdef int k, m = x if x < self.order - 1 else self.order - 1
+        cdef uint64_t t = lm_mix(<uint64_t>H.tail.len + 0x51)
+        for k in range(H.tail.len):
+            t = lm_mix(t ^ (<uint64_t>H.tail.words[k] + <uint64_t>0x9E3779B97F4A7C15))
+        H.tkey = t
+        t = lm_mix(<uint64_t>m + 0x77)
+        for k in range(m):
+            t = lm_mix(t ^ (<uint64_t>self.toks[H.tok + k] + <uint64_t>0x9E3779B97F4A7C15))
+        H.hkey = t
+        H.bos = H.eos = <float>1e30
+
     cdef float _sentence(self, const int32_t* t, int n, const float* head, const LMState* tail) noexcept nogil:
         """The change from a fragment score to the sentence score: its first N-1 words after
         <s> instead of the empty context, and </s> after its state."""
@@ -553,7 +588,7 @@ cdef class GyroChart:
             for hc in range(C.first, C.first + C.n):
                 if pruned and sb + self.hyps[hc].score + gain + fut < thr[0]:
                     break
-                s = sb + self.hyps[hc].score + self._join(&self.hyps[hb], lb, &self.hyps[hc], lc, NULL, NULL)
+                s = sb + self.hyps[hc].score + self._delta(hb, lb, hc, lc)
                 e = s + fut
                 if pruned and e < thr[0]:
                     continue
@@ -579,13 +614,31 @@ cdef class GyroChart:
         cdef LMState tail
         cdef float head[LM_MAX_ORDER - 1]
         cdef int32_t t[LM_MAX_ORDER - 1]
-        m = self.N if self.N < self.order - 1 else self.order - 1
+        cdef LMState a, b2
+        cdef GHyp* hy
+        cdef int o1 = self.order - 1
+        m = self.N if self.N < o1 else o1
         for hb in range(B.first, B.first + B.n):
             for hc in range(C.first, C.first + C.n):
-                s = self.hyps[hb].score + self.hyps[hc].score + self._join(&self.hyps[hb], lb, &self.hyps[hc], lc, &tail, head)
-                for k in range(m):
-                    t[k] = self.toks[self.hyps[hb].tok + k] if k < lb else self.toks[self.hyps[hc].tok + k - lb]
-                e = s + self._sentence(t, m, head, &tail)
+                if lb >= o1 and lc >= o1:
+                    # <s> touches only B's words and </s> only C's state: per-hyp terms, kept
+                    hy = &self.hyps[hb]
+                    if hy.bos > 1e29:
+                        hy.bos = 0.0
+                        self.lm.begin(&a)
+                        for k in range(o1):
+                            hy.bos += self.lm.score(&a, self.lmid[self.toks[hy.tok + k]], &b2) - hy.head[k]
+                            a = b2
+                    hy = &self.hyps[hc]
+                    if hy.eos > 1e29:
+                        hy.eos = self.lm.score(&hy.tail, self.lm.eos, &b2)
+                    s = self.hyps[hb].score + self.hyps[hc].score + self._delta(hb, lb, hc, lc)
+                    e = s + self.hyps[hb].bos + self.hyps[hc].eos
+                else:
+                    s = self.hyps[hb].score + self.hyps[hc].score + self._join(&self.hyps[hb], lb, &self.hyps[hc], lc, &tail, head)
+                    for k in range(m):
+                        t[k] = self.toks[self.hyps[hb].tok + k] if k < lb else self.toks[self.hyps[hc].tok + k - lb]
+                    e = s + self._sentence(t, m, head, &tail)
                 if e < thr[0]:
                     continue
                 if self._push_cand(hb, hc, s, e, self.hyps[hb].h * self.pw[lc] + self.hyps[hc].h, 0) < 0:
@@ -673,6 +726,7 @@ cdef class GyroChart:
                     memcpy(&self.toks[self.ntok], &self.toks[hB.tok], lb * sizeof(int32_t))
                     memcpy(&self.toks[self.ntok + lb], &self.toks[hC.tok], (x - lb) * sizeof(int32_t))
                     self._join(hB, lb, hC, x - lb, &H.tail, H.head)
+                self._keys(H, x)
                 bound = 0.0
                 for k in range(x if x < self.order - 1 else self.order - 1):
                     bound += self.est[self.toks[self.ntok + k]] - H.head[k]
@@ -740,6 +794,8 @@ cdef class GyroChart:
                 raise MemoryError()
         for w in range(W):
             khfull += self.full[w] * self.R[w]
+        for k in range(1 << JC_BITS):
+            self.jc[k].key = 0
         with nogil:
             for k in range(self.D):
                 total += self.mult[k] * self.est[k]

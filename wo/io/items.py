@@ -8,7 +8,8 @@ Formats (``--input-format``):
 * ``conllu``: CoNLL-U (UD).  ``_`` in XPOS or HEAD means unknown.  Multiword-token ranges and
   empty nodes are skipped (syntactic words only).
 * ``bag``: one sentence per line, space-separated tokens; a token ``word/TAG`` carries a POS tag
-  when TAG looks like a tag (``[A-Z$][A-Z0-9$.,:;()'`#|-]*`` or a punctuation tag).
+  when TAG looks like a tag (``[A-Z$][A-Z0-9$.,:;()'`#|-]*`` or a punctuation tag) and word is
+  no URL (``://``).
 * ``zgen``: ZGen's 4-column format, one token per line: form, POS, head (0-based, -1 = none),
   label; blank line between sentences.  A form ``__a_b__`` is a base-NP unit: its words keep
   their internal order and move as one token; it is expanded on output.
@@ -95,7 +96,7 @@ def _bag_item(start: int, lines, index: int) -> List[Item]:
         forms, pos = [], []
         for tok in txt.split():
             w, sep, t = tok.rpartition("/")
-            if sep and w and _TAG.match(t):
+            if sep and w and "://" not in w and _TAG.match(t):       # a URL's last segment is no tag
                 forms.append(w); pos.append(t)
             else:
                 forms.append(tok); pos.append(None)
