@@ -277,36 +277,33 @@ cdef struct GCand:
     uint64_t kh
 
 
+cdef inline int _asc(uint64_t a, uint64_t b) noexcept nogil:
+    return 0 if a == b else (-1 if a < b else 1)
+
+
+cdef inline int _desc(float a, float b) noexcept nogil:
+    return 0 if a == b else (-1 if a > b else 1)
+
+
 cdef int _cmp_h(const void* a, const void* b) noexcept nogil:
+    """String hash, then best first (the first of a run of equal strings is kept)."""
     cdef const GCand* x = <const GCand*>a
     cdef const GCand* y = <const GCand*>b
-    if x.h != y.h:
-        return -1 if x.h < y.h else 1
-    if x.est != y.est:
-        return -1 if x.est > y.est else 1
-    return 0
+    return _asc(x.h, y.h) or _desc(x.est, y.est)
 
 
 cdef int _cmp_est(const void* a, const void* b) noexcept nogil:
+    """Best first (ties by string hash, so the order is deterministic)."""
     cdef const GCand* x = <const GCand*>a
     cdef const GCand* y = <const GCand*>b
-    if x.est != y.est:
-        return -1 if x.est > y.est else 1
-    if x.h != y.h:
-        return -1 if x.h < y.h else 1
-    return 0
+    return _desc(x.est, y.est) or _asc(x.h, y.h)
 
 
 cdef int _cmp_kh(const void* a, const void* b) noexcept nogil:
+    """Cell (key hash), then best fragment first."""
     cdef const GCand* x = <const GCand*>a
     cdef const GCand* y = <const GCand*>b
-    if x.kh != y.kh:
-        return -1 if x.kh < y.kh else 1
-    if x.score != y.score:
-        return -1 if x.score > y.score else 1
-    if x.h != y.h:
-        return -1 if x.h < y.h else 1
-    return 0
+    return _asc(x.kh, y.kh) or _desc(x.score, y.score) or _asc(x.h, y.h)
 
 
 cdef class GyroChart:
