@@ -29,6 +29,8 @@ demo: install
 		| $(BIN)/wo idl realize --lm corpora/models/wo-en-4gram.wolm --format jsonl
 	$(BIN)/wo ccg linearize --input corpora/ccg-en/test.auto.xz --output $(OUT)/ewt-ccg-test.txt --jobs 2
 	head -3 $(OUT)/ewt-ccg-test.txt
+	$(BIN)/wo gyro realize --lm corpora/models/wo-en-4gram.wolm --input $(TEST) --output $(OUT)/ewt-test.gyro.txt --jobs 2
+	$(BIN)/wo evaluate --hyp $(OUT)/ewt-test.gyro.txt --ref $(TEST)
 
 test: install
 	$(BIN)/python -m pytest -q tests

@@ -87,7 +87,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", required=True, choices=["dev-sub", "test-sub", "test", "wsj20"])
     ap.add_argument("--n", type=int, default=300, help="dev-sub: sample size (0 = all)")
-    ap.add_argument("--index", default=DEFAULT_INDEX)
+    ap.add_argument("--index", default=None, help="phrase index (needed by the phrase levels), e.g. " +
+                    os.path.relpath(DEFAULT_INDEX, ROOT))
     ap.add_argument("--lm", default=DEFAULT_LM)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--tag", required=True)
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
     with open(bags, "w", encoding="utf-8") as fh:
         for i, r in enumerate(refs):
             fh.write(" ".join(r[j] for j in permutation(len(r), a.seed + 1000, i)) + "\n")
-    cmd = [os.path.join(ROOT, ".venv", "bin", "wo"), "gyro", "realize", "--index", a.index, "--lm", a.lm,
+    cmd = [os.path.join(ROOT, ".venv", "bin", "wo"), "gyro", "realize", *(["--index", a.index] if a.index else []), "--lm", a.lm,
            "--input", bags, "--input-format", "bag", "--output", stem + ".jsonl", "--format", "jsonl",
            "--jobs", str(a.jobs), "--quiet", *extra]
     t0 = time.perf_counter()
