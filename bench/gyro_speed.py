@@ -7,9 +7,9 @@ time, in this order: every configuration on a bag before the next bag (so the en
 the machine's state).  Configurations:
 
 * ``chart``: the default of ``wo gyro realize`` (unigram rules, r 3, beta 4);
-* ``chart-paper``: the paper's grammar (phrases, bigram, unigram fallbacks), r 3, beta 4;
-* ``fst-paper``: the same grammar with pynini/OpenFst acceptors, r 3, beta 2 (its dev setting),
-  bags of at most ``--fst-max`` tokens.
+* ``chart-paper``: the paper's grammar (phrases, bigram, unigram fallbacks), r 3, beta 2;
+* ``fst-paper``: the same grammar and settings with pynini/OpenFst acceptors, bags of at most
+  ``--fst-max`` tokens.
 
 Memory: the chart's pools (exact bytes they hold; the peak of the bag) and, for every
 configuration, the process peak RSS.  Writes bench/results/gyro/speed.json and speed.png.
@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     idx = PhraseIndex.load(a.index, verify=False)
     configs = {
         "chart": GyroRealizer(None, lm),
-        "chart-paper": GyroRealizer(idx, lm, levels=PAPER_LEVELS),
+        "chart-paper": GyroRealizer(idx, lm, levels=PAPER_LEVELS, beta=2.0),
         "fst-paper": GyroRealizer(idx, lm, levels=PAPER_LEVELS, engine="fst", beta=2.0),
     }
     pieces = [p for s in read_conllu(os.path.join(ROOT, "corpora", "ud-en-ewt", "en_ewt-ud-dev.conllu.xz"))
