@@ -139,3 +139,30 @@ def test_mbr_prefers_the_consensus_string():
     assert out[0][0] == "a b c d".split()             # shares most n-gram mass with the others
     assert sorted(" ".join(t) for t, _ in out) == sorted(" ".join(t) for t, _ in finals)
     assert mbr_rerank(finals, scale=50.0)[0][0] == "x y z w".split()    # sharp posterior: the MAP string
+
+
+def test_cli_jobs_give_the_same_bytes(setup, tmp_path):
+    """--jobs 1 and --jobs 2 write identical output (CoNLL-U input, shuffled per sentence)."""
+    from wo.cli import main
+
+    src = EWT / "en_ewt-ud-dev.conllu.xz"
+    sub = tmp_path / "dev20.conllu"
+    from wo.io.text import open_text
+
+    blocks, cur = [], []
+    with open_text(str(src)) as fh:
+        for ln in fh:
+            cur.append(ln)
+            if not ln.strip():
+                blocks.append("".join(cur))
+                cur = []
+                if len(blocks) == 20:
+                    break
+    sub.write_text("".join(blocks), encoding="utf-8")
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}.txt"
+        assert main(["gyro", "realize", "--lm", str(SHIPPED_LM), "--input", str(sub), "--output", str(out),
+                     "--jobs", jobs, "--quiet", "--beta", "2"]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and len(outs[0].splitlines()) == 20
