@@ -354,19 +354,6 @@ cdef class GyroChart:
         return (self.caphyp * sizeof(GHyp) + self.capcell * sizeof(GCell) + self.capkey * sizeof(uint64_t)
                 + self.captok * sizeof(int32_t) + self.capcand * sizeof(GCand))
 
-    def __cinit__(self):
-        self.lmid = self.mult = NULL
-        self.est = NULL
-        self.fword = self.fshift = NULL
-        self.pw = NULL
-        self.hyps = NULL
-        self.cells = NULL
-        self.keys = NULL
-        self.toks = NULL
-        self.cand = NULL
-        self.row0 = NULL
-        self.jc = NULL
-
     def __dealloc__(self):
         free(self.lmid); free(self.mult); free(self.est); free(self.fword); free(self.fshift)
         free(self.pw); free(self.hyps); free(self.cells); free(self.keys); free(self.toks)
