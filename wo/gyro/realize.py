@@ -168,15 +168,22 @@ def mbr_rerank(finals: Sequence[Tuple[List[str], float]], scale: float = 1.0, or
 class GyroRealizer:
     """GYRO over a phrase index and an n-gram LM (de Gispert et al. 2014, Algorithm 3).
 
-    index: :class:`wo.gyro.index.PhraseIndex` (None when levels is ("unigram",)); lm: :class:`wo.lm.model.LanguageModel` (used
-    while parsing); rescore_lm: a higher-order LM for the final lattice (Table 2, "+5g"), or
-    None; r: first pruned row; beta: pruning weight in log10 units; nbest: realisations
-    returned; min_n / max_n: phrase lengths of the first grammar (bigram and unigram rules
-    are the fallbacks); max_states: bound on the acceptor states of one bag (memory; past it
-    the level fails and the next fallback runs, the last one returns the greedy LM order);
-    row_states: at most this many states survive a row's pruning (OpenFst prune's nstate; a
-    memory bound beside beta).
-    Raises ValueError for bad parameters.
+    index: :class:`wo.gyro.index.PhraseIndex` (None when levels is ("unigram",)); lm:
+    :class:`wo.lm.model.LanguageModel` (used while parsing); rescore_lm: a higher-order LM for
+    the final lattice (Table 2, "+5g"), or None; r: first pruned row; beta: pruning weight in
+    log10 units; nbest: realisations returned; min_n / max_n: phrase lengths of the first
+    grammar; levels: the grammars tried in turn (``PAPER_LEVELS`` = phrases, bigram, unigram:
+    section 3.2's fallbacks; "unigram" alone: permutation under the LM, the default chosen on
+    EWT dev; "weighted": every phrase and word a rule costing rule_penalty log10 each);
+    max_states: memory bound per bag (chart: strings of the unpruned rows; fst: acceptor
+    states; past it the level fails and the next runs, the last returns the greedy LM order);
+    engine: "chart" (``wo._fast._gyro.GyroChart``, explicit LM-scored cells in C pools) or
+    "fst" (pynini/OpenFst acceptors); row_cap (chart): strings kept per pruned row; keep
+    (chart): distinct sentences kept as the output lattice; future (chart): prune rows by
+    score plus an estimate of the words left out; row_states (fst): states kept by a row's
+    pruning; mbr / mbr_scale: minimum Bayes risk reranking of the output lattice
+    (:func:`mbr_rerank`, posterior scale).
+    Raises ValueError for bad parameters (and for phrase levels without an index).
     """
 
     def __init__(self, index, lm, rescore_lm=None, r: int = 3, beta: float = 4.0, nbest: int = 1,
