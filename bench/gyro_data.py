@@ -21,10 +21,7 @@ import glob
 import json
 import lzma
 import os
-import re
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -36,14 +33,14 @@ WO = os.path.join(ROOT, ".venv", "bin", "wo")
 
 
 def timed(cmd):
-    """Run cmd under /usr/bin/time -v; returns (wall seconds, peak RSS MB)."""
-    t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
+    """Run cmd timed (``gyro_index.run_timed``); returns (wall seconds, peak RSS MB), exits on failure."""
+    from gyro_index import run_timed
+
+    p, wall, rss = run_timed(cmd)
     if p.returncode != 0:
         sys.stderr.write(p.stderr[-3000:])
         raise SystemExit(1)
-    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024
-    return round(time.perf_counter() - t0, 1), round(rss)
+    return round(wall, 1), round(rss)
 
 
 def main(argv=None) -> int:

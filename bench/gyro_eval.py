@@ -25,10 +25,7 @@ import argparse
 import json
 import os
 import random
-import resource
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -40,9 +37,7 @@ DEFAULT_INDEX = os.path.join(OUT, "text-en+ewt.woidx")
 DEFAULT_LM = os.path.join(ROOT, "corpora", "models", "wo-en-4gram.wolm")
 
 
-def subsentences(toks, k=20):
-    """Split a token list into consecutive pieces of at most k tokens (the paper's split)."""
-    return [toks[i:i + k] for i in range(0, len(toks), k)]
+from gyro_index import run_timed, subsentences  # noqa: E402  (bench/ is on sys.path)
 
 
 def load_set(name: str, n: int):
@@ -71,11 +66,11 @@ def load_set(name: str, n: int):
 
 
 def bleu(hyps, refs):
-    import sacrebleu
+    """(BLEU rounded to 2 places, sacrebleu signature) of token lists, as ``wo evaluate`` scores."""
+    from wo.eval import score
 
-    m = sacrebleu.BLEU(tokenize="none")
-    b = m.corpus_score([" ".join(h) for h in hyps], [[" ".join(r) for r in refs]])
-    return round(b.score, 2), str(m.get_signature())
+    sc = score([" ".join(h) for h in hyps], [" ".join(r) for r in refs])
+    return round(sc.bleu, 2), sc.signature
 
 
 def main(argv=None) -> int:
@@ -106,13 +101,10 @@ def main(argv=None) -> int:
     cmd = [os.path.join(ROOT, ".venv", "bin", "wo"), "gyro", "realize", *(["--index", a.index] if a.index else []), "--lm", a.lm,
            "--input", bags, "--input-format", "bag", "--output", stem + ".jsonl", "--format", "jsonl",
            "--jobs", str(a.jobs), "--quiet", *extra]
-    t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    p, wall, rss = run_timed(cmd)
     if p.returncode != 0:
         sys.stderr.write(p.stderr[-3000:])
         return 1
-    rss = [int(ln.split(":")[1]) for ln in p.stderr.splitlines() if "Maximum resident set size" in ln]
     recs = [json.loads(ln) for ln in open(stem + ".jsonl", encoding="utf-8")]
     hyps = [r["text"].split() for r in recs]
     assert len(hyps) == len(refs)
@@ -138,8 +130,8 @@ def main(argv=None) -> int:
         "status": status,
         "mean_seconds_per_bag": round(sum(r["seconds"] for r in recs) / len(recs), 4),
         "max_seconds_per_bag": round(max(r["seconds"] for r in recs), 3),
-        "wall_seconds": round(wall, 1), "jobs": a.jobs,
-        "peak_rss_mb": round(max(rss) / 1024, 1) if rss else None,
+        "wall_seconds": round(wall, 1), "sentences_per_second": round(len(refs) / wall, 2), "jobs": a.jobs,
+        "peak_rss_mb": round(rss, 1) if rss else None,
         "seconds_by_length": {k: {"bags": v[0], "mean": round(v[1] / v[0], 4), "max": round(v[2], 3)}
                               for k, v in sorted(by_len.items())},
     }

@@ -34,6 +34,16 @@ def subsentences(toks, k=20):
     return [toks[i:i + k] for i in range(0, len(toks), k)]
 
 
+def run_timed(cmd):
+    """Run cmd under /usr/bin/time -v.  Returns (CompletedProcess, wall seconds, peak RSS MB or
+    None when the run failed); the GYRO bench scripts time every subprocess so."""
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    return p, wall, (int(m.group(1)) / 1024 if m else None)
+
+
 def main(argv=None) -> int:
     from wo.io import read_conllu
 
@@ -52,16 +62,13 @@ def main(argv=None) -> int:
             for s in read_conllu(os.path.join(EWT, "en_ewt-ud-train.conllu.xz")):
                 fh.write(" ".join(s.forms) + "\n")
         texts = sorted(glob.glob(os.path.join(TEXT_EN, "*.txt")) + glob.glob(os.path.join(TEXT_EN, "*.txt.xz")))
-        cmd = ["/usr/bin/time", "-v", os.path.join(ROOT, ".venv", "bin", "wo"), "gyro", "index", "--text",
+        cmd = [os.path.join(ROOT, ".venv", "bin", "wo"), "gyro", "index", "--text",
                *texts, ewt_txt, "--out", idx_path, "--max-n", str(a.max_n), "--jobs", str(a.jobs)]
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
+        p, wall, rss = run_timed(cmd)
         if p.returncode != 0:
             print(p.stderr, file=sys.stderr)
             return 1
-        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024
-        rec["build"] = {"command": " ".join(cmd[2:]), "wall_seconds": round(wall, 1), "peak_rss_mb": round(rss),
+        rec["build"] = {"command": " ".join(cmd), "wall_seconds": round(wall, 1), "peak_rss_mb": round(rss),
                         "bytes": os.path.getsize(idx_path), "sources": [os.path.basename(t) for t in texts] +
                         ["EWT train forms"], "log": p.stderr.split("\tCommand being timed")[0].strip()}
         print(json.dumps(rec["build"]))

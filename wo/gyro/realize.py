@@ -234,8 +234,10 @@ class GyroRealizer:
             return GyroResult(" ".join(toks), self.lm.score(toks), "greedy", [], total_cells, total_states,
                               time.perf_counter() - t0, "limit", "state bound reached at every level")
         if self.rescore_lm is not None and self.engine == "chart":
-            # the rescoring LM replaces the parsing LM's part of each score (rule penalties stay)
-            finals = sorted(((t, sc - self.lm.score(t) + self.rescore_lm.score(t)) for t, sc in finals),
+            # the rescoring LM replaces the parsing LM's part of each score; only the weighted
+            # grammar's scores hold more (its rule penalties, which stay)
+            pen = (lambda t, sc: sc - self.lm.score(t)) if level == "weighted" else (lambda t, sc: 0.0)
+            finals = sorted(((t, pen(t, sc) + self.rescore_lm.score(t)) for t, sc in finals),
                             key=lambda x: -x[1])
         if self.mbr and len(finals) > 1:
             finals = mbr_rerank(finals, self.mbr_scale)
