@@ -24,10 +24,20 @@ cdef struct CCGState:
     int32_t urule          # unary rule index (-1: none)
     int32_t gid            # gold derivation node the edge equals (-1: not gold)
 
+cdef struct SMTState:
+    # synthesis grammar of syntactic SMT (Zhang et al. 2014, section 2.2): an edge is a target
+    # dependency tree over translation options; the head is a word slot of one option
+    int32_t hslot          # word slot of the head word
+    int32_t ldep1, rdep1   # word slots of the outermost left / right dependent attached (-1: none)
+    int16_t hpos           # position of the head inside the surface string
+    int16_t lval, rval     # left and right valency of the head (attachments by combination)
+    int16_t ncov           # source units covered
+
 cdef union GrammarState:
     # one member per grammar; a new grammar adds its member here
     DepState dep
     CCGState ccg
+    SMTState smt
 
 cdef struct Edge:
     # one hypothesis: a derivation over a set of units (input tokens) with its surface order
@@ -58,7 +68,10 @@ cdef struct Arena:
     uint64_t* bits         # bitset pool, W64 words per popped edge
     int nbits, cap_bits
     int W64                # 64-bit words per coverage bitset
-    const int32_t* leaf_unit   # unit (token) covered by each leaf
+    const int32_t* leaf_unit   # unit (token) covered by each leaf (several units: the first)
+    const int32_t* leaf_uend   # NULL, or one past the last unit of each leaf's unit span
+    const int32_t* leaf_woff   # NULL (a leaf's surface is its own id), or CSR offsets into
+    const int32_t* leaf_words  # leaf_words: the surface ids (word slots) of each leaf
 
 
 cdef inline int grow(void** p, int* cap, size_t size, int need) noexcept nogil:
@@ -116,10 +129,16 @@ cdef inline int materialise(Arena* A, eid_t e) noexcept nogil:
     A.nsurf += nw
     A.nbits += A.W64
     if x.left < 0:
-        A.surf[x.surf] = x.head
         memset(&A.bits[x.bits], 0, A.W64 * sizeof(uint64_t))
         unit = A.leaf_unit[x.head]
-        A.bits[x.bits + unit // 64] |= (<uint64_t>1) << (unit % 64)
+        if A.leaf_woff == NULL:
+            A.surf[x.surf] = x.head
+            A.bits[x.bits + unit // 64] |= (<uint64_t>1) << (unit % 64)
+        else:
+            # a phrase leaf (translation option): several words over a span of units
+            memcpy(&A.surf[x.surf], &A.leaf_words[A.leaf_woff[x.head]], nw * sizeof(int32_t))
+            for i in range(unit, A.leaf_uend[x.head]):
+                A.bits[x.bits + i // 64] |= (<uint64_t>1) << (i % 64)
     else:
         l = &A.E[x.left]
         r = &A.E[x.right]

@@ -18,6 +18,9 @@ cdef int arena_init(Arena* A) except -1:
     A.nbits = 0
     A.W64 = 1
     A.leaf_unit = NULL
+    A.leaf_uend = NULL
+    A.leaf_woff = NULL
+    A.leaf_words = NULL
     if A.E == NULL or A.surf == NULL or A.bits == NULL:
         raise MemoryError()
     return 0
@@ -29,8 +32,15 @@ cdef void arena_free(Arena* A) noexcept:
 
 
 cdef void arena_reset(Arena* A, int nunits, const int32_t* leaf_unit) noexcept nogil:
-    """Empty the arena for a sentence of ``nunits`` units; ``leaf_unit[leaf]`` is a leaf's unit."""
+    """Empty the arena for a sentence of ``nunits`` units; ``leaf_unit[leaf]`` is a leaf's unit.
+
+    Leaves are one-word, one-unit leaves until the caller sets the phrase-leaf arrays
+    (``leaf_uend``, ``leaf_woff``, ``leaf_words``) after the reset.
+    """
     A.ne = 0
+    A.leaf_uend = NULL
+    A.leaf_woff = NULL
+    A.leaf_words = NULL
     A.nsurf = 0
     A.nbits = 0
     A.W64 = (nunits + 63) // 64

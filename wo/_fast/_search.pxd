@@ -17,12 +17,20 @@ cdef class Grammar:
     cdef bint use_dp                # the chart keeps one edge per DP-signature
     cdef bint has_gold              # gold arrays were given (training, forced decoding)
     cdef bint has_glue              # the grammar offers glue actions in the last completion pass
+    cdef bint goal_expand           # popped goal edges are also expanded and kept in the chart
+                                    # (SMT: a goal covers >= beta*n units and may still grow)
+    # phrase leaves (NULL: every leaf is one word over one unit): leaf i covers units
+    # leaf_unit[i] .. leaf_uend[i]-1 and has surface leaf_words[leaf_woff[i] .. leaf_woff[i+1]]
+    cdef const int32_t* leaf_uend
+    cdef const int32_t* leaf_woff
+    cdef const int32_t* leaf_words
 
     cdef int leaves(self, Search s) noexcept nogil
     cdef int combine(self, Search s, eid_t le, eid_t re) noexcept nogil
     cdef int unary(self, Search s, eid_t e) noexcept nogil
     cdef int features(self, Search s, eid_t e) noexcept nogil
     cdef bint is_goal(self, Search s, eid_t e) noexcept nogil
+    cdef bint is_full(self, Search s, eid_t e) noexcept nogil
     cdef uint64_t dp_signature(self, Search s, eid_t e) noexcept nogil
     cdef object analysis(self, Search s, const eid_t* pieces, int npieces)
 

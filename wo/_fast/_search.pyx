@@ -10,6 +10,11 @@ The driver is written once against a small grammar interface (:class:`Grammar`):
 * ``unary(s, e)``      every action on the popped edge e alone (CCG unary rules); none by default
 * ``features(s, e)``   the features of the action that built e (rescoring, updates)
 * ``is_goal(s, e)``    goal test of a complete edge
+* ``is_full(s, e)``    the edge covers every unit (completion stops growing it); by default
+                       ``nwords == n``
+* ``goal_expand``      popped goal edges are expanded too (SMT, whose goals cover >= beta*n units)
+* phrase leaves        ``leaf_uend``, ``leaf_woff``, ``leaf_words``: a leaf covering a span of
+                       units with a surface of several words (SMT translation options)
 * ``has_glue``         the grammar may join edges no rule combines when ``Search.phase`` is 3
                        (the last completion pass, run only when nothing else found a goal)
 * ``dp_signature``     the DP-signature of an edge when the grammar prunes the chart by it
@@ -81,6 +86,10 @@ cdef class Grammar:
 
     cdef bint is_goal(self, Search s, eid_t e) noexcept nogil:
         return False
+
+    cdef bint is_full(self, Search s, eid_t e) noexcept nogil:
+        # the completion phases stop growing an edge that covers every unit
+        return s.A.E[e].nwords == self.n
 
     cdef uint64_t dp_signature(self, Search s, eid_t e) noexcept nogil:
         return s.A.E[e].sig
@@ -181,6 +190,10 @@ cdef class Search:
         if self.g.n <= 0 or self.g.leaf_unit == NULL:
             raise ValueError("the grammar has no instance (call set_instance first)")
         arena_reset(&self.A, self.g.n, self.g.leaf_unit)
+        if self.g.leaf_woff != NULL:
+            self.A.leaf_uend = self.g.leaf_uend
+            self.A.leaf_woff = self.g.leaf_woff
+            self.A.leaf_words = self.g.leaf_words
         self.agenda.size = 0
         self.ngold_ag = 0
         chart_reset(&self.chart, beam, self.g.use_dp)
@@ -313,14 +326,16 @@ cdef class Search:
                 j -= 1
 
     cdef object _result(self, eid_t goal, int status, long long pops):
-        """(order int32[n] leaf ids, analysis, scaled score, status, pops, edges).
+        """(order int32[m] surface ids, analysis, scaled score, status, pops, edges).
 
+        ``order`` holds leaf ids (one-word leaves: m = n) or the word slots of phrase leaves.
         Without a goal, the greedy default output of section 3.4: chart edges by size,
-        disjoint ones concatenated left to right, then every unit never covered by its first
-        leaf, in canonical order.  ``analysis`` is the grammar's object over those pieces.
+        disjoint ones concatenated left to right, then every leaf over units still uncovered,
+        in canonical order.  ``analysis`` is the grammar's object over those pieces.
         """
         cdef int n = self.g.n
-        cdef cnp.ndarray[int32_t, ndim=1] order = np.empty(n, dtype=np.int32)
+        cdef int cap = n if self.g.leaf_woff == NULL else self.g.leaf_woff[self.g.nleaf]
+        cdef cnp.ndarray[int32_t, ndim=1] order = np.empty(max(cap, n), dtype=np.int32)
         cdef int32_t* op = <int32_t*>order.data
         cdef int i, j, pos = 0, np_ = 0, unit, csize = self.chart.h.size
         cdef Edge* x
@@ -332,8 +347,9 @@ cdef class Search:
         try:
             if goal >= 0:
                 x = &self.A.E[goal]
-                for i in range(n):
+                for i in range(x.nwords):
                     op[i] = self.A.surf[x.surf + i]
+                pos = x.nwords
                 pieces[0] = goal
                 np_ = 1
                 score = x.F / x.nact
@@ -358,17 +374,32 @@ cdef class Search:
                     pieces[np_] = pieces[i]
                     np_ += 1
                 for i in range(self.g.nleaf):   # leaf edge i is leaf i when decoding
-                    unit = self.g.leaf_unit[i]
-                    if not (covered[unit // 64] >> (unit % 64)) & 1:
+                    if self.g.leaf_woff == NULL:
+                        unit = self.g.leaf_unit[i]
+                        if (covered[unit // 64] >> (unit % 64)) & 1:
+                            continue
                         covered[unit // 64] |= (<uint64_t>1) << (unit % 64)
                         op[pos] = i
                         pos += 1
-                        pieces[np_] = i
-                        np_ += 1
+                    else:
+                        if materialise(&self.A, i) < 0:
+                            free(covered)
+                            raise MemoryError()
+                        if not disjoint(&self.A, covered, i):
+                            continue
+                        cover(&self.A, covered, i)
+                        x = &self.A.E[i]
+                        for j in range(x.nwords):
+                            op[pos + j] = self.A.surf[x.surf + j]
+                        pos += x.nwords
+                    pieces[np_] = i
+                    np_ += 1
                 free(covered)
             analysis = self.g.analysis(self, pieces, np_)
         finally:
             free(pieces)
+        if pos != order.shape[0]:
+            order = order[:pos].copy()
         return order, analysis, score, status, pops, self.A.ne
 
     # ------------------------------------------------------------------ completion
@@ -422,10 +453,10 @@ cdef class Search:
                 e = heap_pop(&self.agenda)
                 if nn > 0 and self.A.E[e].F == self.A.E[nxt[nn - 1]].F and self.A.E[e].nwords == self.A.E[nxt[nn - 1]].nwords:
                     continue        # the same edge built from two states
-                if self.A.E[e].nwords == self.g.n:
-                    if self.g.is_goal(self, e) and (best < 0 or key > bk):
-                        best = e
-                        bk = key
+                if self.g.is_goal(self, e) and (best < 0 or key > bk):
+                    best = e
+                    bk = key
+                if self.g.is_full(self, e):
                     continue
                 if materialise(&self.A, e) < 0:
                     break
@@ -480,6 +511,9 @@ cdef class Search:
             if not (covered[t // 64] >> (t % 64)) & 1 and bestleaf[t] >= 0:
                 if materialise(&self.A, bestleaf[t]) < 0:
                     break
+                if not disjoint(&self.A, covered, bestleaf[t]):
+                    continue                  # a phrase leaf over a covered unit
+                cover(&self.A, covered, bestleaf[t])
                 pieces[np_] = bestleaf[t]
                 np_ += 1
         self.agenda.size = 0
@@ -582,7 +616,8 @@ cdef class Search:
                     status = S_OK
                     if pops >= stop_at:
                         break
-                    continue
+                    if not self.g.goal_expand:
+                        continue
                 if goal >= 0 and pops >= stop_at:
                     break
                 if self.chart.use_dp:

@@ -23,17 +23,18 @@ class Scores:
                 f"{self.recovered:.2f}%  sentences = {self.sentences}\nsacrebleu signature: {self.signature}")
 
 
-def score(hyps: Sequence[str], refs: Sequence[str]) -> Scores:
+def score(hyps: Sequence[str], refs: Sequence[str], tokenize: str = "none") -> Scores:
     """Score tokenized hypotheses against tokenized references (space-joined tokens).
 
-    BLEU is sacrebleu's corpus BLEU with tokenize='none', case-sensitive.  Raises ValueError if
-    the two lists differ in length.
+    BLEU is sacrebleu's corpus BLEU, case-sensitive, with tokenize='none' (word ordering: the
+    tokens are given) or any sacrebleu tokenizer, e.g. '13a' for detokenized MT output.
+    Raises ValueError if the two lists differ in length.
     """
     from sacrebleu.metrics import BLEU
 
     if len(hyps) != len(refs):
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
-    bleu = BLEU(tokenize="none", force=True)
+    bleu = BLEU(tokenize=tokenize, force=True)
     res = bleu.corpus_score(list(hyps), [list(refs)])
     exact = sum(1 for h, r in zip(hyps, refs) if h.split() == r.split())
     rec = tot = 0

@@ -1,0 +1,519 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Synthesis grammar of syntactic SMT by generation (Zhang, Song, Song, Zhu & Liu 2014, §2.2).
+
+Leaves are translation options: a target phrase (1..s words with its own dependency tree and
+one root) for a contiguous source span.  Options overlap and exclude each other through the
+source coverage vector (the core's bitset over source words); not all are used.  COMBINE
+joins two edges with an arc between their head words, head left or right (right dependents
+before left ones, so a tree has one derivation), as the dependency grammar does.  A goal
+covers at least ``need`` source words (beta * n, §2.2.1); goals are expanded too, so the
+output is the best goal popped within the pop budget L.
+
+Features: Table 1's monolingual templates over target words and POS (arc, sibling,
+neighbour, size and surface-boundary templates), Table 2's bilingual templates (phrase-pair
+identity, P(trans) as a real value, source-path templates with LEN, LABELS and LABELSPOS
+between the source words of the target head and modifier), a source-order template (is the
+modifier's source span left or right of the head's), and the real-valued 4-gram LM feature
+on the n-grams crossing each new boundary (``LMFeatures``).
+"""
+import numpy as np
+cimport numpy as cnp
+cimport cython
+from libc.string cimport memset
+
+from ._typedefs cimport feat_t, eid_t, uint32_t, int32_t, int16_t, uint8_t, uint64_t
+from ._hash cimport murmurhash3_words
+from ._weights cimport FeatBuf, add2, add3, add4, add5, add6
+from ._arena cimport Edge, new_edge
+from ._search cimport Grammar, Search
+from ._lmfeat cimport LMFeatures
+
+cnp.import_array()
+
+cdef uint32_t A_NONE = 0x9E3779B1u
+cdef uint32_t A_START = 0x85EBCA77u
+cdef uint32_t A_END = 0xC2B2AE3Du
+
+# feature template ids; never renumber (part of the SMT model format)
+cdef enum:
+    T_OPT = 1            # phrase-pair identity PHRASE(s) . PHRASE(t)
+    T_SRC_HW             # source phrase . target head word
+    T_LEAF_HW_HP
+    T_LEAF_HP
+    T_LEAF_WORDS         # target phrase alone
+    T_WH_PH_DIR = 10
+    T_WH_DIR
+    T_PH_DIR
+    T_WM_PM_DIR
+    T_WM_DIR
+    T_PM_DIR
+    T_WH_PH_WM_PM_DIR
+    T_WH_WM_DIR
+    T_PH_PM_DIR
+    T_WH_PM_DIR
+    T_PH_WM_DIR
+    T_PH_PM_DIST
+    T_WH_WM_DIST
+    T_PH_PM_PS_DIR
+    T_PM_PS_DIR
+    T_WM_WS_DIR
+    T_PH_PM_PML_DIR
+    T_PH_PM_PMR_DIR
+    T_WH_PM_PML_DIR
+    T_WH_PM_PMR_DIR
+    T_WH_PH_SIZE
+    T_PH_SIZE
+    T_B_W1_W0 = 40
+    T_B_P1_P0
+    T_B_W1_P0
+    T_B_P1_W0
+    T_B_W2_W1_W0
+    T_B_P2_P1_P0
+    T_B_W1_W0_W0N
+    T_B_P1_P0_P0N
+    T_SRCORD_PH_PM_DIR = 60
+    T_SRCORD_WH_WM_DIR
+    T_PATH_BASE = 70     # + 0..6: the seven Table 2 templates with LEN; +10: LABELS; +20: LABELSPOS
+    T_LM_NGRAMS = 300    # real-valued: LM log10 p of the n-grams crossing a new boundary
+    T_LM_SENTENCE = 301  # (unused: an SMT goal has no fixed length)
+    T_R_PTRANS = 310     # real-valued: log10 P(trans) of an option
+    T_R_WORDS = 311      # real-valued: target words of an option
+    T_R_COVER = 312      # real-valued: source words of an option
+
+cdef int MAXF = 72
+
+
+cdef inline int _norm(int x) noexcept nogil:
+    if x < 0:
+        x = -x
+    if x <= 5:
+        return x
+    if x <= 10:
+        return 6
+    if x <= 20:
+        return 7
+    if x <= 40:
+        return 8
+    return 9
+
+
+def _arr(a, dtype, str name, n=None):
+    v = np.ascontiguousarray(a, dtype=dtype)
+    if v.ndim != 1 or (n is not None and v.shape[0] != n):
+        raise ValueError(f"{name}: expected a 1-d array" + (f" of {n} entries" if n is not None else ""))
+    return v
+
+
+@cython.final
+cdef class SMTGrammar(Grammar):
+    """The synthesis grammar behind :class:`wo._fast._search.Search` for SMT.
+
+    Use: ``g = SMTGrammar(); g.set_lm(lm); g.set_instance(...); Search(g, W, bits).decode(...)``.
+    The analysis returned by the search is ``slot_head`` int32[S]: the head word slot of every
+    word slot of the instance (-1: a root, or a slot not in the output).
+    Source: Zhang et al. 2014, §2.2 and Tables 1-2.
+    """
+    cdef int nslot, need, ncovmax, gold_len
+    cdef const int32_t* l_lo
+    cdef const int32_t* l_hi
+    cdef const int32_t* l_woff
+    cdef const int32_t* l_root
+    cdef const uint32_t* l_atom
+    cdef const uint32_t* l_src
+    cdef const uint32_t* l_twords
+    cdef const int32_t* l_sroot
+    cdef const double* l_real       # [L, 4]: in-phrase LM log10, log10 P(trans), words, source words
+    cdef const uint32_t* s_word
+    cdef const uint32_t* s_pos
+    cdef const int32_t* s_opt
+    cdef const int32_t* s_head      # head slot inside the option (-1: the option's root)
+    cdef const uint32_t* src_word
+    cdef const uint32_t* path_len   # [n, n] atoms
+    cdef const uint32_t* path_lab
+    cdef const uint32_t* path_lpos
+    cdef const int32_t* ident       # leaf_words: identity over slots
+    # gold (training, forced decoding)
+    cdef const uint8_t* g_leaf
+    cdef const int32_t* g_lo        # reference span of a gold option
+    cdef const int32_t* s_ref       # reference position of a slot of a gold option (-1)
+    cdef const int32_t* r_head
+    cdef const int32_t* r_sublo
+    cdef const int32_t* r_subhi
+    cdef object _refs
+    cdef LMFeatures lmf
+    cdef bint has_lm
+    cdef feat_t f_ptrans, f_words, f_cover
+
+    def __cinit__(self):
+        self.n = 0
+        self.nleaf = 0
+        self.leaf_unit = NULL
+        self.has_lm = False
+        self.goal_expand = True
+        self.max_features = MAXF
+
+    def set_lm(self, lm):
+        """Use an n-gram LM (``wo._fast._lm.NgramModel``) for the real-valued LM feature, or None.
+        With an LM every instance needs ``slot_lm`` (LM ids of the slots' words)."""
+        self.has_lm = lm is not None
+        self.lmf = LMFeatures(lm, T_LM_NGRAMS, T_LM_SENTENCE) if self.has_lm else None
+
+    @property
+    def lm_feature_indices(self):
+        """(weight index of the LM feature, 0) as set by the last search (testing aid)."""
+        return self.lmf.feature_indices if self.has_lm else (0, 0)
+
+    def set_instance(self, int n, opt_lo, opt_hi, opt_woff, opt_root, opt_atom, opt_src, opt_twords,
+                     opt_sroot, opt_real, slot_word, slot_pos, slot_opt, slot_head, src_word,
+                     path_len, path_lab, path_lpos, int need, slot_lm=None, gold=None):
+        """Make this the sentence the search works on (arrays kept referenced, not copied).
+
+        n: source words (units).  Per option (L of them; leaf i = option i): opt_lo/opt_hi
+        int32[L] source span [lo, hi); opt_woff int32[L+1] CSR offsets of its word slots;
+        opt_root int32[L] root word slot; opt_atom uint32[L] phrase-pair atom; opt_src
+        uint32[L] source-phrase atom; opt_twords uint32[L] target-phrase atom; opt_sroot
+        int32[L] source position of the span's syntactic root; opt_real float64[L*4] real
+        values (in-phrase LM log10, log10 P(trans), target words, source words).  Per word slot
+        (S of them): slot_word, slot_pos uint32[S] atoms; slot_opt int32[S]; slot_head int32[S]
+        head slot inside the option (-1: the option's root).  src_word uint32[n] atoms;
+        path_len, path_lab, path_lpos uint32[n*n]: atoms of LEN, LABELS, LABELSPOS of the
+        source dependency path between two source positions (LABELS atoms 0 when LEN > 3).
+        need: source words a goal covers (beta*n).  slot_lm int32[S]: LM ids (required with an
+        LM).  gold: None or (g_leaf uint8[L] oracle options, g_lo int32[L] their reference
+        start, s_ref int32[S] reference position per slot (-1), r_head int32[m] reference
+        heads (-1 root), r_sublo int32[m], r_subhi int32[m] subtree spans).
+        Raises ValueError for inconsistent shapes or an empty instance.
+        """
+        lo = _arr(opt_lo, np.int32, "opt_lo"); L = lo.shape[0]
+        if n <= 0 or L <= 0:
+            raise ValueError("empty instance (no source words or no options)")
+        hi = _arr(opt_hi, np.int32, "opt_hi", L)
+        woff = _arr(opt_woff, np.int32, "opt_woff", L + 1)
+        S = int(woff[L])
+        arrs = [lo, hi, woff, _arr(opt_root, np.int32, "opt_root", L), _arr(opt_atom, np.uint32, "opt_atom", L),
+                _arr(opt_src, np.uint32, "opt_src", L), _arr(opt_twords, np.uint32, "opt_twords", L),
+                _arr(opt_sroot, np.int32, "opt_sroot", L), _arr(opt_real, np.float64, "opt_real", 4 * L),
+                _arr(slot_word, np.uint32, "slot_word", S), _arr(slot_pos, np.uint32, "slot_pos", S),
+                _arr(slot_opt, np.int32, "slot_opt", S), _arr(slot_head, np.int32, "slot_head", S),
+                _arr(src_word, np.uint32, "src_word", n), _arr(path_len, np.uint32, "path_len", n * n),
+                _arr(path_lab, np.uint32, "path_lab", n * n), _arr(path_lpos, np.uint32, "path_lpos", n * n),
+                np.arange(S, dtype=np.int32)]
+        if lo.min() < 0 or hi.max() > n or (hi <= lo).any():
+            raise ValueError("option spans out of range")
+        if (np.diff(woff) <= 0).any() or woff[0] != 0:
+            raise ValueError("every option needs at least one word")
+        cdef const int32_t[::1] i0 = arrs[0], i1 = arrs[1], i2 = arrs[2], i3 = arrs[3], i7 = arrs[7]
+        cdef const int32_t[::1] i11 = arrs[11], i12 = arrs[12], i17 = arrs[17]
+        cdef const uint32_t[::1] u4 = arrs[4], u5 = arrs[5], u6 = arrs[6], u9 = arrs[9], u10 = arrs[10]
+        cdef const uint32_t[::1] u13 = arrs[13], u14 = arrs[14], u15 = arrs[15], u16 = arrs[16]
+        cdef const double[::1] d8 = arrs[8]
+        self.l_lo = &i0[0]; self.l_hi = &i1[0]; self.l_woff = &i2[0]; self.l_root = &i3[0]
+        self.l_atom = &u4[0]; self.l_src = &u5[0]; self.l_twords = &u6[0]; self.l_sroot = &i7[0]
+        self.l_real = &d8[0]
+        self.s_word = &u9[0]; self.s_pos = &u10[0]; self.s_opt = &i11[0]; self.s_head = &i12[0]
+        self.src_word = &u13[0]; self.path_len = &u14[0]; self.path_lab = &u15[0]; self.path_lpos = &u16[0]
+        self.ident = &i17[0]
+        self.has_gold = gold is not None
+        cdef const uint8_t[::1] g0
+        cdef const int32_t[::1] g1, g2, g3, g4, g5
+        if gold is not None:
+            ga = [_arr(gold[0], np.uint8, "g_leaf", L), _arr(gold[1], np.int32, "g_lo", L),
+                  _arr(gold[2], np.int32, "s_ref", S), _arr(gold[3], np.int32, "r_head")]
+            m = ga[3].shape[0]
+            ga += [_arr(gold[4], np.int32, "r_sublo", m), _arr(gold[5], np.int32, "r_subhi", m)]
+            g0 = ga[0]; g1 = ga[1]; g2 = ga[2]; g3 = ga[3]; g4 = ga[4]; g5 = ga[5]
+            self.g_leaf = &g0[0]; self.g_lo = &g1[0]; self.s_ref = &g2[0]
+            self.r_head = &g3[0]; self.r_sublo = &g4[0]; self.r_subhi = &g5[0]
+            self.gold_len = m
+            arrs += ga
+        if self.has_lm:
+            self.lmf.set_leaves(_arr(slot_lm, np.int32, "slot_lm", S), S)
+        cov = np.zeros(n, dtype=bool)
+        for a, b in zip(lo, hi):
+            cov[a:b] = True
+        self.ncovmax = int(cov.sum())
+        self._refs = arrs
+        self.n = n
+        self.nleaf = L
+        self.nslot = S
+        self.need = max(1, min(need, self.ncovmax))
+        self.leaf_unit = self.l_lo
+        self.leaf_uend = self.l_hi
+        self.leaf_woff = self.l_woff
+        self.leaf_words = self.ident
+        self.use_dp = False
+        self.has_glue = False
+        self.goal_expand = True
+
+    # ------------------------------------------------------------------ features
+    cdef inline uint32_t _w(self, int32_t slot) noexcept nogil:
+        return self.s_word[slot] if slot >= 0 else A_NONE
+
+    cdef inline uint32_t _p(self, int32_t slot) noexcept nogil:
+        return self.s_pos[slot] if slot >= 0 else A_NONE
+
+    cdef int _leaf_features(self, Search s, int32_t i) noexcept nogil:
+        cdef FeatBuf o
+        o.f = s.fbuf; o.k = 0; o.mask = s.mask
+        cdef int32_t r = self.l_root[i]
+        add2(&o, T_OPT, self.l_atom[i], 0)
+        add2(&o, T_SRC_HW, self.l_src[i], self.s_word[r])
+        add2(&o, T_LEAF_HW_HP, self.s_word[r], self.s_pos[r])
+        add2(&o, T_LEAF_HP, self.s_pos[r], 0)
+        add2(&o, T_LEAF_WORDS, self.l_twords[i], 0)
+        cdef const double* rv = &self.l_real[4 * i]
+        cdef int nr = 0
+        if self.has_lm:
+            s.rfeat[nr] = self.lmf.f_lm; s.rval[nr] = rv[0]; nr += 1
+        s.rfeat[nr] = self.f_ptrans; s.rval[nr] = rv[1]; nr += 1
+        s.rfeat[nr] = self.f_words; s.rval[nr] = rv[2]; nr += 1
+        s.rfeat[nr] = self.f_cover; s.rval[nr] = rv[3]; nr += 1
+        s.nreal = nr
+        return o.k
+
+    cdef int _combine_features(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil:
+        cdef Edge* L = &s.A.E[le]
+        cdef Edge* R = &s.A.E[re]
+        cdef Edge* H = L if headleft else R
+        cdef Edge* M = R if headleft else L
+        cdef FeatBuf o
+        o.f = s.fbuf; o.k = 0; o.mask = s.mask
+        cdef int32_t h = H.st.smt.hslot, m = M.st.smt.hslot
+        cdef uint32_t wh = self.s_word[h], ph = self.s_pos[h], wm = self.s_word[m], pm = self.s_pos[m]
+        cdef uint32_t d = <uint32_t>headleft
+        cdef const int32_t* SL = &s.A.surf[L.surf]
+        cdef const int32_t* SR = &s.A.surf[R.surf]
+        cdef int nl = L.nwords, nr = R.nwords
+        # positions in the combined surface
+        cdef int hp = H.st.smt.hpos + (0 if headleft else nl)
+        cdef int mp = M.st.smt.hpos + (nl if headleft else 0)
+        cdef uint32_t dist = <uint32_t>_norm(hp - mp)
+        cdef int32_t sib = H.st.smt.rdep1 if headleft else H.st.smt.ldep1
+        cdef uint32_t ps = self._p(sib), ws = self._w(sib)
+        cdef const int32_t* SM = SR if headleft else SL
+        cdef int nm = nr if headleft else nl
+        cdef int mh = M.st.smt.hpos
+        cdef uint32_t pml = self._p(SM[mh - 1]) if mh > 0 else A_START
+        cdef uint32_t pmr = self._p(SM[mh + 1]) if mh + 1 < nm else A_END
+        add3(&o, T_WH_PH_DIR, wh, ph, d)
+        add2(&o, T_WH_DIR, wh, d)
+        add2(&o, T_PH_DIR, ph, d)
+        add3(&o, T_WM_PM_DIR, wm, pm, d)
+        add2(&o, T_WM_DIR, wm, d)
+        add2(&o, T_PM_DIR, pm, d)
+        add5(&o, T_WH_PH_WM_PM_DIR, wh, ph, wm, pm, d)
+        add3(&o, T_WH_WM_DIR, wh, wm, d)
+        add3(&o, T_PH_PM_DIR, ph, pm, d)
+        add3(&o, T_WH_PM_DIR, wh, pm, d)
+        add3(&o, T_PH_WM_DIR, ph, wm, d)
+        add4(&o, T_PH_PM_DIST, ph, pm, d, dist)
+        add4(&o, T_WH_WM_DIST, wh, wm, d, dist)
+        add4(&o, T_PH_PM_PS_DIR, ph, pm, ps, d)
+        add3(&o, T_PM_PS_DIR, pm, ps, d)
+        add3(&o, T_WM_WS_DIR, wm, ws, d)
+        add4(&o, T_PH_PM_PML_DIR, ph, pm, pml, d)
+        add4(&o, T_PH_PM_PMR_DIR, ph, pm, pmr, d)
+        add4(&o, T_WH_PM_PML_DIR, wh, pm, pml, d)
+        add4(&o, T_WH_PM_PMR_DIR, wh, pm, pmr, d)
+        cdef uint32_t sz = <uint32_t>_norm(nl + nr)
+        add3(&o, T_WH_PH_SIZE, wh, ph, sz)
+        add2(&o, T_PH_SIZE, ph, sz)
+        # surface string at the boundary B (first word of the right edge)
+        cdef int32_t b0 = SR[0], b1 = SL[nl - 1]
+        cdef int32_t b2 = SL[nl - 2] if nl > 1 else -1
+        cdef int32_t b0n = SR[1] if nr > 1 else -1
+        cdef uint32_t w0 = self.s_word[b0], w1 = self.s_word[b1], p0 = self.s_pos[b0], p1 = self.s_pos[b1]
+        add2(&o, T_B_W1_W0, w1, w0)
+        add2(&o, T_B_P1_P0, p1, p0)
+        add2(&o, T_B_W1_P0, w1, p0)
+        add2(&o, T_B_P1_W0, p1, w0)
+        add3(&o, T_B_W2_W1_W0, self._w(b2), w1, w0)
+        add3(&o, T_B_P2_P1_P0, self._p(b2), p1, p0)
+        add3(&o, T_B_W1_W0_W0N, w1, w0, self._w(b0n))
+        add3(&o, T_B_P1_P0_P0N, p1, p0, self._p(b0n))
+        # bilingual: source order and the source dependency path (Table 2)
+        cdef int32_t oh = self.s_opt[h], om = self.s_opt[m]
+        cdef int32_t sh = self.l_sroot[oh], sm = self.l_sroot[om]
+        cdef uint32_t sord = 1 if self.l_lo[om] < self.l_lo[oh] else 2
+        add4(&o, T_SRCORD_PH_PM_DIR, ph, pm, d, sord)
+        add4(&o, T_SRCORD_WH_WM_DIR, wh, wm, d, sord)
+        cdef uint32_t swh = self.src_word[sh], swm = self.src_word[sm]
+        cdef int k = sh * self.n + sm
+        cdef uint32_t pa[3]
+        cdef int j, nt = 1
+        pa[0] = self.path_len[k]
+        if self.path_lab[k] != 0:
+            pa[1] = self.path_lab[k]
+            pa[2] = self.path_lpos[k]
+            nt = 3
+        for j in range(nt):
+            add4(&o, T_PATH_BASE + 10 * j, ph, pm, d, pa[j])
+            add4(&o, T_PATH_BASE + 10 * j + 1, wh, pm, d, pa[j])
+            add4(&o, T_PATH_BASE + 10 * j + 2, ph, wm, d, pa[j])
+            add4(&o, T_PATH_BASE + 10 * j + 3, wh, wm, d, pa[j])
+            add4(&o, T_PATH_BASE + 10 * j + 4, swh, swm, d, pa[j])
+            add4(&o, T_PATH_BASE + 10 * j + 5, swh, wh, d, pa[j])
+            add4(&o, T_PATH_BASE + 10 * j + 6, swm, wm, d, pa[j])
+        s.nreal = 0
+        if self.has_lm:
+            self.lmf.combine(s, le, re, -1)
+        return o.k
+
+    # ------------------------------------------------------------------ grammar interface
+    cdef int leaves(self, Search s) noexcept nogil:
+        """One leaf edge per translation option, scored and pushed."""
+        cdef int i, k
+        cdef eid_t e
+        cdef Edge* x
+        cdef uint32_t key[2]
+        cdef uint32_t lk[1]
+        lk[0] = T_R_PTRANS
+        self.f_ptrans = murmurhash3_words(lk, 1, 0) & s.mask
+        lk[0] = T_R_WORDS
+        self.f_words = murmurhash3_words(lk, 1, 0) & s.mask
+        lk[0] = T_R_COVER
+        self.f_cover = murmurhash3_words(lk, 1, 0) & s.mask
+        if self.has_lm:
+            self.lmf.begin(s)
+        for i in range(self.nleaf):
+            e = new_edge(&s.A)
+            if e < 0:
+                return -1
+            x = &s.A.E[e]
+            x.left = -1; x.right = -1; x.head = i
+            x.nwords = <int16_t>(self.l_woff[i + 1] - self.l_woff[i])
+            x.nact = 1
+            x.act = 0
+            x.st.smt.hslot = self.l_root[i]
+            x.st.smt.hpos = <int16_t>(self.l_root[i] - self.l_woff[i])
+            x.st.smt.ldep1 = -1; x.st.smt.rdep1 = -1
+            x.st.smt.lval = 0; x.st.smt.rval = 0
+            x.st.smt.ncov = <int16_t>(self.l_hi[i] - self.l_lo[i])
+            x.gold = 0
+            x.span_lo = -1; x.span_hi = -1
+            if self.has_gold and self.g_leaf[i]:
+                x.gold = 1
+                x.span_lo = <int16_t>self.g_lo[i]
+                x.span_hi = <int16_t>(self.g_lo[i] + x.nwords)
+            key[0] = <uint32_t>i; key[1] = 0x5A17u
+            x.sig = (<uint64_t>murmurhash3_words(key, 2, 1) << 32) | murmurhash3_words(key, 2, 2)
+            k = self._leaf_features(s, i)
+            if s.push_edge(e, k) < 0:
+                return -1
+        return 0
+
+    cdef int _try(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil:
+        cdef Edge* L = &s.A.E[le]
+        cdef Edge* R = &s.A.E[re]
+        cdef Edge* H = L if headleft else R
+        cdef Edge* M = R if headleft else L
+        if headleft and H.st.smt.lval > 0:        # right dependents before left ones
+            return 0
+        if L.nwords + R.nwords > 32000:
+            return 0
+        cdef uint8_t gold = 0
+        cdef int32_t href, mref
+        if self.has_gold and L.gold and R.gold and L.span_hi == R.span_lo:
+            href = self.s_ref[H.st.smt.hslot]
+            mref = self.s_ref[M.st.smt.hslot]
+            if (href >= 0 and mref >= 0 and self.r_head[mref] == href
+                    and M.span_lo == self.r_sublo[mref] and M.span_hi == self.r_subhi[mref]
+                    and (headleft or H.span_hi == self.r_subhi[href])):
+                gold = 1
+        if s.gold_only and not gold:
+            return 0
+        cdef eid_t e = new_edge(&s.A)
+        if e < 0:
+            return -1
+        L = &s.A.E[le]; R = &s.A.E[re]
+        H = L if headleft else R
+        M = R if headleft else L
+        cdef Edge* x = &s.A.E[e]
+        x.left = le; x.right = re; x.head = H.head
+        x.act = <uint8_t>headleft
+        cdef uint32_t sk[5]
+        sk[0] = <uint32_t>(L.sig >> 32); sk[1] = <uint32_t>L.sig
+        sk[2] = <uint32_t>(R.sig >> 32); sk[3] = <uint32_t>R.sig; sk[4] = <uint32_t>headleft
+        x.sig = (<uint64_t>murmurhash3_words(sk, 5, 3) << 32) | murmurhash3_words(sk, 5, 4)
+        x.st.smt.hslot = H.st.smt.hslot
+        if headleft:
+            x.st.smt.hpos = L.st.smt.hpos
+            x.st.smt.ldep1 = H.st.smt.ldep1
+            x.st.smt.rdep1 = M.st.smt.hslot
+            x.st.smt.lval = H.st.smt.lval
+            x.st.smt.rval = H.st.smt.rval + 1
+        else:
+            x.st.smt.hpos = <int16_t>(L.nwords + R.st.smt.hpos)
+            x.st.smt.ldep1 = M.st.smt.hslot
+            x.st.smt.rdep1 = H.st.smt.rdep1
+            x.st.smt.lval = H.st.smt.lval + 1
+            x.st.smt.rval = H.st.smt.rval
+        x.st.smt.ncov = L.st.smt.ncov + R.st.smt.ncov
+        x.nwords = L.nwords + R.nwords
+        x.nact = L.nact + R.nact + 1
+        x.gold = gold
+        if gold:
+            x.span_lo = L.span_lo; x.span_hi = R.span_hi
+        else:
+            x.span_lo = -1; x.span_hi = -1
+        return s.push_edge(e, self._combine_features(s, le, re, headleft))
+
+    cdef int combine(self, Search s, eid_t le, eid_t re) noexcept nogil:
+        """Both arcs between the head words of le (left) and re (right)."""
+        cdef int a = self._try(s, le, re, 1)
+        if a < 0:
+            return -1
+        cdef int b = self._try(s, le, re, 0)
+        if b < 0:
+            return -1
+        return a + b
+
+    cdef int features(self, Search s, eid_t e) noexcept nogil:
+        cdef Edge* x = &s.A.E[e]
+        if x.left < 0:
+            return self._leaf_features(s, x.head)
+        return self._combine_features(s, x.left, x.right, x.act)
+
+    cdef bint is_goal(self, Search s, eid_t e) noexcept nogil:
+        """Training/forced decoding: the gold edge over the whole reference; decoding: an edge
+        covering at least ``need`` source words (beta * n, section 2.2.1)."""
+        cdef Edge* x = &s.A.E[e]
+        if self.has_gold:
+            return x.gold and x.nwords == self.gold_len
+        return x.st.smt.ncov >= self.need
+
+    cdef bint is_full(self, Search s, eid_t e) noexcept nogil:
+        return s.A.E[e].st.smt.ncov >= self.ncovmax
+
+    cdef void _fill_heads(self, Search s, eid_t e, int32_t* heads) noexcept nogil:
+        cdef Edge* x = &s.A.E[e]
+        cdef Edge* H
+        cdef Edge* M
+        cdef int j
+        if x.left < 0:
+            for j in range(self.l_woff[x.head], self.l_woff[x.head + 1]):
+                heads[j] = self.s_head[j]
+            return
+        if x.act:
+            H = &s.A.E[x.left]; M = &s.A.E[x.right]
+        else:
+            H = &s.A.E[x.right]; M = &s.A.E[x.left]
+        self._fill_heads(s, x.left, heads)
+        self._fill_heads(s, x.right, heads)
+        heads[M.st.smt.hslot] = H.st.smt.hslot
+
+    cdef object analysis(self, Search s, const eid_t* pieces, int npieces):
+        """slot_head int32[S]: head slot of every output slot (-1: root; later pieces hang
+        from the first piece's root; slots not in the output: -2)."""
+        cdef cnp.ndarray[int32_t, ndim=1] heads = np.full(self.nslot, -2, dtype=np.int32)
+        cdef int32_t* hp = <int32_t*>heads.data
+        cdef int i
+        cdef int32_t r, root0 = -1
+        for i in range(npieces):
+            self._fill_heads(s, pieces[i], hp)
+            r = s.A.E[pieces[i]].st.smt.hslot
+            if root0 < 0:
+                root0 = r
+            else:
+                hp[r] = root0
+        return heads
