@@ -124,3 +124,20 @@ def test_no_source_word_is_translated_twice(lm):
         assert sum(cov) >= 6 or d.status != 0            # a goal covers >= ceil(0.8 * 7) words
         assert sum(len(opts[i].words) for i in d.options) == len(d.tokens)
         assert sorted(d.heads).count(-1) == 1
+
+
+def test_lm_features_sum_to_the_sentence_log10(lm):
+    """The in-string LM feature sums to log10 p(w) without <s>/</s>, the sentence feature adds
+    exactly the <s> and </s> n-grams, over any derivation the decoder returns."""
+    from wo._fast._search import feature_hash
+
+    src, opts = _toy()
+    bits = 16
+    i_lm, i_s = (int(x) for x in feature_hash(np.array([[300], [301]], dtype=np.uint32), bits))
+    for seed in range(6):
+        W = np.random.RandomState(seed).normal(0, 1, 1 << bits).astype(np.float32)
+        core = SMTSearch(W, bits, None, lm)
+        d = core.decode(build_instance(src, opts, 0.8, lm), 64, 200)
+        rf = core.search.real_features_of(core.search.last_goal)
+        assert rf[i_lm] == pytest.approx(lm.score(d.tokens, False, False), abs=1e-4)
+        assert rf[i_lm] + rf[i_s] == pytest.approx(lm.score(d.tokens), abs=1e-4)

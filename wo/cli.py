@@ -115,7 +115,7 @@ def cmd_evaluate(a) -> int:
     if len(hyps) != len(refs):
         _err(f"{a.hyp}: {len(hyps)} sentences but {a.ref} has {len(refs)}")
         return EXIT_USER
-    sc = score(hyps, refs)
+    sc = score(hyps, refs, tokenize=a.tokenize)
     if a.json:
         print(json.dumps(sc.__dict__))
     else:
@@ -706,6 +706,86 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     li.set_defaults(func=cmd_linearize)
 
 
+# ------------------------------------------------------------------ syntactic SMT (Zhang et al. 2014)
+def cmd_smt_train(a) -> int:
+    """``wo smt train``: corpus preparation, phrase table, LM and the synthesis model."""
+    from .smt.corpus import train_from_tsv
+
+    try:
+        rec = train_from_tsv(a.train, a.dev, a.model, lm=a.lm, lm_text=a.lm_text, epochs=a.epochs,
+                             work=a.work, hash_bits=a.hash_bits, dev_limit=a.dev_limit,
+                             log=(lambda m: None) if a.quiet else _err)
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USER
+    if not a.quiet:
+        _err(f"best epoch {rec['best_epoch']}: dev BLEU {rec['dev_bleu']}; model written to {a.model}")
+    return EXIT_OK
+
+
+def cmd_smt_translate(a) -> int:
+    """``wo smt translate``: translate Chinese sentences, one per line."""
+    from .smt.translate import run
+
+    return _batch_run(a, lambda bar: run(
+        a.input, a.output, model=a.model, lm=a.lm, jobs=a.jobs, tokenized=a.tokenized,
+        output_format=a.format, max_length=a.max_length, on_error="fallback", progress=bar.update,
+        report=lambda m: (bar.clear(), _err(m)), beam_factor=a.beam_factor, max_pops=a.max_pops,
+        beta=a.beta))
+
+
+def cmd_smt_evaluate(a) -> int:
+    """``wo smt evaluate``: sacrebleu BLEU with 13a tokenization on detokenized output."""
+    from .eval.metrics import score
+    from .smt.prep import read_pairs
+
+    hyps = _read_lines_or_conllu(a.hyp)
+    refs = [p.en for p in read_pairs(a.ref)] if a.ref.endswith(".tsv") else _read_lines_or_conllu(a.ref)
+    if len(hyps) != len(refs):
+        _err(f"{a.hyp}: {len(hyps)} sentences but {a.ref} has {len(refs)}")
+        return EXIT_USER
+    sc = score(hyps, refs, tokenize="13a")
+    print(json.dumps(sc.__dict__) if a.json else sc)
+    return EXIT_OK
+
+
+def _add_smt(sub) -> None:
+    sm = sub.add_parser("smt", help="Chinese->English translation by syntactic generation (Zhang et al. 2014)")
+    ss = sm.add_subparsers(dest="verb", required=True, metavar="VERB")
+    t = ss.add_parser("train", help="prepare the corpus (segment, tokenize, parse, align, extract phrases) and train")
+    t.add_argument("--train", required=True, help="training pairs, TSV en<TAB>zh<TAB>attribution with a header")
+    t.add_argument("--dev", required=True, help="dev pairs (same format): the epoch is chosen by dev BLEU")
+    t.add_argument("--model", required=True, help="output model; the phrase table and LM are written beside it")
+    t.add_argument("--lm", default=None, help="English n-gram LM (default: a 4-gram of the training English "
+                                              "side plus --lm-text, written beside the model)")
+    t.add_argument("--lm-text", nargs="*", default=[], help="more tokenized English text for the LM")
+    t.add_argument("--epochs", type=int, default=6)
+    t.add_argument("--hash-bits", type=int, default=21)
+    t.add_argument("--dev-limit", type=int, default=0, help="score epochs on the first N dev pairs (0: all)")
+    t.add_argument("--work", default=None, help="directory for intermediate files (default: a temporary one)")
+    t.add_argument("--quiet", action="store_true")
+    t.set_defaults(func=cmd_smt_train)
+    tr = ss.add_parser("translate", help="translate Chinese sentences (one per line, raw or segmented)")
+    tr.add_argument("--model", default=None, help="SMT model (default: the shipped Tatoeba model)")
+    tr.add_argument("--input", default="-", help=f"Chinese, one sentence per line {STDIO_HELP}; default -")
+    tr.add_argument("--output", default="-", help="English, one line per input line; default -")
+    tr.add_argument("--tokenized", action="store_true", help="write tokenized (not detokenized) English")
+    tr.add_argument("--format", default="text", choices=["text", "jsonl"])
+    tr.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
+    tr.add_argument("--beam-factor", type=float, default=None, help="chart size k (k*n edges); default: the model's")
+    tr.add_argument("--max-pops", type=int, default=None, help="expansions L; default: the model's")
+    tr.add_argument("--beta", type=float, default=None, help="share of source words a goal covers; default: the model's")
+    tr.add_argument("--max-length", type=int, default=100, help="refuse longer sentences (source words)")
+    tr.add_argument("--jobs", type=int, default=1)
+    tr.add_argument("--quiet", action="store_true")
+    tr.set_defaults(func=cmd_smt_translate)
+    ev = ss.add_parser("evaluate", help="BLEU (sacrebleu, 13a) of detokenized output")
+    ev.add_argument("--hyp", required=True, help=f"one sentence per line {STDIO_HELP}")
+    ev.add_argument("--ref", required=True, help="references: a TSV of pairs (en column) or one sentence per line")
+    ev.add_argument("--json", action="store_true")
+    ev.set_defaults(func=cmd_smt_evaluate)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``wo`` command: ``wo <system> <verb>``, ``wo evaluate``, aliases."""
     from . import __version__
@@ -723,9 +803,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lm(sub)
     _add_idl(sub)
     _add_gyro(sub)
+    _add_smt(sub)
     e = sub.add_parser("evaluate", help="BLEU (sacrebleu, tokenize none), exact match, words recovered")
     e.add_argument("--hyp", required=True, help=f"one tokenized sentence per line {STDIO_HELP}")
     e.add_argument("--ref", required=True, help="CoNLL-U or one tokenized sentence per line")
+    e.add_argument("--tokenize", default="none",
+                   help="sacrebleu tokenizer: none (tokens given, word ordering; default) or 13a "
+                        "(detokenized MT output, e.g. wo smt translate)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_evaluate)
     _add_dep_train(sub, "train", "alias of 'wo dep train'")

@@ -32,6 +32,7 @@ cdef struct SMTState:
     int16_t hpos           # position of the head inside the surface string
     int16_t lval, rval     # left and right valency of the head (attachments by combination)
     int16_t ncov           # source units covered
+    int16_t slo, shi       # first and last source unit covered
 
 cdef union GrammarState:
     # one member per grammar; a new grammar adds its member here

@@ -18,6 +18,8 @@ cdef class Grammar:
     cdef bint has_gold              # gold arrays were given (training, forced decoding)
     cdef bint has_glue              # the grammar offers glue actions in the last completion pass
     cdef bint goal_expand           # popped goal edges are also expanded and kept in the chart
+    cdef bint goal_total            # goals are compared by their unscaled score F (SMT: goals
+                                    # of different sizes; the agenda still uses F/|e|)
                                     # (SMT: a goal covers >= beta*n units and may still grow)
     # phrase leaves (NULL: every leaf is one word over one unit): leaf i covers units
     # leaf_unit[i] .. leaf_uend[i]-1 and has surface leaf_words[leaf_woff[i] .. leaf_woff[i+1]]
@@ -48,8 +50,8 @@ cdef class Search:
     cdef uint32_t mask              # feature index = hash & mask
     cdef feat_t* fbuf               # indicator features of one action, filled by the grammar
     cdef int fcap
-    cdef feat_t rfeat[4]            # real-valued features of the same action (index, value)
-    cdef double rval[4]
+    cdef feat_t rfeat[8]            # real-valued features of the same action (index, value)
+    cdef double rval[8]
     cdef int nreal                  # set by the grammar with every action (0: none)
     cdef feat_t* rtbuf              # real-valued features of two derivations (training)
     cdef double* rtval
@@ -69,6 +71,8 @@ cdef class Search:
     cdef public long long last_edges
     cdef public long long total_edges
     cdef public long long last_goal    # edge returned by the last decode/forced call (-1: none)
+    cdef eid_t* goals               # goal edges popped by the last decode (n-best candidates)
+    cdef int ngoals, cap_goals
     cdef public int phase           # 0 search, 1 beam completion, 2 merge completion, 3 glue merge
 
     cdef int push_edge(self, eid_t e, int k) noexcept nogil

@@ -13,6 +13,7 @@ The driver is written once against a small grammar interface (:class:`Grammar`):
 * ``is_full(s, e)``    the edge covers every unit (completion stops growing it); by default
                        ``nwords == n``
 * ``goal_expand``      popped goal edges are expanded too (SMT, whose goals cover >= beta*n units)
+* ``goal_total``       popped goals are compared by unscaled score F instead of F/|e|
 * phrase leaves        ``leaf_uend``, ``leaf_woff``, ``leaf_words``: a leaf covering a span of
                        units with a surface of several words (SMT translation options)
 * ``has_glue``         the grammar may join edges no rule combines when ``Search.phase`` is 3
@@ -133,6 +134,9 @@ cdef class Search:
         self.gold_ag = NULL
         self.phase = 0
         self.U = NULL
+        self.goals = NULL
+        self.ngoals = 0
+        self.cap_goals = 0
 
     def __init__(self, Grammar grammar not None, weights, int hash_bits, accum=None):
         if weights.shape[0] != (1 << hash_bits) or weights.dtype != np.float32:
@@ -161,6 +165,8 @@ cdef class Search:
         self.rtval = <double*>malloc(self.rtcap * sizeof(double))
         self.cap_gold = 1024
         self.gold_ag = <eid_t*>malloc(self.cap_gold * sizeof(eid_t))
+        self.cap_goals = 256
+        self.goals = <eid_t*>malloc(self.cap_goals * sizeof(eid_t))
         self.epoch = 0
         self.n_updates = 0
         self.n_dp_pruned_gold = 0
@@ -169,7 +175,8 @@ cdef class Search:
         self.avg_count = 1.0
         self.total_edges = 0
         self.last_goal = -1
-        if self.tbuf == NULL or self.gold_ag == NULL or self.rtbuf == NULL or self.rtval == NULL:
+        if (self.tbuf == NULL or self.gold_ag == NULL or self.rtbuf == NULL or self.rtval == NULL
+                or self.goals == NULL):
             raise MemoryError()
 
     def __dealloc__(self):
@@ -178,6 +185,7 @@ cdef class Search:
         chart_free(&self.chart)
         sigmap_free(&self.seen)
         free(self.fbuf); free(self.tbuf); free(self.gold_ag); free(self.rtbuf); free(self.rtval)
+        free(self.goals)
 
     @property
     def grammar(self):
@@ -588,6 +596,7 @@ cdef class Search:
         cdef int status = S_BUDGET, rc = 0
         cdef bint glued = False
         cdef double t0 = _now()
+        self.ngoals = 0
         with nogil:
             if self.g.leaves(self) < 0:
                 rc = -1
@@ -607,11 +616,17 @@ cdef class Search:
                     rc = -1
                     break
                 if self.g.is_goal(self, e):
+                    if grow(<void**>&self.goals, &self.cap_goals, sizeof(eid_t), self.ngoals + 1) < 0:
+                        rc = -1
+                        break
+                    self.goals[self.ngoals] = e
+                    self.ngoals += 1
                     if goal < 0:
                         stop_at = pops + goal_patience
                         if stop_at > max_pops:
                             stop_at = max_pops
-                    if goal < 0 or scaled(&self.A, e) > scaled(&self.A, goal):
+                    if goal < 0 or (self.A.E[e].F > self.A.E[goal].F if self.g.goal_total
+                                    else scaled(&self.A, e) > scaled(&self.A, goal)):
                         goal = e
                     status = S_OK
                     if pops >= stop_at:
@@ -974,6 +989,22 @@ cdef class Search:
         for i in range(nr):
             out[int(self.rtbuf[i])] = out.get(int(self.rtbuf[i]), 0.0) + self.rtval[i]
         return out
+
+    def popped_goals(self):
+        """Goal edges popped by the last :meth:`decode` (n-best candidates, pop order):
+        (edge ids int64[G], unscaled scores F float64[G], scaled scores F/|e| float64[G])."""
+        ids = np.array([self.goals[i] for i in range(self.ngoals)], dtype=np.int64)
+        F = np.array([self.A.E[self.goals[i]].F for i in range(self.ngoals)], dtype=np.float64)
+        S = np.array([scaled(&self.A, self.goals[i]) for i in range(self.ngoals)], dtype=np.float64)
+        return ids, F, S
+
+    def output_of(self, long long e):
+        """(order int32[m] surface ids, analysis) of a materialised edge of the last search,
+        e.g. one of :meth:`popped_goals`.  Raises ValueError for another edge."""
+        if e < 0 or e >= self.A.ne or self.A.E[e].surf < 0:
+            raise ValueError("not a materialised edge of the last search")
+        r = self._result(<eid_t>e, S_OK, 0)
+        return r[0], r[1]
 
     def features_of_last_edge(self):
         """Feature indices (uint32[k]) of the action that built the most recent edge (testing aid)."""

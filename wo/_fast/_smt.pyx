@@ -26,7 +26,8 @@ from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3, add4, add5, add6
 from ._arena cimport Edge, new_edge
 from ._search cimport Grammar, Search
-from ._lmfeat cimport LMFeatures
+from ._lmfeat cimport LMFeatures, LMCache
+from ._lm cimport LMState
 
 cnp.import_array()
 
@@ -41,6 +42,11 @@ cdef enum:
     T_LEAF_HW_HP
     T_LEAF_HP
     T_LEAF_WORDS         # target phrase alone
+    T_OPT_CL             # lexical selection in context: phrase pair . source word left of the span
+    T_OPT_CR             # ... right of the span
+    T_TW_CL              # target phrase . source word left of the span
+    T_TW_CR
+    T_HW_SW              # target head word . every source word outside the span (global lexical selection)
     T_WH_PH_DIR = 10
     T_WH_DIR
     T_PH_DIR
@@ -73,9 +79,15 @@ cdef enum:
     T_B_P1_P0_P0N
     T_SRCORD_PH_PM_DIR = 60
     T_SRCORD_WH_WM_DIR
+    T_SRCREL = 62        # source order of the left and right edges' spans (distortion-like)
+    T_SRCREL_DIR
+    T_SRCREL_PH_PM_DIR
+    T_SRCREL_W1_W0
+    T_SRCREL_P1_P0
+    T_SRCREL_GAP
     T_PATH_BASE = 70     # + 0..6: the seven Table 2 templates with LEN; +10: LABELS; +20: LABELSPOS
     T_LM_NGRAMS = 300    # real-valued: LM log10 p of the n-grams crossing a new boundary
-    T_LM_SENTENCE = 301  # (unused: an SMT goal has no fixed length)
+    T_LM_SENTENCE = 301  # real-valued: the <s> and </s> n-grams of the edge read as a sentence
     T_R_PTRANS = 310     # real-valued: log10 P(trans) of an option
     T_R_WORDS = 311      # real-valued: target words of an option
     T_R_COVER = 312      # real-valued: source words of an option
@@ -122,7 +134,9 @@ cdef class SMTGrammar(Grammar):
     cdef const uint32_t* l_src
     cdef const uint32_t* l_twords
     cdef const int32_t* l_sroot
-    cdef const double* l_real       # [L, 4]: in-phrase LM log10, log10 P(trans), words, source words
+    cdef const uint32_t* l_cl       # source word atoms left and right of the span (<s>, </s> at the ends)
+    cdef const uint32_t* l_cr
+    cdef const double* l_real       # [L, 5]: in-phrase LM log10, log10 P(trans), words, source words, <s>/</s> LM
     cdef const uint32_t* s_word
     cdef const uint32_t* s_pos
     cdef const int32_t* s_opt
@@ -143,6 +157,9 @@ cdef class SMTGrammar(Grammar):
     cdef LMFeatures lmf
     cdef bint has_lm
     cdef feat_t f_ptrans, f_words, f_cover
+    cdef eid_t memo_le, memo_re     # the sentence-feature value of the last pair (both arc directions)
+    cdef int memo_gen
+    cdef double memo_val
 
     def __cinit__(self):
         self.n = 0
@@ -150,7 +167,17 @@ cdef class SMTGrammar(Grammar):
         self.leaf_unit = NULL
         self.has_lm = False
         self.goal_expand = True
+        self.memo_gen = -1
         self.max_features = MAXF
+
+    @property
+    def goal_total(self):
+        """Compare popped goals by unscaled score F (True) or by F/|e| (False, the default)."""
+        return self.goal_total
+
+    @goal_total.setter
+    def goal_total(self, bint v):
+        self.goal_total = v
 
     def set_lm(self, lm):
         """Use an n-gram LM (``wo._fast._lm.NgramModel``) for the real-valued LM feature, or None.
@@ -172,8 +199,9 @@ cdef class SMTGrammar(Grammar):
         int32[L] source span [lo, hi); opt_woff int32[L+1] CSR offsets of its word slots;
         opt_root int32[L] root word slot; opt_atom uint32[L] phrase-pair atom; opt_src
         uint32[L] source-phrase atom; opt_twords uint32[L] target-phrase atom; opt_sroot
-        int32[L] source position of the span's syntactic root; opt_real float64[L*4] real
-        values (in-phrase LM log10, log10 P(trans), target words, source words).  Per word slot
+        int32[L] source position of the span's syntactic root; opt_real float64[L*5] real
+        values (in-phrase LM log10, log10 P(trans), target words, source words, and the log10
+        the LM gains when the phrase is read as a sentence between <s> and </s>).  Per word slot
         (S of them): slot_word, slot_pos uint32[S] atoms; slot_opt int32[S]; slot_head int32[S]
         head slot inside the option (-1: the option's root).  src_word uint32[n] atoms;
         path_len, path_lab, path_lpos uint32[n*n]: atoms of LEN, LABELS, LABELSPOS of the
@@ -192,7 +220,7 @@ cdef class SMTGrammar(Grammar):
         S = int(woff[L])
         arrs = [lo, hi, woff, _arr(opt_root, np.int32, "opt_root", L), _arr(opt_atom, np.uint32, "opt_atom", L),
                 _arr(opt_src, np.uint32, "opt_src", L), _arr(opt_twords, np.uint32, "opt_twords", L),
-                _arr(opt_sroot, np.int32, "opt_sroot", L), _arr(opt_real, np.float64, "opt_real", 4 * L),
+                _arr(opt_sroot, np.int32, "opt_sroot", L), _arr(opt_real, np.float64, "opt_real", 5 * L),
                 _arr(slot_word, np.uint32, "slot_word", S), _arr(slot_pos, np.uint32, "slot_pos", S),
                 _arr(slot_opt, np.int32, "slot_opt", S), _arr(slot_head, np.int32, "slot_head", S),
                 _arr(src_word, np.uint32, "src_word", n), _arr(path_len, np.uint32, "path_len", n * n),
@@ -228,6 +256,14 @@ cdef class SMTGrammar(Grammar):
             arrs += ga
         if self.has_lm:
             self.lmf.set_leaves(_arr(slot_lm, np.int32, "slot_lm", S), S)
+        sw = arrs[13]
+        cl = np.where(lo > 0, sw[np.maximum(lo - 1, 0)], np.uint32(A_START)).astype(np.uint32)
+        cr = np.where(hi < n, sw[np.minimum(hi, n - 1)], np.uint32(A_END)).astype(np.uint32)
+        arrs += [cl, cr]
+        cdef const uint32_t[::1] vcl = cl, vcr = cr
+        self.l_cl = &vcl[0]
+        self.l_cr = &vcr[0]
+        self.max_features = MAXF + n
         cov = np.zeros(n, dtype=bool)
         for a, b in zip(lo, hi):
             cov[a:b] = True
@@ -261,10 +297,19 @@ cdef class SMTGrammar(Grammar):
         add2(&o, T_LEAF_HW_HP, self.s_word[r], self.s_pos[r])
         add2(&o, T_LEAF_HP, self.s_pos[r], 0)
         add2(&o, T_LEAF_WORDS, self.l_twords[i], 0)
-        cdef const double* rv = &self.l_real[4 * i]
+        add2(&o, T_OPT_CL, self.l_atom[i], self.l_cl[i])
+        add2(&o, T_OPT_CR, self.l_atom[i], self.l_cr[i])
+        add2(&o, T_TW_CL, self.l_twords[i], self.l_cl[i])
+        add2(&o, T_TW_CR, self.l_twords[i], self.l_cr[i])
+        cdef int j
+        for j in range(self.n):
+            if j < self.l_lo[i] or j >= self.l_hi[i]:
+                add2(&o, T_HW_SW, self.s_word[r], self.src_word[j])
+        cdef const double* rv = &self.l_real[5 * i]
         cdef int nr = 0
         if self.has_lm:
             s.rfeat[nr] = self.lmf.f_lm; s.rval[nr] = rv[0]; nr += 1
+            s.rfeat[nr] = self.lmf.f_lmsent; s.rval[nr] = rv[4]; nr += 1
         s.rfeat[nr] = self.f_ptrans; s.rval[nr] = rv[1]; nr += 1
         s.rfeat[nr] = self.f_words; s.rval[nr] = rv[2]; nr += 1
         s.rfeat[nr] = self.f_cover; s.rval[nr] = rv[3]; nr += 1
@@ -337,6 +382,25 @@ cdef class SMTGrammar(Grammar):
         cdef uint32_t sord = 1 if self.l_lo[om] < self.l_lo[oh] else 2
         add4(&o, T_SRCORD_PH_PM_DIR, ph, pm, d, sord)
         add4(&o, T_SRCORD_WH_WM_DIR, wh, wm, d, sord)
+        # where the right edge's source words lie relative to the left edge's: after them
+        # (monotone), before them (swapped) or interleaved; adjacent or with a gap
+        cdef uint32_t rel, gap = 0
+        if L.st.smt.shi < R.st.smt.slo:
+            gap = <uint32_t>(R.st.smt.slo - L.st.smt.shi - 1)
+            rel = 1
+        elif R.st.smt.shi < L.st.smt.slo:
+            gap = <uint32_t>(L.st.smt.slo - R.st.smt.shi - 1)
+            rel = 2
+        else:
+            rel = 3
+        if gap > 3:
+            gap = 3
+        add3(&o, T_SRCREL, rel, gap, 0)
+        add3(&o, T_SRCREL_DIR, rel, gap, d)
+        add5(&o, T_SRCREL_PH_PM_DIR, rel, gap, ph, pm, d)
+        add4(&o, T_SRCREL_W1_W0, rel, gap, w1, w0)
+        add4(&o, T_SRCREL_P1_P0, rel, gap, p1, p0)
+        add2(&o, T_SRCREL_GAP, rel, <uint32_t>_norm(R.st.smt.slo - L.st.smt.shi))
         cdef uint32_t swh = self.src_word[sh], swm = self.src_word[sm]
         cdef int k = sh * self.n + sm
         cdef uint32_t pa[3]
@@ -356,8 +420,37 @@ cdef class SMTGrammar(Grammar):
             add4(&o, T_PATH_BASE + 10 * j + 6, swm, wm, d, pa[j])
         s.nreal = 0
         if self.has_lm:
+            # every edge is also scored as a sentence (<s> edge </s>): the combination's
+            # sentence feature is that score of L+R minus those of L and R, so the feature sums
+            # to the LM's sentence-boundary n-grams of the edge whatever its size
             self.lmf.combine(s, le, re, -1)
+            if not (self.memo_gen == self.lmf.gen and self.memo_le == le and self.memo_re == re):
+                self.memo_val = (self._bnd(SL, nl, SR, nr) - self._bnd(SL, nl, SL, 0)
+                                 - self._bnd(SR, nr, SR, 0))
+                self.memo_le = le; self.memo_re = re; self.memo_gen = self.lmf.gen
+            s.rfeat[1] = self.lmf.f_lmsent
+            s.rval[1] = self.memo_val
+            s.nreal = 2
         return o.k
+
+    cdef double _bnd(self, const int32_t* SL, int nl, const int32_t* SR, int nr) noexcept nogil:
+        """log10 the LM gains on the words SL + SR read as a sentence: their first N-1 words
+        after <s> instead of alone, and </s> after their last words."""
+        cdef int n1 = self.lmf.n1, t = nl + nr, j
+        cdef int m = t if t < n1 else n1
+        cdef double gain = self.lmf._prefix(SL, nl, SR, m, True) - self.lmf._prefix(SL, nl, SR, m, False)
+        cdef LMState a, b
+        if t < n1:
+            self.lmf.lm.begin(&a)
+            j = 0
+        else:
+            a.len = 0
+            j = t - n1
+        while j < t:
+            self.lmf.lm.score(&a, self.lmf.leaf_lm[SL[j] if j < nl else SR[j - nl]], &b)
+            a = b
+            j += 1
+        return gain + self.lmf.lm.score(&a, self.lmf.lm.eos, &b)
 
     # ------------------------------------------------------------------ grammar interface
     cdef int leaves(self, Search s) noexcept nogil:
@@ -389,6 +482,8 @@ cdef class SMTGrammar(Grammar):
             x.st.smt.ldep1 = -1; x.st.smt.rdep1 = -1
             x.st.smt.lval = 0; x.st.smt.rval = 0
             x.st.smt.ncov = <int16_t>(self.l_hi[i] - self.l_lo[i])
+            x.st.smt.slo = <int16_t>self.l_lo[i]
+            x.st.smt.shi = <int16_t>(self.l_hi[i] - 1)
             x.gold = 0
             x.span_lo = -1; x.span_hi = -1
             if self.has_gold and self.g_leaf[i]:
@@ -449,6 +544,8 @@ cdef class SMTGrammar(Grammar):
             x.st.smt.lval = H.st.smt.lval + 1
             x.st.smt.rval = H.st.smt.rval
         x.st.smt.ncov = L.st.smt.ncov + R.st.smt.ncov
+        x.st.smt.slo = L.st.smt.slo if L.st.smt.slo < R.st.smt.slo else R.st.smt.slo
+        x.st.smt.shi = L.st.smt.shi if L.st.smt.shi > R.st.smt.shi else R.st.smt.shi
         x.nwords = L.nwords + R.nwords
         x.nact = L.nact + R.nact + 1
         x.gold = gold

@@ -46,6 +46,7 @@ class Instance:
     slot_lm: Optional[np.ndarray] = None
     gold: Optional[tuple] = None
     oracle: Optional[List[int]] = None
+    substitute: bool = False
 
 
 def _bin(n: int) -> int:
@@ -200,13 +201,83 @@ def find_oracle(options: Sequence[Option], ref: Sequence[str], ref_heads: Sequen
     return dfs(0, 0)
 
 
+def substitute_oracle(options: Sequence[Option], ref: Sequence[str], ref_heads: Sequence[int],
+                      max_skip: float = 0.5, max_nodes: int = MAX_ORACLE_NODES):
+    """A substitute oracle when the reference cannot be tiled (Zhang et al. 2014, footnote 2):
+    the reachable tree closest to the reference, as the reference with the fewest words left
+    out, where only complete subtrees may be left out (the rest stays a projective tree) and
+    the remaining words are tiled by options as in :func:`find_oracle`.
+
+    Returns (tiles [(option index, reference start)], kept reference positions) or None when
+    more than ``max_skip`` of the words would be left out or the search exceeds ``max_nodes``.
+    """
+    m = len(ref)
+    lo, hi = subtree_spans(ref_heads)
+    by_start: Dict[int, List[int]] = {}
+    for i, o in enumerate(options):
+        k = len(o.words)
+        for a in range(0, m - k + 1):
+            if tuple(ref[a:a + k]) != tuple(o.words):
+                continue
+            r = a + o.root
+            if a <= ref_heads[r] < a + k:
+                continue
+            if all(j == r or (a <= lo[j] and hi[j] <= a + k and a <= ref_heads[j] < a + k)
+                   for j in range(a, a + k)):
+                by_start.setdefault(a, []).append(i)
+    skips: Dict[int, List[int]] = {}
+    for w in range(m):
+        if ref_heads[w] >= 0:                        # never the whole sentence
+            skips.setdefault(lo[w], []).append(hi[w])
+    memo: Dict[Tuple[int, int], Tuple[int, int, tuple]] = {}
+    nodes = [0]
+    INF = (m + 1, 0, ())
+
+    def best(a: int, cov: int):
+        if a == m:
+            return (0, 0, ())
+        key = (a, cov)
+        if key in memo:
+            return memo[key]
+        nodes[0] += 1
+        if nodes[0] > max_nodes:
+            return INF
+        res = INF
+        for i in by_start.get(a, ()):
+            o = options[i]
+            bits = ((1 << (o.src_hi - o.src_lo)) - 1) << o.src_lo
+            if cov & bits:
+                continue
+            c = best(a + len(o.words), cov | bits)
+            cand = (c[0], c[1] + 1, ((i, a),) + c[2])
+            if cand[:2] < res[:2]:
+                res = cand
+        for b in set(skips.get(a, ())):
+            c = best(b, cov)
+            cand = (c[0] + (b - a), c[1], c[2])
+            if cand[:2] < res[:2]:
+                res = cand
+        memo[key] = res
+        return res
+
+    skipped, ntiles, tiles = best(0, 0)
+    if ntiles == 0 or skipped > max_skip * m or nodes[0] > max_nodes:
+        return None
+    kept = sorted(j for i, a in tiles for j in range(a, a + len(options[i].words)))
+    return list(tiles), kept
+
+
 def build_instance(src: Source, options: Sequence[Option], beta: float, lm=None,
-                   ref: Optional[Sequence[str]] = None, ref_heads: Optional[Sequence[int]] = None) -> Instance:
+                   ref: Optional[Sequence[str]] = None, ref_heads: Optional[Sequence[int]] = None,
+                   substitute: float = 0.0) -> Instance:
     """The arrays of one sentence (see :meth:`SMTGrammar.set_instance`).
 
     beta: share of source words a goal must cover (section 2.2.1, 0.8 in the paper).  With
     ``ref`` (tokenized reference) and ``ref_heads`` (its parse, 0-based), the oracle of
-    :func:`find_oracle` becomes the gold derivation (``gold`` stays None when there is none).
+    :func:`find_oracle` becomes the gold derivation (``gold`` stays None when there is none);
+    with ``substitute`` > 0, an unreachable reference gets the substitute oracle of
+    :func:`substitute_oracle` leaving out at most that share of its words (``substitute``
+    attribute True).
     Raises ValueError for a sentence without source words or without options.
     """
     n = len(src.tokens)
@@ -229,12 +300,14 @@ def build_instance(src: Source, options: Sequence[Option], beta: float, lm=None,
     opt_src = np.array([atom(s) for s in src_phr], dtype=np.uint32)
     opt_tw = np.array([atom(t) for t in tgt_phr], dtype=np.uint32)
     opt_sroot = np.array([span_root(src, o.src_lo, o.src_hi) for o in options], dtype=np.int32)
-    real = np.zeros((L, 4), dtype=np.float64)
+    real = np.zeros((L, 5), dtype=np.float64)
     slot_lm = None
     if lm is not None:
         slot_lm = lm.word_ids(words)
         for i, o in enumerate(options):
-            real[i, 0] = float(lm.core.word_scores(slot_lm[woff[i]:woff[i + 1]], False, False).sum())
+            ids = slot_lm[woff[i]:woff[i + 1]]
+            real[i, 0] = float(lm.core.word_scores(ids, False, False).sum())
+            real[i, 4] = float(lm.core.word_scores(ids, True, True).sum()) - real[i, 0]
     real[:, 1] = [math.log10(max(o.prob, 1e-9)) for o in options]
     real[:, 2] = np.diff(woff)
     real[:, 3] = opt_hi - opt_lo
@@ -249,6 +322,15 @@ def build_instance(src: Source, options: Sequence[Option], beta: float, lm=None,
     if ref is not None and ref_heads is not None and len(ref) > 0:
         rh = projectivize(ref_heads)
         tiles = find_oracle(options, ref, rh)
+        inst.substitute = False
+        if tiles is None and substitute > 0:
+            got = substitute_oracle(options, ref, rh, max_skip=substitute)
+            if got is not None:
+                tiles, kept = got
+                new = {j: k for k, j in enumerate(kept)}
+                rh = [new[rh[j]] if rh[j] >= 0 else -1 for j in kept]
+                tiles = [(i, new[a]) for i, a in tiles]
+                inst.substitute = True
         if tiles is not None:
             lo, hi = subtree_spans(rh)
             g_leaf = np.zeros(L, dtype=np.uint8)
@@ -309,6 +391,29 @@ class SMTSearch:
         used = sorted({int(inst.arrays[11][s]) for s in order})
         return Decoded([inst.slot_words[s] for s in order], heads, used, float(score), int(status),
                        int(pops), int(edges))
+
+    def candidates(self, inst: Instance, k: int = 50) -> List[Decoded]:
+        """The best ``k`` goal edges popped by the last :meth:`decode` of ``inst`` (by scaled
+        score), as n-best candidates for reranking; ``score`` is the scaled score and
+        ``edges`` holds the unscaled score F (rounded) for the reranker."""
+        ids, F, S = self.search.popped_goals()
+        out, seen = [], set()
+        for j in np.argsort(-S, kind="stable"):
+            order, slot_head = self.search.output_of(int(ids[j]))
+            order = [int(x) for x in order]
+            key = tuple(order)
+            if key in seen:
+                continue
+            seen.add(key)
+            pos = {s: q for q, s in enumerate(order)}
+            heads = [pos.get(int(slot_head[s]), -1) if slot_head[s] >= 0 else -1 for s in order]
+            used = sorted({int(inst.arrays[11][s]) for s in order})
+            d = Decoded([inst.slot_words[s] for s in order], heads, used, float(S[j]), 0, 0, 0)
+            d.F = float(F[j])
+            out.append(d)
+            if len(out) >= k:
+                break
+        return out
 
     def forced(self, inst: Instance, max_pops: int = 100000) -> bool:
         """Forced decoding towards the oracle derivation: True if it is reached."""

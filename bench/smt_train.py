@@ -1,0 +1,127 @@
+"""Train and evaluate the syntactic SMT system (issue 14; Zhang et al. 2014) on Tatoeba zh-en
+from the parsed corpus that ``bench/smt_data.py`` writes to ``--work``.
+
+    python bench/smt_train.py --tag full --lm /work/smtdata/lm.tatoeba+texten.o4.wolm --epochs 6
+    python bench/smt_train.py --tag full --eval-only --model bench/results/smt/model.full.wo --set test
+
+Training: oracle derivations (section 2.2.2), Algorithm 3 large-margin training, the epoch
+chosen by dev BLEU (``--dev-limit`` pairs).  Evaluation (``--eval-only`` or after training):
+decodes ``--set`` (dev or test; test once, for the final figure) on one core, writes the
+outputs and bench/results/smt/eval.<set>.<tag>.json with BLEU (sacrebleu 13a on detokenized
+text, signature), sentences/s (decoding only: the source sides are parsed in the cache),
+edges/s, statuses, oracle and forced-decoding reachability, peak RSS.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+OUT = os.path.join(HERE, "results", "smt")
+TABLE = os.path.join(ROOT, "corpora", "models", "smt", "phrases.tsv.gz")
+
+
+def read_jsonl_gz(path):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def evaluate(model_path, recs, table, lm, opts, name):
+    """Decode recs with the model; (record dict, outputs)."""
+    from wo.eval.metrics import score
+    from wo.model import Model
+    from wo.smt.train import source_of
+    from wo.smt.translate import Translator
+
+    tr = Translator(Model.load(model_path), lm=lm, table=table, parser=False, **opts)
+    outs, stat, edges = [], {}, 0
+    t0 = time.perf_counter()
+    for r in recs:
+        t = tr.translate_parsed(source_of(r))
+        outs.append(t.text)
+        stat[t.status] = stat.get(t.status, 0) + 1
+        edges += tr.core.search.last_edges if t.options else 0
+    sec = time.perf_counter() - t0
+    sc = score(outs, [r["en_raw"] for r in recs], tokenize="13a")
+    return {"set": name, "sentences": len(recs), "bleu": round(sc.bleu, 2), "signature": sc.signature,
+            "seconds": round(sec, 2), "sentences_per_second": round(len(recs) / sec, 1),
+            "edges_per_second": round(edges / sec), "status": stat,
+            "decode": dict(tr.opts)}, outs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", default="/work/smtdata")
+    ap.add_argument("--table", default=TABLE)
+    ap.add_argument("--lm", required=True)
+    ap.add_argument("--tag", required=True)
+    ap.add_argument("--model", default=None, help="model path (default bench/results/smt/model.<tag>.wo)")
+    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--hash-bits", type=int, default=21)
+    ap.add_argument("--train-limit", type=int, default=0)
+    ap.add_argument("--dev-limit", type=int, default=500)
+    ap.add_argument("--train-pops", type=int, default=None)
+    ap.add_argument("--beam-factor", type=float, default=None)
+    ap.add_argument("--max-pops", type=int, default=None)
+    ap.add_argument("--beta", type=float, default=None)
+    ap.add_argument("--lam", type=float, default=None)
+    ap.add_argument("--substitute", type=float, default=None, help="substitute oracles leaving out at most this share")
+    ap.add_argument("--init-real", type=float, nargs=4, default=None,
+                    help="initial weights of the LM, log10 P(trans), target-word and source-word features")
+    ap.add_argument("--max-tau", type=float, default=0.05)
+    ap.add_argument("--eval-only", action="store_true")
+    ap.add_argument("--set", default="dev", choices=["dev", "test"])
+    args = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+
+    from wo.lm.model import LanguageModel
+    from wo.smt.phrases import PhraseTable
+    from wo.smt.train import DEFAULTS, train
+
+    model = args.model or os.path.join(OUT, f"model.{args.tag}.wo")
+    table = PhraseTable.load(args.table)
+    lm = LanguageModel.load(args.lm)
+    dec = {k: v for k, v in (("beam_factor", args.beam_factor), ("max_pops", args.max_pops),
+                             ("beta", args.beta)) if v is not None}
+    if not args.eval_only:
+        tr = read_jsonl_gz(os.path.join(args.work, "train.jsonl.gz"))
+        if args.train_limit:
+            tr = tr[:args.train_limit]
+        dev = read_jsonl_gz(os.path.join(args.work, "dev.jsonl.gz"))
+        opts = dict(dec)
+        if args.train_pops:
+            opts["train_pops"] = args.train_pops
+        if args.substitute is not None:
+            opts["substitute"] = args.substitute
+        if args.init_real:
+            opts["init_real"] = args.init_real
+        if args.lam is not None:
+            opts["lam"] = args.lam
+        # the table and LM files are looked up beside the model at translation time; here they
+        # are passed explicitly
+        rec = train(tr, dev, table, lm, args.epochs, model, os.path.basename(args.table),
+                    hash_bits=args.hash_bits, max_tau=args.max_tau, dev_limit=args.dev_limit, opts=opts)
+        rec["table"] = os.path.relpath(args.table, ROOT)
+        rec["lm_path"] = args.lm
+        with open(os.path.join(OUT, f"train.{args.tag}.json"), "w") as fh:
+            json.dump(rec, fh, indent=1)
+    recs = read_jsonl_gz(os.path.join(args.work, f"{args.set}.jsonl.gz"))
+    res, outs = evaluate(model, recs, table, lm, dec, args.set)
+    res.update(tag=args.tag, model=os.path.relpath(model, ROOT), lm=args.lm,
+               peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
+    with open(os.path.join(OUT, f"eval.{args.set}.{args.tag}.json"), "w") as fh:
+        json.dump(res, fh, indent=1)
+    with open(os.path.join(OUT, f"out.{args.set}.{args.tag}.txt"), "w") as fh:
+        fh.writelines(o + "\n" for o in outs)
+    print(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,279 @@
+"""Chinese->English translation with a trained synthesis model: the Python front end of
+``wo smt translate`` (segmentation, source parsing, translation options, best-first synthesis
+on the shared core, detokenization), batch-parallel over sentences.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..model import Model, ModelError, resolve_lm
+from .synth import SMTSearch, Source, build_instance
+from .train import DEFAULTS, SYSTEM
+
+SHIPPED_MODEL = "wo-tatoeba-smt.wo"
+MAX_LENGTH = 100
+
+
+def default_model_path() -> str:
+    """The shipped SMT model (``corpora/models/wo-tatoeba-smt.wo``, or ``$WO_MODEL_DIR``).
+    Raises ModelError when absent."""
+    import pathlib
+
+    dirs = [os.environ["WO_MODEL_DIR"]] if os.environ.get("WO_MODEL_DIR") else []
+    dirs.append(str(pathlib.Path(__file__).resolve().parents[2] / "corpora" / "models"))
+    for d in dirs:
+        p = os.path.join(d, SHIPPED_MODEL)
+        if os.path.exists(p):
+            return p
+    raise ModelError(f"no shipped SMT model {SHIPPED_MODEL} in {', '.join(dirs)}; pass --model")
+
+
+def _beside(model: Model, name: str) -> str:
+    """A file named in the model header, looked up beside the model file."""
+    if os.path.isabs(name) and os.path.exists(name):
+        return name
+    base = os.path.dirname(os.path.abspath(model.path or "."))
+    p = os.path.join(base, name)
+    if not os.path.exists(p):
+        raise ModelError(f"{model.path}: needs {name}, which is not beside it ({p})")
+    return p
+
+
+@dataclass
+class Translation:
+    """One output: detokenized text, tokens, heads (0-based, -1 root), options used, status
+    ("ok", "completed", "fallback", "error"), pops, message."""
+
+    text: str
+    tokens: List[str]
+    heads: List[int]
+    options: int
+    status: str
+    pops: int = 0
+    message: str = ""
+
+
+_STATUS = {0: "ok", 3: "completed", 1: "fallback", 2: "fallback", 4: "completed"}
+
+
+class Translator:
+    """A loaded SMT system: model, phrase table, LM and the Chinese parser.
+
+    model: path (default: the shipped model); lm: path, "none", a LanguageModel, or None (the
+    model's own LM, beside it); table: a PhraseTable or path (default: the model's);
+    parser: a :class:`wo.smt.parse.Parser` or None (the shipped Chinese parser); decoding
+    settings default to the model header's; rerank: apply the model's n-best reranking
+    weights (``header["rerank"]``, :mod:`wo.smt.rerank`) when it has them.  Raises ModelError for a model that is not an SMT
+    model or whose files are missing.
+    """
+
+    def __init__(self, model: Optional[str] = None, lm=None, table=None, parser=None,
+                 beam_factor: Optional[float] = None, max_pops: Optional[int] = None,
+                 beta: Optional[float] = None, complete_beam: Optional[int] = None, rerank: bool = True):
+        from .phrases import PhraseTable
+
+        m = model if isinstance(model, Model) else Model.load(model or default_model_path())
+        if m.header.get("system") != SYSTEM:
+            raise ModelError(f"{m.path}: not an SMT model (system {m.header.get('system')!r})")
+        self.model = m
+        smt, dec = m.header["smt"], m.header.get("decode", {})
+        self.opts = dict(DEFAULTS, max_len=smt["max_len"], lam=smt["lam"], beta=smt["beta"],
+                         beam_factor=dec.get("beam_factor", DEFAULTS["beam_factor"]),
+                         max_pops=dec.get("max_pops", DEFAULTS["max_pops"]),
+                         complete_beam=dec.get("complete_beam", DEFAULTS["complete_beam"]))
+        for k, v in (("beam_factor", beam_factor), ("max_pops", max_pops), ("beta", beta),
+                     ("complete_beam", complete_beam)):
+            if v is not None:
+                self.opts[k] = v
+        if table is None or isinstance(table, str):
+            table = PhraseTable.load(table or _beside(m, smt["phrase_table"]))
+        self.table = table
+        self.lm = resolve_lm(m, lm)
+        self._parser = parser
+        self.core = SMTSearch(m.weights, m.hash_bits, None, self.lm)
+        from .rerank import weights_vector
+        rr = m.header.get("rerank")
+        self.nbest = int(m.header.get("rerank_nbest", 50))
+        self.rerank = weights_vector(rr) if (rr and rerank) else None
+
+    @property
+    def parser(self):
+        """The Chinese parser (loaded at first use)."""
+        if self._parser is None:
+            from .parse import load_parser
+            self._parser = load_parser("zh")
+        return self._parser
+
+    def translate_parsed(self, src: Source) -> Translation:
+        """Translate a segmented and parsed source sentence."""
+        from .prep import detokenize
+
+        o = self.opts
+        options = self.table.options(src.tokens, max_len=int(o["max_len"]), lam=float(o["lam"]))
+        if not options:
+            return Translation("", [], [], 0, "fallback", 0, "no translation options")
+        inst = build_instance(src, options, float(o["beta"]), self.lm)
+        d = self.core.decode(inst, max(1, int(o["beam_factor"] * inst.n)), int(o["max_pops"]),
+                             int(o["complete_beam"]))
+        if self.rerank is not None and d.status == 0:
+            cands = self.core.candidates(inst, self.nbest)
+            if cands:
+                from .rerank import features, pick
+                c = cands[pick(np.array([features(x, inst, self.lm) for x in cands]), self.rerank)]
+                d.tokens, d.heads, d.options = c.tokens, c.heads, c.options
+        return Translation(detokenize(d.tokens), d.tokens, d.heads, len(d.options),
+                           _STATUS.get(d.status, "fallback"), d.pops)
+
+    def nbest_features(self, src: Source):
+        """(features float64[K, 7], detokenized texts) of the decoder's n-best candidates of a
+        parsed source sentence (for tuning the reranker); empty when it has no options."""
+        from .prep import detokenize
+        from .rerank import features
+
+        o = self.opts
+        options = self.table.options(src.tokens, max_len=int(o["max_len"]), lam=float(o["lam"]))
+        if not options:
+            return np.zeros((0, 7)), []
+        inst = build_instance(src, options, float(o["beta"]), self.lm)
+        d = self.core.decode(inst, max(1, int(o["beam_factor"] * inst.n)), int(o["max_pops"]),
+                             int(o["complete_beam"]))
+        cands = self.core.candidates(inst, self.nbest) if d.status == 0 else []
+        if not cands:
+            cands = [d]
+        return (np.array([features(x, inst, self.lm) for x in cands]),
+                [detokenize(x.tokens) for x in cands])
+
+    def translate_tokens(self, sents: Sequence[Sequence[str]]) -> List[Translation]:
+        """Translate segmented sentences (lists of Chinese tokens); parsed here in one batch."""
+        parses = self.parser.parse([list(s) for s in sents])
+        return [self.translate_parsed(Source(list(s), list(p.pos), list(p.heads), list(p.labels)))
+                for s, p in zip(sents, parses)]
+
+    def translate(self, lines: Sequence[str]) -> List[Translation]:
+        """Translate raw (or space-segmented) Chinese sentences."""
+        from .prep import segment_zh
+        return self.translate_tokens([segment_zh(x) for x in lines])
+
+
+def corpus_bleu_of(model, records: Sequence[dict], table, lm, opts: dict) -> Tuple[float, List[str]]:
+    """BLEU (sacrebleu, 13a tokenization on detokenized text, as ``wo smt evaluate``) of a
+    model on parsed corpus records (``en_raw`` references), and the outputs.  Used on dev
+    during training."""
+    from ..eval.metrics import score
+    from .train import source_of
+
+    tr = Translator(model, lm=lm if lm is not None else "none", table=table, parser=False,
+                    beam_factor=opts.get("beam_factor"), max_pops=opts.get("max_pops"),
+                    beta=opts.get("beta"), complete_beam=opts.get("complete_beam"))
+    hyps = [tr.translate_parsed(source_of(r)).text for r in records]
+    return score(hyps, [r["en_raw"] for r in records], tokenize="13a").bleu, hyps
+
+
+# ---------------------------------------------------------------------- batch (CLI)
+_CACHE: dict = {}
+
+
+def _translator(key):
+    if _CACHE.get("key") != key:
+        _CACHE.clear()
+        model, lm = key[0], key[1]
+        _CACHE["key"] = key
+        _CACHE["tr"] = Translator(model, lm=lm, **dict(key[2]))
+    return _CACHE["tr"]
+
+
+def _worker(key, batch):
+    tr = _translator(key)
+    out = []
+    try:
+        res = tr.translate_tokens([toks for toks in batch])
+    except Exception as e:          # one failing batch: translate its sentences one by one
+        res = []
+        for toks in batch:
+            try:
+                res.extend(tr.translate_tokens([toks]))
+            except Exception as e2:  # noqa: BLE001 - reported per sentence
+                res.append(Translation("", [], [], 0, "error", 0, f"{type(e2).__name__}: {e2}"))
+    out.extend(res)
+    return out
+
+
+@dataclass
+class Line:
+    """One input line: text (None if not UTF-8), 1-based line number, error message or None."""
+
+    text: Optional[str]
+    line: int
+    error: Optional[str] = None
+
+
+def read_lines(path: str) -> List[Line]:
+    """Input sentences, one per line (``-`` = standard input; ``.xz``/``.gz`` read
+    transparently); invalid UTF-8 and empty lines become items with an error."""
+    from ..io.text import read_bytes
+
+    data = read_bytes(path)
+    raw = data.split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    out = []
+    for no, r in enumerate(raw, 1):
+        if r.endswith(b"\r"):
+            r = r[:-1]
+        try:
+            t = r.decode("utf-8")
+        except UnicodeDecodeError:
+            out.append(Line(None, no, "invalid UTF-8"))
+            continue
+        out.append(Line(t, no, None if t.strip() else "empty line"))
+    return out
+
+
+def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None, jobs: int = 1,
+        tokenized: bool = False, output_format: str = "text", max_length: int = MAX_LENGTH,
+        on_error: str = "fallback", report=lambda m: None, progress=None, **opts):
+    """Translate every line of ``input_path`` into ``output_path`` (one line per input line, in
+    order, written atomically).  A bad line (not UTF-8, empty, longer than ``max_length``
+    source words) is reported as ``file:line: message`` and gets an empty output line; the
+    others are translated.  tokenized: write tokenized English instead of detokenized text;
+    output_format "jsonl" writes one JSON object per line (text, tokens, heads, status).
+    Returns the batch Summary.  Raises ModelError for model problems (before any work).
+    """
+    import json
+
+    from ..io.batch import map_batches, process
+    from .prep import segment_zh
+
+    if output_format not in ("text", "jsonl"):
+        raise ValueError("output format: text or jsonl")
+    key = (model or default_model_path(), lm, tuple(sorted((k, v) for k, v in opts.items() if v is not None)))
+    _translator(key)                      # fail early on the model and its files
+    items = read_lines(input_path)
+
+    def prepare(i, it):
+        if it.error:
+            return it.error
+        toks = segment_zh(it.text)
+        if len(toks) > max_length:
+            return f"sentence too long ({len(toks)} words > --max-length {max_length})"
+        return it, toks
+
+    def decode_many(payloads, on_batch):
+        map_batches(_worker, (key,), payloads, jobs=jobs, chunk=32, on_batch=on_batch)
+
+    def fallback(it, msg):
+        return Translation("", [], [], 0, "error", 0, msg)
+
+    def fmt(it, r):
+        if output_format == "jsonl":
+            return json.dumps({"text": r.text, "tokens": r.tokens, "heads": r.heads, "status": r.status,
+                               "message": r.message}, ensure_ascii=False)
+        return " ".join(r.tokens) if tokenized else r.text
+
+    return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
+                   fallback=fallback, format_record=fmt, on_error=on_error,
+                   keep_skipped=output_format == "jsonl", report=report, progress=progress)
