@@ -31,6 +31,8 @@ demo: install
 	head -3 $(OUT)/ewt-ccg-test.txt
 	$(BIN)/wo gyro realize --lm corpora/models/wo-en-4gram.wolm --input $(TEST) --output $(OUT)/ewt-test.gyro.txt --jobs 2
 	$(BIN)/wo evaluate --hyp $(OUT)/ewt-test.gyro.txt --ref $(TEST)
+	$(BIN)/wo smt translate --input corpora/tatoeba-zh-en/test.tsv.xz --output $(OUT)/tatoeba-test.en --jobs 2
+	$(BIN)/wo smt evaluate --hyp $(OUT)/tatoeba-test.en --ref corpora/tatoeba-zh-en/test.tsv.xz
 
 test: install
 	$(BIN)/python -m pytest -q tests

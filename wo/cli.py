@@ -737,10 +737,10 @@ def cmd_smt_translate(a) -> int:
 def cmd_smt_evaluate(a) -> int:
     """``wo smt evaluate``: sacrebleu BLEU with 13a tokenization on detokenized output."""
     from .eval.metrics import score
-    from .smt.prep import read_pairs
+    from .smt.translate import read_lines
 
-    hyps = _read_lines_or_conllu(a.hyp)
-    refs = [p.en for p in read_pairs(a.ref)] if a.ref.endswith(".tsv") else _read_lines_or_conllu(a.ref)
+    hyps = [x.text or "" for x in read_lines(a.hyp, "en")]
+    refs = [x.text or "" for x in read_lines(a.ref, "en")]
     if len(hyps) != len(refs):
         _err(f"{a.hyp}: {len(hyps)} sentences but {a.ref} has {len(refs)}")
         return EXIT_USER
@@ -767,7 +767,7 @@ def _add_smt(sub) -> None:
     t.set_defaults(func=cmd_smt_train)
     tr = ss.add_parser("translate", help="translate Chinese sentences (one per line, raw or segmented)")
     tr.add_argument("--model", default=None, help="SMT model (default: the shipped Tatoeba model)")
-    tr.add_argument("--input", default="-", help=f"Chinese, one sentence per line {STDIO_HELP}; default -")
+    tr.add_argument("--input", default="-", help=f"Chinese, one sentence per line, or a Tatoeba TSV (its zh column) {STDIO_HELP}; default -")
     tr.add_argument("--output", default="-", help="English, one line per input line; default -")
     tr.add_argument("--tokenized", action="store_true", help="write tokenized (not detokenized) English")
     tr.add_argument("--format", default="text", choices=["text", "jsonl"])
@@ -781,7 +781,7 @@ def _add_smt(sub) -> None:
     tr.set_defaults(func=cmd_smt_translate)
     ev = ss.add_parser("evaluate", help="BLEU (sacrebleu, 13a) of detokenized output")
     ev.add_argument("--hyp", required=True, help=f"one sentence per line {STDIO_HELP}")
-    ev.add_argument("--ref", required=True, help="references: a TSV of pairs (en column) or one sentence per line")
+    ev.add_argument("--ref", required=True, help="references: a Tatoeba TSV of pairs (its en column is used) or one sentence per line")
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_smt_evaluate)
 

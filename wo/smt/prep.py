@@ -42,8 +42,9 @@ def read_pairs(path: str) -> List[Pair]:
     whitespace of each side is stripped; blank lines at the end of the file are ignored.
     """
     pairs: List[Pair] = []
-    with open(path, "rb") as f:
-        raw_lines = f.read().split(b"\n")
+    from ..io.text import read_bytes
+
+    raw_lines = read_bytes(path).split(b"\n")        # .xz / .gz read transparently
     while raw_lines and not raw_lines[-1].strip():
         raw_lines.pop()
     for lineno, raw in enumerate(raw_lines, 1):

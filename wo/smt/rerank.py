@@ -13,7 +13,7 @@ import numpy as np
 
 FEATURES = ("scaled", "total", "lm", "ptrans", "words", "coverage", "options")
 DEFAULT_WEIGHTS = {"scaled": 1.0}
-GRID = (-2.0, -1.0, -0.5, -0.25, -0.1, 0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
+GRID = (-3.0, -2.0, -1.0, -0.5, -0.25, -0.1, 0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
 
 
 def features(cand, inst, lm) -> np.ndarray:

@@ -16,6 +16,13 @@ from ..model import atom
 from .options import Option
 
 MAX_ORACLE_NODES = 20000
+SYSTEM = "smt"
+# template ids of the real-valued features (wo/_fast/_smt.pyx)
+T_LM_NGRAMS, T_R_PTRANS, T_R_WORDS, T_R_COVER = 300, 310, 311, 312
+SMT_FEATURE_SET = "zhang2014-smt-v1"
+DEFAULTS = {"max_len": 5, "lam": 0.1, "beta": 0.8, "beam_factor": 16, "max_pops": 1000, "complete_beam": 4,
+            "train_pops": 400}
+
 
 
 @dataclass
@@ -177,7 +184,8 @@ def find_oracle(options: Sequence[Option], ref: Sequence[str], ref_heads: Sequen
             if ok:
                 by_start.setdefault(a, []).append(i)
     for a in by_start:
-        by_start[a].sort(key=lambda i: (-len(options[i].words), -options[i].prob, i))
+        by_start[a].sort(key=lambda i: (-len(options[i].words), -(options[i].src_hi - options[i].src_lo),
+                                        -options[i].prob, i))
     nodes = [0]
     dead = set()
 
@@ -229,13 +237,14 @@ def substitute_oracle(options: Sequence[Option], ref: Sequence[str], ref_heads: 
     for w in range(m):
         if ref_heads[w] >= 0:                        # never the whole sentence
             skips.setdefault(lo[w], []).append(hi[w])
-    memo: Dict[Tuple[int, int], Tuple[int, int, tuple]] = {}
+    memo: Dict[Tuple[int, int], Tuple[int, int, int, tuple]] = {}
     nodes = [0]
-    INF = (m + 1, 0, ())
+    INF = (m + 1, 0, 0, ())
 
     def best(a: int, cov: int):
+        # cost: (reference words left out, -source words covered, tiles)
         if a == m:
-            return (0, 0, ())
+            return (0, 0, 0, ())
         key = (a, cov)
         if key in memo:
             return memo[key]
@@ -249,18 +258,18 @@ def substitute_oracle(options: Sequence[Option], ref: Sequence[str], ref_heads: 
             if cov & bits:
                 continue
             c = best(a + len(o.words), cov | bits)
-            cand = (c[0], c[1] + 1, ((i, a),) + c[2])
-            if cand[:2] < res[:2]:
+            cand = (c[0], c[1] - (o.src_hi - o.src_lo), c[2] + 1, ((i, a),) + c[3])
+            if cand[:3] < res[:3]:
                 res = cand
         for b in set(skips.get(a, ())):
             c = best(b, cov)
-            cand = (c[0] + (b - a), c[1], c[2])
-            if cand[:2] < res[:2]:
+            cand = (c[0] + (b - a), c[1], c[2], c[3])
+            if cand[:3] < res[:3]:
                 res = cand
         memo[key] = res
         return res
 
-    skipped, ntiles, tiles = best(0, 0)
+    skipped, _, ntiles, tiles = best(0, 0)
     if ntiles == 0 or skipped > max_skip * m or nodes[0] > max_nodes:
         return None
     kept = sorted(j for i, a in tiles for j in range(a, a + len(options[i].words)))
@@ -446,3 +455,8 @@ class SMTSearch:
     @property
     def n_updates(self) -> int:
         return self.search.n_updates
+
+
+def source_of(rec: dict) -> Source:
+    """The parsed source sentence of a corpus record (keys zh, zh_pos, zh_heads, zh_labels)."""
+    return Source(list(rec["zh"]), list(rec["zh_pos"]), list(rec["zh_heads"]), list(rec["zh_labels"]))

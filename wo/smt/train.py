@@ -15,20 +15,8 @@ import numpy as np
 from .._fast._weights import averaged
 from ..model import Model, TagDictionary
 from .options import Option
-from .synth import SMTSearch, Source, build_instance
-
-SYSTEM = "smt"
-# template ids of the real-valued features (wo/_fast/_smt.pyx)
-T_LM_NGRAMS, T_R_PTRANS, T_R_WORDS, T_R_COVER = 300, 310, 311, 312
-SMT_FEATURE_SET = "zhang2014-smt-v1"
-DEFAULTS = {"max_len": 5, "lam": 0.1, "beta": 0.8, "beam_factor": 16, "max_pops": 200, "complete_beam": 4,
-            "train_pops": 400}
-
-
-def source_of(rec: dict) -> Source:
-    """The parsed source sentence of a corpus record (keys zh, zh_pos, zh_heads, zh_labels)."""
-    return Source(list(rec["zh"]), list(rec["zh_pos"]), list(rec["zh_heads"]), list(rec["zh_labels"]))
-
+from .synth import (DEFAULTS, SMT_FEATURE_SET, SYSTEM, T_LM_NGRAMS, T_R_COVER, T_R_PTRANS, T_R_WORDS,
+                    SMTSearch, Source, build_instance, source_of)
 
 def own_pairs(rec: dict, max_len: int) -> Dict[tuple, Dict[tuple, int]]:
     """The phrase pairs a training record contributed to the table (needs ``links``):

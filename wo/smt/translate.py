@@ -11,8 +11,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..model import Model, ModelError, resolve_lm
-from .synth import SMTSearch, Source, build_instance
-from .train import DEFAULTS, SYSTEM
+from .synth import DEFAULTS, SYSTEM, SMTSearch, Source, build_instance
 
 SHIPPED_MODEL = "wo-tatoeba-smt.wo"
 MAX_LENGTH = 100
@@ -164,7 +163,7 @@ def corpus_bleu_of(model, records: Sequence[dict], table, lm, opts: dict) -> Tup
     model on parsed corpus records (``en_raw`` references), and the outputs.  Used on dev
     during training."""
     from ..eval.metrics import score
-    from .train import source_of
+    from .synth import source_of
 
     tr = Translator(model, lm=lm if lm is not None else "none", table=table, parser=False,
                     beam_factor=opts.get("beam_factor"), max_pops=opts.get("max_pops"),
@@ -211,17 +210,26 @@ class Line:
     error: Optional[str] = None
 
 
-def read_lines(path: str) -> List[Line]:
+TSV_HEADER = "en\tzh\tattribution"
+
+
+def read_lines(path: str, column: str = "zh") -> List[Line]:
     """Input sentences, one per line (``-`` = standard input; ``.xz``/``.gz`` read
-    transparently); invalid UTF-8 and empty lines become items with an error."""
+    transparently); invalid UTF-8 and empty lines become items with an error.  A file whose
+    first line is the Tatoeba TSV header ``en<TAB>zh<TAB>attribution`` is read as pairs and
+    ``column`` ("zh" or "en") is taken from each line (a line without it: an error item)."""
     from ..io.text import read_bytes
 
     data = read_bytes(path)
     raw = data.split(b"\n")
     if raw and raw[-1] == b"":
         raw.pop()
+    tsv = bool(raw) and raw[0].rstrip(b"\r").lstrip(b"\xef\xbb\xbf") == TSV_HEADER.encode()
+    col = ("en", "zh").index(column)
     out = []
     for no, r in enumerate(raw, 1):
+        if tsv and no == 1:
+            continue
         if r.endswith(b"\r"):
             r = r[:-1]
         try:
@@ -229,6 +237,12 @@ def read_lines(path: str) -> List[Line]:
         except UnicodeDecodeError:
             out.append(Line(None, no, "invalid UTF-8"))
             continue
+        if tsv:
+            cols = t.split("\t")
+            if len(cols) != 3:
+                out.append(Line(None, no, "expected 3 tab-separated columns (en, zh, attribution)"))
+                continue
+            t = cols[col]
         out.append(Line(t, no, None if t.strip() else "empty line"))
     return out
 
@@ -236,8 +250,8 @@ def read_lines(path: str) -> List[Line]:
 def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None, jobs: int = 1,
         tokenized: bool = False, output_format: str = "text", max_length: int = MAX_LENGTH,
         on_error: str = "fallback", report=lambda m: None, progress=None, **opts):
-    """Translate every line of ``input_path`` into ``output_path`` (one line per input line, in
-    order, written atomically).  A bad line (not UTF-8, empty, longer than ``max_length``
+    """Translate every line of ``input_path`` (or the zh column of a Tatoeba TSV) into
+    ``output_path`` (one line per input line, in order, written atomically).  A bad line (not UTF-8, empty, longer than ``max_length``
     source words) is reported as ``file:line: message`` and gets an empty output line; the
     others are translated.  tokenized: write tokenized English instead of detokenized text;
     output_format "jsonl" writes one JSON object per line (text, tokens, heads, status).
@@ -274,6 +288,8 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
                                "message": r.message}, ensure_ascii=False)
         return " ".join(r.tokens) if tokenized else r.text
 
-    return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
+    summ = process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
                    fallback=fallback, format_record=fmt, on_error=on_error,
                    keep_skipped=output_format == "jsonl", report=report, progress=progress)
+    summ.input_format = "Chinese lines"
+    return summ
