@@ -18,8 +18,6 @@ cdef class Grammar:
     cdef bint has_gold              # gold arrays were given (training, forced decoding)
     cdef bint has_glue              # the grammar offers glue actions in the last completion pass
     cdef bint goal_expand           # popped goal edges are also expanded and kept in the chart
-    cdef bint goal_total            # goals are compared by their unscaled score F (SMT: goals
-                                    # of different sizes; the agenda still uses F/|e|)
                                     # (SMT: a goal covers >= beta*n units and may still grow)
     # phrase leaves (NULL: every leaf is one word over one unit): leaf i covers units
     # leaf_unit[i] .. leaf_uend[i]-1 and has surface leaf_words[leaf_woff[i] .. leaf_woff[i+1]]

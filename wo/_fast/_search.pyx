@@ -13,7 +13,6 @@ The driver is written once against a small grammar interface (:class:`Grammar`):
 * ``is_full(s, e)``    the edge covers every unit (completion stops growing it); by default
                        ``nwords == n``
 * ``goal_expand``      popped goal edges are expanded too (SMT, whose goals cover >= beta*n units)
-* ``goal_total``       popped goals are compared by unscaled score F instead of F/|e|
 * phrase leaves        ``leaf_uend``, ``leaf_woff``, ``leaf_words``: a leaf covering a span of
                        units with a surface of several words (SMT translation options)
 * ``has_glue``         the grammar may join edges no rule combines when ``Search.phase`` is 3
@@ -625,8 +624,7 @@ cdef class Search:
                         stop_at = pops + goal_patience
                         if stop_at > max_pops:
                             stop_at = max_pops
-                    if goal < 0 or (self.A.E[e].F > self.A.E[goal].F if self.g.goal_total
-                                    else scaled(&self.A, e) > scaled(&self.A, goal)):
+                    if goal < 0 or scaled(&self.A, e) > scaled(&self.A, goal):
                         goal = e
                     status = S_OK
                     if pops >= stop_at:

@@ -157,8 +157,6 @@ cdef class SMTGrammar(Grammar):
     cdef LMFeatures lmf
     cdef bint has_lm
     cdef feat_t f_ptrans, f_words, f_cover
-    cdef int max_gap                # combine only edges whose source words are at most this far
-                                    # apart (a distortion limit; -1: no limit)
     cdef eid_t memo_le, memo_re     # the sentence-feature value of the last pair (both arc directions)
     cdef int memo_gen
     cdef double memo_val
@@ -170,27 +168,7 @@ cdef class SMTGrammar(Grammar):
         self.has_lm = False
         self.goal_expand = True
         self.memo_gen = -1
-        self.max_gap = -1
         self.max_features = MAXF
-
-    @property
-    def max_gap(self):
-        """Distortion limit: two edges combine only when the source words between their
-        source extents number at most ``max_gap`` (-1: no limit, the paper's search)."""
-        return self.max_gap
-
-    @max_gap.setter
-    def max_gap(self, int v):
-        self.max_gap = v
-
-    @property
-    def goal_total(self):
-        """Compare popped goals by unscaled score F (True) or by F/|e| (False, the default)."""
-        return self.goal_total
-
-    @goal_total.setter
-    def goal_total(self, bint v):
-        self.goal_total = v
 
     def set_lm(self, lm):
         """Use an n-gram LM (``wo._fast._lm.NgramModel``) for the real-valued LM feature, or None.
@@ -518,13 +496,6 @@ cdef class SMTGrammar(Grammar):
         if headleft and H.st.smt.lval > 0:        # right dependents before left ones
             return 0
         if L.nwords + R.nwords > 32000:
-            return 0
-        if self.max_gap >= 0 and (R.st.smt.slo - L.st.smt.shi - 1 > self.max_gap
-                                  and L.st.smt.slo - R.st.smt.shi - 1 > self.max_gap):
-            return 0
-        if self.max_gap >= 0 and (R.st.smt.slo - L.st.smt.shi - 1 > self.max_gap and R.st.smt.slo > L.st.smt.shi):
-            return 0
-        if self.max_gap >= 0 and (L.st.smt.slo - R.st.smt.shi - 1 > self.max_gap and L.st.smt.slo > R.st.smt.shi):
             return 0
         cdef uint8_t gold = 0
         cdef int32_t href, mref
