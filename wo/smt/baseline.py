@@ -203,10 +203,11 @@ class _Sentence:
             vals = ent[cand]
         return vals
 
-    def _score_some(self, ctx: tuple, ent: np.ndarray, miss: np.ndarray) -> None:
-        """Fill ``ent[miss]`` (LM of options ``miss`` after ``ctx``) with one LM call."""
-        L = self.lens[miss]
-        c = len(ctx)
+    def _segments(self, idx: np.ndarray, c: int):
+        """The ``ctx + phrase`` segments of options ``idx`` for a context of c words, with the
+        context slots open: (word ids int32[T], context slot positions, context word index of
+        each slot, segment starts)."""
+        L = self.lens[idx]
         seg = L + c
         ends = np.cumsum(seg)
         starts = ends - seg
@@ -215,12 +216,23 @@ class _Sentence:
         seq = np.empty(int(ends[-1]), dtype=np.int32)
         mask = np.ones(len(seq), dtype=bool)
         mask[ppos] = False
-        seq[ppos] = self.flat[np.repeat(self.off[miss], L) + inner]
-        if c:
-            seq[mask] = np.tile(np.asarray(ctx, dtype=np.int32), len(miss))
+        seq[ppos] = self.flat[np.repeat(self.off[idx], L) + inner]
+        return seq, np.nonzero(mask)[0], np.tile(np.arange(c), len(L)), starts
+
+    def _fill(self, ctx: tuple, ent: np.ndarray, idx: np.ndarray, tpl) -> None:
+        """``ent[idx]`` = LM of each option's phrase after ``ctx``, from segments ``tpl``."""
+        seq, cpos, csrc, starts = tpl
+        seq = seq.copy()
+        if len(ctx):
+            seq[cpos] = np.asarray(ctx, dtype=np.int32)[csrc]
         sc = self.core.word_scores(seq, False, False)
-        sc[mask] = 0.0
-        ent[miss] = np.add.reduceat(sc, starts)
+        if len(ctx):
+            sc[cpos] = 0.0
+        ent[idx] = np.add.reduceat(sc, starts)
+
+    def _score_some(self, ctx: tuple, ent: np.ndarray, miss: np.ndarray) -> None:
+        """Fill ``ent[miss]`` (LM of options ``miss`` after ``ctx``) with one LM call."""
+        self._fill(ctx, ent, miss, self._segments(miss, len(ctx)))
 
     def lm_scores_at(self, ctx: tuple, i: int) -> np.ndarray:
         """:meth:`lm_scores` of the options starting at source position i (``starts_a[i]``)."""
@@ -245,27 +257,8 @@ class _Sentence:
         c = len(ctx)
         tpl = self.templates.get((c, key))
         if tpl is None:
-            L = self.lens[idx]
-            seg = L + c
-            ends = np.cumsum(seg)
-            starts = ends - seg
-            inner = np.arange(int(L.sum())) - np.repeat(np.cumsum(L) - L, L)
-            ppos = np.repeat(starts + c, L) + inner
-            seq = np.empty(int(ends[-1]), dtype=np.int32)
-            mask = np.ones(len(seq), dtype=bool)
-            mask[ppos] = False
-            seq[ppos] = self.flat[np.repeat(self.off[idx], L) + inner]
-            cpos = np.nonzero(mask)[0]
-            csrc = np.tile(np.arange(c), len(L))
-            tpl = self.templates[(c, key)] = (seq, cpos, csrc, starts)
-        seq, cpos, csrc, starts = tpl
-        seq = seq.copy()
-        if c:
-            seq[cpos] = np.asarray(ctx, dtype=np.int32)[csrc]
-        sc = self.core.word_scores(seq, False, False)
-        if c:
-            sc[cpos] = 0.0
-        ent[idx] = np.add.reduceat(sc, starts)
+            tpl = self.templates[(c, key)] = self._segments(idx, c)
+        self._fill(ctx, ent, idx, tpl)
 
     def next_context(self, ctx: tuple, oi: int) -> tuple:
         """The LM context (last order-1 word ids) after appending option oi to ``ctx``."""

@@ -155,16 +155,10 @@ def subtree_spans(heads: Sequence[int]) -> Tuple[List[int], List[int]]:
     return lo, hi
 
 
-def find_oracle(options: Sequence[Option], ref: Sequence[str], ref_heads: Sequence[int],
-                max_nodes: int = MAX_ORACLE_NODES) -> Optional[List[Tuple[int, int]]]:
-    """Oracle leaves for a reference (section 2.2.2): options whose target phrases tile the
-    reference exactly, with pairwise disjoint source spans, each tile a valid leaf of the
-    (projective) reference tree: one word (the option's root) heads the tile from outside and
-    every other word's subtree lies inside the tile.
-
-    Returns [(option index, reference start)] in reference order, or None when no tiling is
-    found within ``max_nodes`` search steps.  Larger tiles and likelier options are tried first.
-    """
+def _tiles(options: Sequence[Option], ref: Sequence[str], ref_heads: Sequence[int]) -> Dict[int, List[int]]:
+    """{reference start a: [option indices]} of the options that are valid oracle leaves at a:
+    their words equal ref[a:a+k], their root's head lies outside the tile, and every other
+    word's head and subtree lie inside it (section 2.2.2)."""
     m = len(ref)
     lo, hi = subtree_spans(ref_heads)
     by_start: Dict[int, List[int]] = {}
@@ -176,13 +170,24 @@ def find_oracle(options: Sequence[Option], ref: Sequence[str], ref_heads: Sequen
             r = a + o.root
             if a <= ref_heads[r] < a + k:
                 continue
-            ok = True
-            for j in range(a, a + k):
-                if j != r and not (a <= lo[j] and hi[j] <= a + k and a <= ref_heads[j] < a + k):
-                    ok = False
-                    break
-            if ok:
+            if all(j == r or (a <= lo[j] and hi[j] <= a + k and a <= ref_heads[j] < a + k)
+                   for j in range(a, a + k)):
                 by_start.setdefault(a, []).append(i)
+    return by_start
+
+
+def find_oracle(options: Sequence[Option], ref: Sequence[str], ref_heads: Sequence[int],
+                max_nodes: int = MAX_ORACLE_NODES) -> Optional[List[Tuple[int, int]]]:
+    """Oracle leaves for a reference (section 2.2.2): options whose target phrases tile the
+    reference exactly, with pairwise disjoint source spans, each tile a valid leaf of the
+    (projective) reference tree: one word (the option's root) heads the tile from outside and
+    every other word's subtree lies inside the tile.
+
+    Returns [(option index, reference start)] in reference order, or None when no tiling is
+    found within ``max_nodes`` search steps.  Larger tiles and likelier options are tried first.
+    """
+    m = len(ref)
+    by_start = _tiles(options, ref, ref_heads)
     for a in by_start:
         by_start[a].sort(key=lambda i: (-len(options[i].words), -(options[i].src_hi - options[i].src_lo),
                                         -options[i].prob, i))
@@ -221,18 +226,7 @@ def substitute_oracle(options: Sequence[Option], ref: Sequence[str], ref_heads: 
     """
     m = len(ref)
     lo, hi = subtree_spans(ref_heads)
-    by_start: Dict[int, List[int]] = {}
-    for i, o in enumerate(options):
-        k = len(o.words)
-        for a in range(0, m - k + 1):
-            if tuple(ref[a:a + k]) != tuple(o.words):
-                continue
-            r = a + o.root
-            if a <= ref_heads[r] < a + k:
-                continue
-            if all(j == r or (a <= lo[j] and hi[j] <= a + k and a <= ref_heads[j] < a + k)
-                   for j in range(a, a + k)):
-                by_start.setdefault(a, []).append(i)
+    by_start = _tiles(options, ref, ref_heads)
     skips: Dict[int, List[int]] = {}
     for w in range(m):
         if ref_heads[w] >= 0:                        # never the whole sentence
