@@ -86,3 +86,35 @@ def test_translate_and_evaluate_cli(tmp_path):
     ref = tmp_path / "ref.en"
     ref.write_text("\n".join(x.split("\t")[0] for x in lines) + "\n", encoding="utf-8")
     assert main(["smt", "evaluate", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+
+
+def test_smt_train_cli_end_to_end(tmp_path, capsys):
+    """``wo smt train`` on 600 Tatoeba training pairs: segmentation, parsing, alignment, phrase
+    table, LM and model are written, and the model translates; a malformed TSV line is a user
+    error naming the file and line."""
+    import lzma
+
+    from wo.cli import main
+
+    train = lzma.open(os.path.join(ROOT, "corpora", "tatoeba-zh-en", "train.tsv.xz"), "rt",
+                      encoding="utf-8").read().splitlines()
+    dev = lzma.open(os.path.join(ROOT, "corpora", "tatoeba-zh-en", "dev.tsv.xz"), "rt",
+                    encoding="utf-8").read().splitlines()
+    (tmp_path / "train.tsv").write_text("\n".join([train[0]] + train[2000:2600]) + "\n", encoding="utf-8")
+    (tmp_path / "dev.tsv").write_text("\n".join(dev[:51]) + "\n", encoding="utf-8")
+    model = tmp_path / "m.wo"
+    rc = main(["smt", "train", "--train", str(tmp_path / "train.tsv"), "--dev", str(tmp_path / "dev.tsv"),
+               "--model", str(model), "--epochs", "1", "--quiet"])
+    assert rc == 0
+    for f in ("m.wo", "m.phrases.tsv.gz", "m.lm.wolm", "m.truecase.json.gz"):
+        assert (tmp_path / f).exists(), f
+    from wo.smt.translate import Translator
+
+    t = Translator(str(model)).translate(["我喜欢猫。"])[0]
+    assert t.status in ("ok", "completed") and t.tokens
+    bad = tmp_path / "bad.tsv"
+    bad.write_bytes(b"en\tzh\tattribution\nHi.\t\xe4\xbd\xa0\xe5\xa5\xbd\tx\nOops\tno tab here\n")
+    capsys.readouterr()
+    assert main(["smt", "train", "--train", str(bad), "--dev", str(tmp_path / "dev.tsv"),
+                 "--model", str(tmp_path / "b.wo"), "--quiet"]) == 2
+    assert f"{bad}:3" in capsys.readouterr().err
