@@ -65,6 +65,7 @@ def main():
     ap.add_argument("--model", default=None, help="model path (default bench/results/smt/model.<tag>.wo)")
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--hash-bits", type=int, default=21)
+    ap.add_argument("--seed", type=int, default=1, help="training order seed")
     ap.add_argument("--train-limit", type=int, default=0)
     ap.add_argument("--dev-limit", type=int, default=500)
     ap.add_argument("--train-pops", type=int, default=None)
@@ -107,7 +108,7 @@ def main():
         # the table and LM files are looked up beside the model at translation time; here they
         # are passed explicitly
         rec = train(tr, dev, table, lm, args.epochs, model, os.path.basename(args.table),
-                    hash_bits=args.hash_bits, max_tau=args.max_tau, dev_limit=args.dev_limit, opts=opts)
+                    hash_bits=args.hash_bits, seed=args.seed, max_tau=args.max_tau, dev_limit=args.dev_limit, opts=opts)
         rec["table"] = os.path.relpath(args.table, ROOT)
         rec["lm_path"] = args.lm
         with open(os.path.join(OUT, f"train.{args.tag}.json"), "w") as fh:

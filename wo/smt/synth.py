@@ -364,10 +364,13 @@ class Decoded:
 
 
 class SMTSearch:
-    """Decoder and trainer of the synthesis grammar over one weight vector.
+    """Decoder and trainer of the synthesis grammar over one weight vector (Zhang et al. 2014,
+    section 2.2, on the best-first core of Zhang & Clark 2015, Algorithms 1 and 3).
 
     weights float32[2**hash_bits]; accum float64 of the same shape for training; lm a
-    :class:`wo.lm.LanguageModel` (the real-valued 4-gram feature) or None.
+    :class:`wo.lm.LanguageModel` (the real-valued 4-gram feature) or None.  Raises ValueError
+    for weights of the wrong shape or dtype (``Search``) and for bad instance arrays
+    (``SMTGrammar.set_instance``).
     """
 
     def __init__(self, weights: np.ndarray, hash_bits: int, accum: Optional[np.ndarray] = None, lm=None):
@@ -432,6 +435,7 @@ class SMTSearch:
 
     @property
     def avg_count(self) -> float:
+        """Averaging count c of the averaged parameters (theta_avg = W - U / c)."""
         return self.search.avg_count
 
     @avg_count.setter
@@ -440,6 +444,7 @@ class SMTSearch:
 
     @property
     def max_tau(self) -> float:
+        """Cap on the large-margin step tau (0 = uncapped)."""
         return self.search.max_tau
 
     @max_tau.setter
@@ -448,6 +453,7 @@ class SMTSearch:
 
     @property
     def n_updates(self) -> int:
+        """Large-margin updates made so far."""
         return self.search.n_updates
 
 
