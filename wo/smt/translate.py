@@ -186,19 +186,20 @@ def _translator(key):
 
 
 def _worker(key, batch):
+    """Translate a batch of segmented sentences in a worker process (the Translator is loaded
+    once per process).  A failing batch is retried sentence by sentence, so one bad sentence
+    gets an "error" result and the others are kept."""
     tr = _translator(key)
-    out = []
     try:
-        res = tr.translate_tokens([toks for toks in batch])
-    except Exception as e:          # one failing batch: translate its sentences one by one
+        return tr.translate_tokens(list(batch))
+    except Exception:               # noqa: BLE001 - retried one by one below
         res = []
         for toks in batch:
             try:
                 res.extend(tr.translate_tokens([toks]))
-            except Exception as e2:  # noqa: BLE001 - reported per sentence
-                res.append(Translation("", [], [], 0, "error", 0, f"{type(e2).__name__}: {e2}"))
-    out.extend(res)
-    return out
+            except Exception as e:  # noqa: BLE001 - reported per sentence
+                res.append(Translation("", [], [], 0, "error", 0, f"{type(e).__name__}: {e}"))
+        return res
 
 
 @dataclass
