@@ -90,12 +90,7 @@ cdef inline int32_t _at(const int32_t* SL, int nl, const int32_t* SR, int nr, in
     return SL[p] if p < nl else SR[p - nl]
 
 
-def _arr(a, dtype, str name, n=None):
-    """``a`` as a C-contiguous array of ``dtype`` (n entries if given), else ValueError naming it."""
-    x = np.ascontiguousarray(a, dtype=dtype)
-    if x.ndim != 1 or (n is not None and x.shape[0] != n):
-        raise ValueError(f"{name} must be 1-d" + (f" with {n} entries" if n is not None else ""))
-    return x
+from ._search import instance_array as _arr
 
 
 @cython.final

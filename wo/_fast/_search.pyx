@@ -1026,3 +1026,12 @@ def feature_hash(keys, unsigned int hash_bits):
     for i in range(kv.shape[0]):
         out[i] = murmurhash3_words(&kv[i, 0], kv.shape[1], 0) & mask
     return out
+
+
+def instance_array(a, dtype, str name, n=None):
+    """``a`` as a C-contiguous 1-d array of ``dtype`` (n entries if given), for a grammar's
+    ``set_instance``.  Raises ValueError naming the array otherwise."""
+    x = np.ascontiguousarray(a, dtype=dtype)
+    if x.ndim != 1 or (n is not None and x.shape[0] != n):
+        raise ValueError(f"{name} must be 1-d" + (f" with {n} entries" if n is not None else ""))
+    return x

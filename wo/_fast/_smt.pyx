@@ -19,12 +19,13 @@ on the n-grams crossing each new boundary (``LMFeatures``).
 import numpy as np
 cimport numpy as cnp
 cimport cython
+from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 
 from ._typedefs cimport feat_t, eid_t, uint32_t, int32_t, int16_t, uint8_t, uint64_t
 from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3, add4, add5, add6
-from ._arena cimport Edge, new_edge
+from ._arena cimport Edge, new_edge, grow
 from ._search cimport Grammar, Search
 from ._lmfeat cimport LMFeatures, LMCache
 from ._lm cimport LMState
@@ -109,11 +110,12 @@ cdef inline int _norm(int x) noexcept nogil:
     return 9
 
 
-def _arr(a, dtype, str name, n=None):
-    v = np.ascontiguousarray(a, dtype=dtype)
-    if v.ndim != 1 or (n is not None and v.shape[0] != n):
-        raise ValueError(f"{name}: expected a 1-d array" + (f" of {n} entries" if n is not None else ""))
-    return v
+from ._search import instance_array as _arr
+
+
+cdef struct BndCache:
+    int32_t eid, gen
+    double val
 
 
 @cython.final
@@ -160,6 +162,8 @@ cdef class SMTGrammar(Grammar):
     cdef eid_t memo_le, memo_re     # the sentence-feature value of the last pair (both arc directions)
     cdef int memo_gen
     cdef double memo_val
+    cdef BndCache* bc               # per materialised edge: its own sentence-boundary value
+    cdef int bc_cap
 
     def __cinit__(self):
         self.n = 0
@@ -168,6 +172,13 @@ cdef class SMTGrammar(Grammar):
         self.has_lm = False
         self.goal_expand = True
         self.memo_gen = -1
+        self.bc_cap = 1024
+        self.bc = <BndCache*>calloc(self.bc_cap, sizeof(BndCache))
+        if self.bc == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.bc)
         self.max_features = MAXF
 
     def set_lm(self, lm):
@@ -416,13 +427,29 @@ cdef class SMTGrammar(Grammar):
             # to the LM's sentence-boundary n-grams of the edge whatever its size
             self.lmf.combine(s, le, re, -1)
             if not (self.memo_gen == self.lmf.gen and self.memo_le == le and self.memo_re == re):
-                self.memo_val = (self._bnd(SL, nl, SR, nr) - self._bnd(SL, nl, SL, 0)
-                                 - self._bnd(SR, nr, SR, 0))
+                self.memo_val = (self._bnd(SL, nl, SR, nr) - self._edge_bnd(s, le)
+                                 - self._edge_bnd(s, re))
                 self.memo_le = le; self.memo_re = re; self.memo_gen = self.lmf.gen
             s.rfeat[1] = self.lmf.f_lmsent
             s.rval[1] = self.memo_val
             s.nreal = 2
         return o.k
+
+    cdef double _edge_bnd(self, Search s, eid_t e) noexcept nogil:
+        """:meth:`_bnd` of one materialised edge's words, computed once per edge (an edge
+        takes part in many combinations); indexed like the LM cache, by its bitset slot."""
+        cdef Edge* x = &s.A.E[e]
+        cdef int idx = x.bits // s.A.W64, old = self.bc_cap
+        if idx >= self.bc_cap:
+            if grow(<void**>&self.bc, &self.bc_cap, sizeof(BndCache), idx + 1) < 0:
+                return self._bnd(&s.A.surf[x.surf], x.nwords, &s.A.surf[x.surf], 0)
+            memset(&self.bc[old], 0, (self.bc_cap - old) * sizeof(BndCache))
+        cdef BndCache* c = &self.bc[idx]
+        if c.eid != e or c.gen != self.lmf.gen:
+            c.val = self._bnd(&s.A.surf[x.surf], x.nwords, &s.A.surf[x.surf], 0)
+            c.eid = e
+            c.gen = self.lmf.gen
+        return c.val
 
     cdef double _bnd(self, const int32_t* SL, int nl, const int32_t* SR, int nr) noexcept nogil:
         """log10 the LM gains on the words SL + SR read as a sentence: their first N-1 words

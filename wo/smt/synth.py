@@ -55,6 +55,11 @@ class Instance:
     oracle: Optional[List[int]] = None
     substitute: bool = False
 
+    @property
+    def slot_opt(self) -> np.ndarray:
+        """int32[S]: the option of every word slot."""
+        return self.arrays[11]
+
 
 def _bin(n: int) -> int:
     return n if n <= 5 else (6 if n <= 10 else (7 if n <= 20 else (8 if n <= 40 else 9)))
@@ -363,6 +368,16 @@ class Decoded:
     edges: int
 
 
+def _decoded(inst: Instance, order, slot_head, score: float, status: int, pops: int, edges: int) -> Decoded:
+    """A :class:`Decoded` from the search's output: ``order`` int32[m] word slots in output
+    order, ``slot_head`` int32[S] head slot of every slot (the grammar's analysis)."""
+    order = [int(x) for x in order]
+    pos = {s: k for k, s in enumerate(order)}
+    heads = [pos.get(int(slot_head[s]), -1) if slot_head[s] >= 0 else -1 for s in order]
+    used = sorted({int(inst.slot_opt[s]) for s in order})
+    return Decoded([inst.slot_words[s] for s in order], heads, used, score, status, pops, edges)
+
+
 class SMTSearch:
     """Decoder and trainer of the synthesis grammar over one weight vector (Zhang et al. 2014,
     section 2.2, on the best-first core of Zhang & Clark 2015, Algorithms 1 and 3).
@@ -391,12 +406,7 @@ class SMTSearch:
         self._set(inst)
         order, slot_head, score, status, pops, edges = self.search.decode(
             beam, max_pops, timeout, complete_beam, 4_000_000, max_pops if patience is None else patience)
-        order = [int(x) for x in order]
-        pos = {s: k for k, s in enumerate(order)}
-        heads = [pos.get(int(slot_head[s]), -1) if slot_head[s] >= 0 else -1 for s in order]
-        used = sorted({int(inst.arrays[11][s]) for s in order})
-        return Decoded([inst.slot_words[s] for s in order], heads, used, float(score), int(status),
-                       int(pops), int(edges))
+        return _decoded(inst, order, slot_head, float(score), int(status), int(pops), int(edges))
 
     def candidates(self, inst: Instance, k: int = 50) -> List[Decoded]:
         """The best ``k`` goal edges popped by the last :meth:`decode` of ``inst`` (by scaled
@@ -406,15 +416,11 @@ class SMTSearch:
         out, seen = [], set()
         for j in np.argsort(-S, kind="stable"):
             order, slot_head = self.search.output_of(int(ids[j]))
-            order = [int(x) for x in order]
-            key = tuple(order)
+            key = tuple(int(x) for x in order)
             if key in seen:
                 continue
             seen.add(key)
-            pos = {s: q for q, s in enumerate(order)}
-            heads = [pos.get(int(slot_head[s]), -1) if slot_head[s] >= 0 else -1 for s in order]
-            used = sorted({int(inst.arrays[11][s]) for s in order})
-            d = Decoded([inst.slot_words[s] for s in order], heads, used, float(S[j]), 0, 0, 0)
+            d = _decoded(inst, order, slot_head, float(S[j]), 0, 0, 0)
             d.F = float(F[j])
             out.append(d)
             if len(out) >= k:
