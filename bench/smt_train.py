@@ -3,13 +3,19 @@ from the parsed corpus that ``bench/smt_data.py`` writes to ``--work``.
 
     python bench/smt_train.py --tag full --lm /work/smtdata/lm.tatoeba+texten.o4.wolm --epochs 6
     python bench/smt_train.py --tag full --eval-only --model bench/results/smt/model.full.wo --set test
+    python bench/smt_train.py --tag full-rr --retune --model bench/results/smt/model.full.wo --set dev
 
 Training: oracle derivations (section 2.2.2), Algorithm 3 large-margin training, the epoch
 chosen by dev BLEU (``--dev-limit`` pairs).  Evaluation (``--eval-only`` or after training):
 decodes ``--set`` (dev or test; test once, for the final figure) on one core, writes the
 outputs and bench/results/smt/eval.<set>.<tag>.json with BLEU (sacrebleu 13a on detokenized
 text, signature), sentences/s (decoding only: the source sides are parsed in the cache),
-edges/s, statuses, oracle and forced-decoding reachability, peak RSS.
+edges/s, statuses, oracle and forced-decoding reachability, peak RSS.  ``--retune`` tunes
+the n-best reranker of an existing model again on dev (all of it, ``--dev-limit`` 0) and
+saves the model as bench/results/smt/model.<tag>.wo before evaluating.
+
+The reranker's word lexicon (``--lexicon``) is counted from the train records' alignment links
+and written to corpora/models/smt/lexicon.tsv.gz when that file is missing (the shipped copy).
 """
 from __future__ import annotations
 
@@ -33,14 +39,31 @@ def read_jsonl_gz(path):
         return [json.loads(line) for line in f]
 
 
-def evaluate(model_path, recs, table, lm, opts, name):
+LEXICON = os.path.join(ROOT, "corpora", "models", "smt", "lexicon.tsv.gz")
+
+
+def lexicon_of(path, work):
+    """The reranker's lexicon: read ``path``, or count it from the train records' links and
+    write it there."""
+    from wo.smt.lexicon import Lexicon
+
+    if os.path.exists(path):
+        return Lexicon.load(path)
+    recs = read_jsonl_gz(os.path.join(work, "train.jsonl.gz"))
+    lex = Lexicon.from_links((r["zh"], r["en"], r["links"]) for r in recs)
+    lex.save(path)
+    print(f"wrote {path}: {len(lex)} word pairs", file=sys.stderr)
+    return lex
+
+
+def evaluate(model_path, recs, table, lm, opts, name, lexicon=None):
     """Decode recs with the model; (record dict, outputs)."""
     from wo.eval.metrics import score
     from wo.model import Model
     from wo.smt.train import source_of
     from wo.smt.translate import Translator
 
-    tr = Translator(Model.load(model_path), lm=lm, table=table, parser=False, **opts)
+    tr = Translator(Model.load(model_path), lm=lm, table=table, parser=False, lexicon=lexicon, **opts)
     outs, stat, edges = [], {}, 0
     t0 = time.perf_counter()
     for r in recs:
@@ -78,6 +101,8 @@ def main():
                     help="initial weights of the LM, log10 P(trans), target-word and source-word features")
     ap.add_argument("--max-tau", type=float, default=0.05)
     ap.add_argument("--eval-only", action="store_true")
+    ap.add_argument("--retune", action="store_true", help="tune the reranker of --model on dev again, save as the tag's model")
+    ap.add_argument("--lexicon", default=LEXICON)
     ap.add_argument("--set", default="dev", choices=["dev", "test"])
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
@@ -89,9 +114,23 @@ def main():
     model = args.model or os.path.join(OUT, f"model.{args.tag}.wo")
     table = PhraseTable.load(args.table)
     lm = LanguageModel.load(args.lm)
+    lexicon = lexicon_of(args.lexicon, args.work)
     dec = {k: v for k, v in (("beam_factor", args.beam_factor), ("max_pops", args.max_pops),
                              ("beta", args.beta)) if v is not None}
-    if not args.eval_only:
+    if args.retune:
+        from wo.model import Model
+        from wo.smt.train import tune_rerank
+        m = Model.load(model, mmap=False)
+        dev = read_jsonl_gz(os.path.join(args.work, "dev.jsonl.gz"))
+        dev = dev[:args.dev_limit] if args.dev_limit else dev
+        t0 = time.perf_counter()
+        w, b = tune_rerank(m, dev, table, lm, dict(m.header.get("decode", {}), **dec), lexicon,
+                           log=lambda x: print(x, file=sys.stderr))
+        m.header["smt"]["lexicon"] = os.path.abspath(args.lexicon)
+        m.header["training"]["rerank_seconds"] = round(time.perf_counter() - t0, 1)
+        model = os.path.join(OUT, f"model.{args.tag}.wo")
+        m.save(model)
+    elif not args.eval_only:
         tr = read_jsonl_gz(os.path.join(args.work, "train.jsonl.gz"))
         if args.train_limit:
             tr = tr[:args.train_limit]
@@ -108,13 +147,14 @@ def main():
         # the table and LM files are looked up beside the model at translation time; here they
         # are passed explicitly
         rec = train(tr, dev, table, lm, args.epochs, model, os.path.basename(args.table),
-                    hash_bits=args.hash_bits, seed=args.seed, max_tau=args.max_tau, dev_limit=args.dev_limit, opts=opts)
+                    hash_bits=args.hash_bits, seed=args.seed, max_tau=args.max_tau, dev_limit=args.dev_limit, opts=opts,
+                    lexicon=lexicon, lexicon_file=os.path.abspath(args.lexicon))
         rec["table"] = os.path.relpath(args.table, ROOT)
         rec["lm_path"] = args.lm
         with open(os.path.join(OUT, f"train.{args.tag}.json"), "w") as fh:
             json.dump(rec, fh, indent=1)
     recs = read_jsonl_gz(os.path.join(args.work, f"{args.set}.jsonl.gz"))
-    res, outs = evaluate(model, recs, table, lm, dec, args.set)
+    res, outs = evaluate(model, recs, table, lm, dec, args.set, lexicon)
     res.update(tag=args.tag, model=os.path.relpath(model, ROOT), lm=args.lm,
                peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
     with open(os.path.join(OUT, f"eval.{args.set}.{args.tag}.json"), "w") as fh:

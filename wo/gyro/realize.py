@@ -25,12 +25,13 @@ every level (no phrase can contain it).  So every bag gets an output with each w
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+from ..eval.mbr import linear_bleu_gains
 
 LEVELS = ("phrases", "bigram", "unigram", "weighted")
 PAPER_LEVELS = ("phrases", "bigram", "unigram")       # section 3.2's fallbacks
@@ -132,10 +133,6 @@ def _flat(phrases: Sequence[Sequence[int]]) -> Tuple[np.ndarray, np.ndarray]:
     return flat, off
 
 
-# Linear BLEU gain of Tromble et al. (2008, section 3.1): theta_n = 1 / (4 p r^(n-1))
-MBR_P, MBR_R = 0.85, 0.7
-
-
 def mbr_rerank(finals: Sequence[Tuple[List[str], float]], scale: float = 1.0, order: int = 4):
     """Minimum Bayes risk reranking of a lattice's strings (Tromble et al. 2008; the "+LMBR" of
     de Gispert et al. 2014, Table 2): the posterior of a string is proportional to
@@ -145,22 +142,7 @@ def mbr_rerank(finals: Sequence[Tuple[List[str], float]], scale: float = 1.0, or
     sum_n theta_n sum_{u in e} #u(e) p(u) (all strings of a bag have one length, so theta_0
     drops out).  finals: [(tokens, log10 prob)]; returns the list reordered, each with its
     gain in place of the probability."""
-    lps = np.array([lp for _, lp in finals], dtype=np.float64) * scale * math.log(10.0)
-    post = np.exp(lps - lps.max())
-    post /= post.sum()
-    grams = []
-    pu: Dict[tuple, float] = {}
-    for (toks, _), p in zip(finals, post):
-        g = {}
-        for n in range(1, order + 1):
-            for i in range(len(toks) - n + 1):
-                u = tuple(toks[i:i + n])
-                g[u] = g.get(u, 0) + 1
-        grams.append(g)
-        for u in g:
-            pu[u] = pu.get(u, 0.0) + p
-    theta = [0.0] + [1.0 / (4 * MBR_P * MBR_R ** (n - 1)) for n in range(1, order + 1)]
-    gains = [sum(theta[len(u)] * c * pu[u] for u, c in g.items()) for g in grams]
+    gains = linear_bleu_gains([t for t, _ in finals], [lp for _, lp in finals], scale, order)
     idx = sorted(range(len(finals)), key=lambda i: (-gains[i], i))
     return [(finals[i][0], gains[i]) for i in idx]
 

@@ -96,14 +96,16 @@ def make_instances(records: Sequence[dict], table, lm, opts: dict, gold: bool = 
 
 def train(train_recs: Sequence[dict], dev_recs: Sequence[dict], table, lm, epochs: int, out: str,
           table_file: str, hash_bits: int = 21, seed: int = 1, max_tau: float = 0.05,
-          opts: Optional[dict] = None, dev_limit: int = 0,
+          opts: Optional[dict] = None, dev_limit: int = 0, lexicon=None, lexicon_file: Optional[str] = None,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict:
     """Train the synthesis model and save the best-epoch averaged model to ``out``.
 
     train_recs/dev_recs: parsed corpus records; table: :class:`wo.smt.phrases.PhraseTable`
     (``table_file``: its file name, recorded in the model and looked up beside it); lm: a
     :class:`wo.lm.LanguageModel` (the real-valued 4-gram feature) or None; opts: decoding and
-    option settings (``DEFAULTS``).  Weights float32[2**hash_bits].  Returns the training
+    option settings (``DEFAULTS``); lexicon: a :class:`wo.smt.lexicon.Lexicon` for the n-best
+    reranker (``lexicon_file``: its file name, recorded in the model and looked up beside it).
+    Weights float32[2**hash_bits].  Returns the training
     record (per epoch: seconds, updates, share of sentences whose gold goal was reached, dev
     BLEU).  Raises OSError if ``out`` cannot be written.
     """
@@ -117,7 +119,8 @@ def train(train_recs: Sequence[dict], dev_recs: Sequence[dict], table, lm, epoch
     dev = list(dev_recs[:dev_limit] if dev_limit else dev_recs)
     header = {"system": SYSTEM,
               "smt": {"feature_set": SMT_FEATURE_SET, "phrase_table": table_file,
-                      "max_len": o["max_len"], "lam": o["lam"], "beta": o["beta"]},
+                      "max_len": o["max_len"], "lam": o["lam"], "beta": o["beta"],
+                      **({"lexicon": lexicon_file} if lexicon_file else {})},
               "decode": {"beam_factor": o["beam_factor"], "max_pops": o["max_pops"],
                          "complete_beam": o["complete_beam"]}}
     record = {"epochs": [], "train_pairs": len(train_recs), "oracle_pairs": len(insts),
@@ -172,22 +175,24 @@ def train(train_recs: Sequence[dict], dev_recs: Sequence[dict], table, lm, epoch
     final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev else None,
                                     total_seconds=round(time.perf_counter() - t0, 1))
     if dev and o.get("rerank", True):
-        final.header["rerank"], final.header["training"]["dev_bleu_reranked"] = tune_rerank(
-            final, dev, table, lm, o, log)
+        tune_rerank(final, dev, table, lm, o, lexicon, log)
     final.save(out)
     return final.header["training"]
 
 
-def tune_rerank(model, dev: Sequence[dict], table, lm, opts: dict, log=lambda m: None):
-    """Tune the n-best reranker (:mod:`wo.smt.rerank`) of a trained model on dev records;
-    returns (weights dict, dev BLEU with them)."""
-    from .rerank import tune, weights_vector, pick
+def tune_rerank(model, dev: Sequence[dict], table, lm, opts: dict, lexicon=None, log=lambda m: None):
+    """Tune the n-best reranker (:mod:`wo.smt.rerank`) of a trained model on dev records and
+    store it in the model header (``rerank``, ``rerank_nbest``, ``rerank_lmbr_scale``,
+    ``training.dev_bleu_reranked``); the caller saves the model.  Returns (weights dict, dev
+    BLEU with them)."""
+    from .rerank import LMBR_SCALE, NBEST, tune, weights_vector, pick
     from .translate import Translator
     from ..eval.metrics import score
 
+    model.header["rerank_nbest"], model.header["rerank_lmbr_scale"] = NBEST, LMBR_SCALE
     tr = Translator(model, lm=lm if lm is not None else "none", table=table, parser=False, rerank=False,
                     beam_factor=opts.get("beam_factor"), max_pops=opts.get("max_pops"),
-                    beta=opts.get("beta"), complete_beam=opts.get("complete_beam"))
+                    beta=opts.get("beta"), complete_beam=opts.get("complete_beam"), lexicon=lexicon)
     nb, texts = zip(*[tr.nbest_features(source_of(r)) for r in dev])
     refs = [r["en_raw"] for r in dev]
     w = tune(nb, texts, refs, log=log)
@@ -195,4 +200,6 @@ def tune_rerank(model, dev: Sequence[dict], table, lm, opts: dict, log=lambda m:
     hyp = [t[pick(f, wv)] if len(t) else "" for f, t in zip(nb, texts)]
     b = score(hyp, refs, tokenize="13a").bleu
     log(f"reranker tuned on {len(dev)} dev pairs: {w} -> dev BLEU {b:.2f}")
+    model.header["rerank"] = w
+    model.header.setdefault("training", {})["dev_bleu_reranked"] = b
     return w, b

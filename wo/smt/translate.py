@@ -66,13 +66,15 @@ class Translator:
     model's own LM, beside it); table: a PhraseTable or path (default: the model's);
     parser: a :class:`wo.smt.parse.Parser` or None (the shipped Chinese parser); decoding
     settings default to the model header's; rerank: apply the model's n-best reranking
-    weights (``header["rerank"]``, :mod:`wo.smt.rerank`) when it has them.  Raises ModelError for a model that is not an SMT
-    model or whose files are missing.
+    weights (``header["rerank"]``, :mod:`wo.smt.rerank`) when it has them; lexicon: a
+    :class:`wo.smt.lexicon.Lexicon` for the reranker (default: the model's, beside it).
+    Raises ModelError for a model that is not an SMT model or whose files are missing.
     """
 
     def __init__(self, model: Optional[str] = None, lm=None, table=None, parser=None,
                  beam_factor: Optional[float] = None, max_pops: Optional[int] = None,
-                 beta: Optional[float] = None, complete_beam: Optional[int] = None, rerank: bool = True):
+                 beta: Optional[float] = None, complete_beam: Optional[int] = None, rerank: bool = True,
+                 lexicon=None):
         from .phrases import PhraseTable
 
         m = model if isinstance(model, Model) else Model.load(model or default_model_path())
@@ -94,10 +96,15 @@ class Translator:
         self.lm = resolve_lm(m, lm)
         self._parser = parser
         self.core = SMTSearch(m.weights, m.hash_bits, None, self.lm)
-        from .rerank import weights_vector
+        from .rerank import LMBR_SCALE, weights_vector
         rr = m.header.get("rerank")
         self.nbest = int(m.header.get("rerank_nbest", 50))
+        self.lmbr_scale = float(m.header.get("rerank_lmbr_scale", LMBR_SCALE))
         self.rerank = weights_vector(rr) if (rr and rerank) else None
+        if lexicon is None and smt.get("lexicon") and self.rerank is not None:
+            from .lexicon import Lexicon
+            lexicon = Lexicon.load(_beside(m, smt["lexicon"]))
+        self.lexicon = lexicon
 
     @property
     def parser(self):
@@ -121,30 +128,33 @@ class Translator:
         if self.rerank is not None and d.status == 0:
             cands = self.core.candidates(inst, self.nbest)
             if cands:
-                from .rerank import features, pick
-                c = cands[pick(np.array([features(x, inst, self.lm) for x in cands]), self.rerank)]
+                from .rerank import pick
+                c = cands[pick(self._features(cands, src, inst), self.rerank)]
                 d.tokens, d.heads, d.options = c.tokens, c.heads, c.options
         return Translation(detokenize(d.tokens), d.tokens, d.heads, len(d.options),
                            _STATUS.get(d.status, "fallback"), d.pops)
 
+    def _features(self, cands, src: Source, inst) -> np.ndarray:
+        from .rerank import features
+        return features(cands, src.tokens, inst.options, self.lm, self.lexicon, self.lmbr_scale)
+
     def nbest_features(self, src: Source):
-        """(features float64[K, 7], detokenized texts) of the decoder's n-best candidates of a
+        """(features float64[K, 10], detokenized texts) of the decoder's n-best candidates of a
         parsed source sentence (for tuning the reranker); empty when it has no options."""
         from .prep import detokenize
-        from .rerank import features
+        from .rerank import FEATURES
 
         o = self.opts
         options = self.table.options(src.tokens, max_len=int(o["max_len"]), lam=float(o["lam"]))
         if not options:
-            return np.zeros((0, 7)), []
+            return np.zeros((0, len(FEATURES))), []
         inst = build_instance(src, options, float(o["beta"]), self.lm)
         d = self.core.decode(inst, max(1, int(o["beam_factor"] * inst.n)), int(o["max_pops"]),
                              int(o["complete_beam"]))
         cands = self.core.candidates(inst, self.nbest) if d.status == 0 else []
         if not cands:
             cands = [d]
-        return (np.array([features(x, inst, self.lm) for x in cands]),
-                [detokenize(x.tokens) for x in cands])
+        return self._features(cands, src, inst), [detokenize(x.tokens) for x in cands]
 
     def translate_tokens(self, sents: Sequence[Sequence[str]]) -> List[Translation]:
         """Translate segmented sentences (lists of Chinese tokens); parsed here in one batch."""
