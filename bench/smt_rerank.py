@@ -1,15 +1,27 @@
-"""Reranker feature experiments for the syntactic SMT system (issue 14).
+"""Reranker experiments for the syntactic SMT system (issue 14): which features and which
+tuner, judged by two-fold cross-validation on dev so no figure is tuned on what it scores.
 
-    python bench/smt_rerank.py dump --lm LM --model M --set dev --nbest 100 --out NB.pkl.gz
-    python bench/smt_rerank.py cv --nbest NB.pkl.gz --features base,lex,... [--lm5 LM5]
+    python bench/smt_rerank.py dump --lm LM --model M --set dev --nbest 200 --out NB.pkl.gz
+    python bench/smt_rerank.py cv --lm LM --nbest NB.pkl.gz --features base,lex,m1,lmbr --tuner pro+grid [--seed S]
 
 ``dump`` decodes a parsed split (``bench/smt_data.py``'s cache) and stores every sentence's
 n-best candidates: tokens, the options used (source span, target words, count, P(trans)) and
-the synthesis scores.  ``cv`` adds sentence-level features to the reranker (lexical
-translation scores in both directions from the word alignments of train, inverse phrase
-probabilities, a 5-gram LM) and reports BLEU of coordinate ascent tuned on one half of dev and
-applied to the other (two folds, both ways, so the figure is not tuned on what it scores),
-then tuned on all of dev.
+the synthesis scores.  ``cv`` computes the reranking features of the groups asked for and
+prints the BLEU of weights tuned on one random half of dev and applied to the other (both
+ways), then the BLEU of weights tuned on all of dev.  Groups:
+
+* base: the seven features of the first reranker (scaled and unscaled score, LM, log10
+  P(trans), words, coverage, options);
+* lex / m1: IBM-1 both ways with the alignment-link lexicon / EM model 1
+  (:class:`wo.smt.lexicon.Lexicon`);
+* lmbr: linear-BLEU MBR gain (``LMBR_SCALE``, default 10); mbr: mean smoothed sentence BLEU
+  against the top ``MBR_TOP`` candidates;
+* plex, inv, unc, lm5: phrase-level IBM-1, inverse phrase probability, uncovered source
+  words, a 5-gram LM (``--lm5``).
+
+Tuners: ``grid`` (coordinate ascent over a fixed grid, the first reranker's), ``pro`` (PRO,
+:func:`wo.smt.rerank.pro`), ``pro+grid`` (PRO, then coordinate ascent over multiples: what
+:func:`wo.smt.rerank.tune` does).  The figures of this session are in the README (issue 14).
 """
 from __future__ import annotations
 
@@ -46,7 +58,7 @@ def dump(args):
     table = PhraseTable.load(args.table)
     lm = LanguageModel.load(args.lm)
     tr = Translator(Model.load(args.model), lm=lm, table=table, parser=False, rerank=False,
-                    max_pops=args.max_pops)
+                    max_pops=args.max_pops, beta=args.beta)
     recs = read_jsonl_gz(os.path.join(args.work, f"{args.set}.jsonl.gz"))
     o = tr.opts
     out = []
@@ -76,61 +88,24 @@ def dump(args):
 
 
 # ------------------------------------------------------------------ features
-def lexicon(work):
-    """Word translation tables w(e|f), w(f|e) (relative frequencies of the symmetrised
-    alignment links of train, NULL for unaligned words; Koehn et al. 2003's lexical weights)."""
-    from collections import Counter
+def lexicons(work, groups):
+    """The link lexicon and the EM model 1 tables (:class:`wo.smt.lexicon.Lexicon`) of the
+    train records, as the groups need them."""
+    from wo.smt.lexicon import Lexicon
 
-    ef, cf, ce = Counter(), Counter(), Counter()
-    for r in read_jsonl_gz(os.path.join(work, "train.jsonl.gz")):
-        zh, en = r["zh"], r["en"]
-        a_f, a_e = set(), set()
-        for i, j in r["links"]:
-            ef[(en[j], zh[i])] += 1
-            cf[zh[i]] += 1
-            ce[en[j]] += 1
-            a_f.add(i)
-            a_e.add(j)
-        for i, w in enumerate(zh):
-            if i not in a_f:
-                ef[("NULL", w)] += 1
-                cf[w] += 1
-                ce["NULL"] += 1
-        for j, w in enumerate(en):
-            if j not in a_e:
-                ef[(w, "NULL")] += 1
-                ce[w] += 1
-                cf["NULL"] += 1
-    e_given_f = {k: v / cf[k[1]] for k, v in ef.items()}
-    f_given_e = {k: v / ce[k[0]] for k, v in ef.items()}
-    return e_given_f, f_given_e
+    recs = read_jsonl_gz(os.path.join(work, "train.jsonl.gz"))
+    lex = Lexicon.from_links((r["zh"], r["en"], r["links"]) for r in recs) if groups & {"lex", "plex"} else None
+    m1 = Lexicon.model1((r["zh"], r["en"]) for r in recs) if "m1" in groups else None
+    return lex, m1
 
 
-FLOOR = 1e-6
-
-
-def ibm1(src, tgt, tab, direction):
-    """Sentence-level IBM model 1 log10 score with a relative-frequency lexicon:
-    direction 'e|f' sums over target words log10 mean_f w(e|f) (f including NULL)."""
-    s = 0.0
-    if direction == "e|f":
-        fs = list(src) + ["NULL"]
-        for e in tgt:
-            s += np.log10(max(FLOOR, sum(tab.get((e, f), 0.0) for f in fs) / len(fs)))
-    else:
-        es = list(tgt) + ["NULL"]
-        for f in src:
-            s += np.log10(max(FLOOR, sum(tab.get((e, f), 0.0) for e in es) / len(es)))
-    return s
-
-
-def phrase_lex(src, opts, tab_ef, tab_fe):
+def phrase_lex(src, opts, lex):
     """Phrase-level lexical scores summed over the options used: for each option, IBM-1 of its
     target words given its source words and back."""
     a = b = 0.0
     for lo, hi, words, _, _ in opts:
-        a += ibm1(src[lo:hi], words, tab_ef, "e|f")
-        b += ibm1(src[lo:hi], words, tab_fe, "f|e")
+        x, y = lex.ibm1(src[lo:hi], words)
+        a, b = a + x, b + y
     return a, b
 
 
@@ -143,17 +118,19 @@ def inverse_counts(table):
     return c
 
 
-LMBR_SCALE = float(os.environ.get("LMBR_SCALE", "1"))
+LMBR_SCALE = float(os.environ.get("LMBR_SCALE", "10"))
 MBR_TOP = int(os.environ.get("MBR_TOP", "10"))
 BASE = ("scaled", "total", "lm", "ptrans", "words", "coverage", "options")
 
 
-def featurize(nb, groups, tabs, lm5=None, inv=None, lm4=None):
+def featurize(nb, groups, lexs, lm5=None, inv=None, lm4=None):
     """float64[K, d] per sentence and the feature names."""
-    tab_ef, tab_fe = tabs if tabs else (None, None)
+    lex, m1 = lexs
     names = list(BASE)
     if "lex" in groups:
         names += ["ibm1_ef", "ibm1_fe"]
+    if "m1" in groups:
+        names += ["m1_ef", "m1_fe"]
     if "plex" in groups:
         names += ["plex_ef", "plex_fe"]
     if "inv" in groups:
@@ -176,9 +153,11 @@ def featurize(nb, groups, tabs, lm5=None, inv=None, lm4=None):
             row = [c["scaled"], c["F"], lm4.score(c["tokens"]) if lm4 is not None else 0.0,
                    sum(np.log10(max(p, 1e-9)) for *_, p in opts), len(c["tokens"]), cov / max(1, n), len(opts)]
             if "lex" in groups:
-                row += [ibm1(e["src"], c["tokens"], tab_ef, "e|f"), ibm1(e["src"], c["tokens"], tab_fe, "f|e")]
+                row += list(lex.ibm1(e["src"], c["tokens"]))
+            if "m1" in groups:
+                row += list(m1.ibm1(e["src"], c["tokens"]))
             if "plex" in groups:
-                row += list(phrase_lex(e["src"], opts, tab_ef, tab_fe))
+                row += list(phrase_lex(e["src"], opts, lex))
             if "inv" in groups:
                 row += [sum(np.log10(max(1e-9, cnt / max(1, inv[w]))) for _, _, w, cnt, _ in opts)]
             if "lm5" in groups:
@@ -272,60 +251,24 @@ def sentence_bleus(texts, refs):
     return [np.array([b.sentence_score(t, [r]).score for t in ts]) for ts, r in zip(texts, refs)]
 
 
-def pro(feats, sbleu, names, seed=1, gamma=5000, xi=50, l2=1e-3, iters=300):
-    """Pairwise ranking optimisation (Hopkins & May 2011): sample candidate pairs per
-    sentence, keep the ``xi`` with the largest sentence-BLEU difference (> 5), fit a logistic
-    regression without intercept on their feature differences (standardised).  Returns
-    weights float64[d] in the original feature scale, scaled so the first weight is 1."""
-    rng = np.random.default_rng(seed)
-    allf = np.concatenate([f for f in feats if len(f)])
-    sd = allf.std(axis=0)
-    sd[sd == 0] = 1.0
-    X, y = [], []
-    for f, sb in zip(feats, sbleu):
-        k = len(f)
-        if k < 2:
-            continue
-        a = rng.integers(0, k, gamma)
-        b = rng.integers(0, k, gamma)
-        d = sb[a] - sb[b]
-        keep = np.abs(d) > 5.0
-        a, b, d = a[keep], b[keep], d[keep]
-        top = np.argsort(-np.abs(d), kind="stable")[:xi]
-        for i in top:
-            diff = (f[a[i]] - f[b[i]]) / sd
-            X.append(diff)
-            y.append(1.0 if d[i] > 0 else 0.0)
-            X.append(-diff)
-            y.append(0.0 if d[i] > 0 else 1.0)
-    X, y = np.array(X), np.array(y)
-    w = np.zeros(X.shape[1])
-    lr = 0.5
-    for _ in range(iters):
-        p = 1 / (1 + np.exp(-(X @ w)))
-        g = X.T @ (p - y) / len(y) + l2 * w
-        w -= lr * g
-    w = w / sd
-    return w / abs(w[0]) if w[0] != 0 else w
-
-
 def apply(feats, texts, w):
     return [t[int(np.argmax(f @ w))] if len(t) else "" for f, t in zip(feats, texts)]
 
 
 def cv(args):
     from sacrebleu.metrics import BLEU
+    from wo.smt.rerank import pro
     from wo.lm.model import LanguageModel
     from wo.smt.phrases import PhraseTable
 
     with gzip.open(args.nbest, "rb") as f:
         nb = pickle.load(f)
     groups = set(args.features.split(","))
-    tabs = lexicon(args.work) if groups & {"lex", "plex"} else None
+    lexs = lexicons(args.work, groups)
     inv = inverse_counts(PhraseTable.load(args.table)) if "inv" in groups else None
     lm5 = LanguageModel.load(args.lm5) if "lm5" in groups else None
     lm4 = LanguageModel.load(args.lm)
-    feats, names = featurize(nb, groups, tabs, lm5, inv, lm4)
+    feats, names = featurize(nb, groups, lexs, lm5, inv, lm4)
     if args.normalize:
         sd = np.concatenate([f for f in feats if len(f)]).std(axis=0)
         sd[sd == 0] = 1.0
@@ -342,15 +285,38 @@ def cv(args):
 
     def fit(ix):
         if args.tuner in ("pro", "pro+grid"):
-            w = pro([feats[i] for i in ix], [sb[i] for i in ix], names)
+            w = pro([feats[i] for i in ix], [sb[i] for i in ix])
             if args.tuner == "pro":
                 return w, None
             return tune([feats[i] for i in ix], [texts[i] for i in ix], [refs[i] for i in ix], names,
                         init=w, relative=True)
         return tune([feats[i] for i in ix], [texts[i] for i in ix], [refs[i] for i in ix], names)
 
+    toks = [[c["tokens"] for c in e["cands"]] for e in nb]
+
+    def second_pass(ix, w, s2, alpha):
+        from wo.eval.mbr import linear_bleu_gains
+        out = []
+        for i in ix:
+            sc = feats[i] @ w
+            g = linear_bleu_gains(toks[i], sc, s2) if len(sc) else sc
+            out.append(texts[i][int(np.argmax(sc + alpha * g))] if len(sc) else "")
+        return out
+
     for a, b in ((0, 1), (1, 0)):
         w, _ = fit(halves[a])
+        if args.mbr2:
+            ra = [refs[i] for i in halves[a]]
+            best = None
+            for s2 in (0.1, 0.3, 1.0, 3.0):
+                for alpha in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0):
+                    sc = bleu.corpus_score(second_pass(halves[a], w, s2, alpha), [ra]).score
+                    if best is None or sc > best[0] + 1e-9:
+                        best = (sc, s2, alpha)
+            print(f"fold {a}: mbr2 scale {best[1]} alpha {best[2]} ({best[0]:.2f})", file=sys.stderr)
+            for i, h in zip(halves[b], second_pass(halves[b], w, best[1], best[2])):
+                hyp[i] = h
+            continue
         for i, h in zip(halves[b], apply([feats[i] for i in halves[b]], [texts[i] for i in halves[b]], w)):
             hyp[i] = h
     cvb = bleu.corpus_score(hyp, [refs]).score
@@ -374,6 +340,7 @@ def main():
     d.add_argument("--set", default="dev", choices=["dev", "test"])
     d.add_argument("--nbest", type=int, default=100)
     d.add_argument("--max-pops", type=int, default=None)
+    d.add_argument("--beta", type=float, default=None)
     d.add_argument("--out", required=True)
     c = sub.add_parser("cv")
     c.add_argument("--work", default="/work/smtdata")
@@ -383,6 +350,7 @@ def main():
     c.add_argument("--nbest", required=True)
     c.add_argument("--features", default="base")
     c.add_argument("--seed", type=int, default=1)
+    c.add_argument("--mbr2", action="store_true", help="second-pass MBR under the tuned reranker's posterior")
     c.add_argument("--tuner", default="grid", choices=["grid", "pro", "pro+grid"])
     c.add_argument("--normalize", action="store_true", help="scale features to the scaled score's spread")
     args = ap.parse_args()

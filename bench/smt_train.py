@@ -14,8 +14,9 @@ edges/s, statuses, oracle and forced-decoding reachability, peak RSS.  ``--retun
 the n-best reranker of an existing model again on dev (all of it, ``--dev-limit`` 0) and
 saves the model as bench/results/smt/model.<tag>.wo before evaluating.
 
-The reranker's word lexicon (``--lexicon``) is counted from the train records' alignment links
-and written to corpora/models/smt/lexicon.tsv.gz when that file is missing (the shipped copy).
+The reranker's word lexicons (``--lexicon``: from the train records' alignment links;
+``--model1``: IBM model 1 by EM on them) are estimated and written to corpora/models/smt/
+when those files are missing (the shipped copies).
 """
 from __future__ import annotations
 
@@ -40,30 +41,34 @@ def read_jsonl_gz(path):
 
 
 LEXICON = os.path.join(ROOT, "corpora", "models", "smt", "lexicon.tsv.gz")
+MODEL1 = os.path.join(ROOT, "corpora", "models", "smt", "model1.tsv.gz")
 
 
-def lexicon_of(path, work):
-    """The reranker's lexicon: read ``path``, or count it from the train records' links and
-    write it there."""
+def lexicon_of(path, work, kind="links"):
+    """The reranker's link lexicon or model 1 tables: read ``path``, or estimate them from the
+    train records (alignment links; EM) and write them there."""
     from wo.smt.lexicon import Lexicon
 
     if os.path.exists(path):
         return Lexicon.load(path)
     recs = read_jsonl_gz(os.path.join(work, "train.jsonl.gz"))
-    lex = Lexicon.from_links((r["zh"], r["en"], r["links"]) for r in recs)
+    if kind == "links":
+        lex = Lexicon.from_links((r["zh"], r["en"], r["links"]) for r in recs)
+    else:
+        lex = Lexicon.model1((r["zh"], r["en"]) for r in recs)
     lex.save(path)
     print(f"wrote {path}: {len(lex)} word pairs", file=sys.stderr)
     return lex
 
 
-def evaluate(model_path, recs, table, lm, opts, name, lexicon=None):
+def evaluate(model_path, recs, table, lm, opts, name, lexicon=None, model1=None):
     """Decode recs with the model; (record dict, outputs)."""
     from wo.eval.metrics import score
     from wo.model import Model
     from wo.smt.train import source_of
     from wo.smt.translate import Translator
 
-    tr = Translator(Model.load(model_path), lm=lm, table=table, parser=False, lexicon=lexicon, **opts)
+    tr = Translator(Model.load(model_path), lm=lm, table=table, parser=False, lexicon=lexicon, model1=model1, **opts)
     outs, stat, edges = [], {}, 0
     t0 = time.perf_counter()
     for r in recs:
@@ -103,6 +108,7 @@ def main():
     ap.add_argument("--eval-only", action="store_true")
     ap.add_argument("--retune", action="store_true", help="tune the reranker of --model on dev again, save as the tag's model")
     ap.add_argument("--lexicon", default=LEXICON)
+    ap.add_argument("--model1", default=MODEL1)
     ap.add_argument("--set", default="dev", choices=["dev", "test"])
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
@@ -115,6 +121,7 @@ def main():
     table = PhraseTable.load(args.table)
     lm = LanguageModel.load(args.lm)
     lexicon = lexicon_of(args.lexicon, args.work)
+    model1 = lexicon_of(args.model1, args.work, "model1")
     dec = {k: v for k, v in (("beam_factor", args.beam_factor), ("max_pops", args.max_pops),
                              ("beta", args.beta)) if v is not None}
     if args.retune:
@@ -124,9 +131,10 @@ def main():
         dev = read_jsonl_gz(os.path.join(args.work, "dev.jsonl.gz"))
         dev = dev[:args.dev_limit] if args.dev_limit else dev
         t0 = time.perf_counter()
-        w, b = tune_rerank(m, dev, table, lm, dict(m.header.get("decode", {}), **dec), lexicon,
+        w, b = tune_rerank(m, dev, table, lm, dict(m.header.get("decode", {}), **dec), lexicon, model1,
                            log=lambda x: print(x, file=sys.stderr))
         m.header["smt"]["lexicon"] = os.path.abspath(args.lexicon)
+        m.header["smt"]["model1"] = os.path.abspath(args.model1)
         m.header["training"]["rerank_seconds"] = round(time.perf_counter() - t0, 1)
         model = os.path.join(OUT, f"model.{args.tag}.wo")
         m.save(model)
@@ -148,13 +156,14 @@ def main():
         # are passed explicitly
         rec = train(tr, dev, table, lm, args.epochs, model, os.path.basename(args.table),
                     hash_bits=args.hash_bits, seed=args.seed, max_tau=args.max_tau, dev_limit=args.dev_limit, opts=opts,
-                    lexicon=lexicon, lexicon_file=os.path.abspath(args.lexicon))
+                    lexicon=lexicon, lexicon_file=os.path.abspath(args.lexicon), model1=model1,
+                    model1_file=os.path.abspath(args.model1))
         rec["table"] = os.path.relpath(args.table, ROOT)
         rec["lm_path"] = args.lm
         with open(os.path.join(OUT, f"train.{args.tag}.json"), "w") as fh:
             json.dump(rec, fh, indent=1)
     recs = read_jsonl_gz(os.path.join(args.work, f"{args.set}.jsonl.gz"))
-    res, outs = evaluate(model, recs, table, lm, dec, args.set, lexicon)
+    res, outs = evaluate(model, recs, table, lm, dec, args.set, lexicon, model1)
     res.update(tag=args.tag, model=os.path.relpath(model, ROOT), lm=args.lm,
                peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
     with open(os.path.join(OUT, f"eval.{args.set}.{args.tag}.json"), "w") as fh:

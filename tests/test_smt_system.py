@@ -106,7 +106,8 @@ def test_smt_train_cli_end_to_end(tmp_path, capsys):
     rc = main(["smt", "train", "--train", str(tmp_path / "train.tsv"), "--dev", str(tmp_path / "dev.tsv"),
                "--model", str(model), "--epochs", "1", "--quiet"])
     assert rc == 0
-    for f in ("m.wo", "m.phrases.tsv.gz", "m.lm.wolm", "m.truecase.json.gz"):
+    for f in ("m.wo", "m.phrases.tsv.gz", "m.lm.wolm", "m.truecase.json.gz", "m.lexicon.tsv.gz",
+              "m.model1.tsv.gz"):
         assert (tmp_path / f).exists(), f
     from wo.smt.translate import Translator
 

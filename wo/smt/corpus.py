@@ -52,8 +52,8 @@ def train_from_tsv(train_tsv: str, dev_tsv: str, model_out: str, lm: Optional[st
                    hash_bits: int = 21, dev_limit: int = 0, seed: int = 1,
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict:
     """The whole of ``wo smt train``: writes ``model_out`` and, beside it, the phrase table
-    (``<model>.phrases.tsv.gz``), the word lexicon of the reranker
-    (``<model>.lexicon.tsv.gz``), the truecaser and (without ``lm``) a 4-gram LM of the
+    (``<model>.phrases.tsv.gz``), the reranker's word lexicons
+    (``<model>.lexicon.tsv.gz``, ``<model>.model1.tsv.gz``), the truecaser and (without ``lm``) a 4-gram LM of the
     training English side plus ``lm_text`` (``<model>.lm.wolm``).  Returns the training
     record.  Raises ValueError for malformed TSV input (file and line named)."""
     from ..lm.estimation import train as lm_train
@@ -95,6 +95,11 @@ def train_from_tsv(train_tsv: str, dev_tsv: str, model_out: str, lm: Optional[st
     lex = Lexicon.from_links((r["zh"], r["en"], ls) for r, ls in zip(train_recs, links))
     xname = os.path.basename(base) + ".lexicon.tsv.gz"
     lex.save(os.path.join(os.path.dirname(os.path.abspath(model_out)), xname))
+    log("IBM model 1 (EM, both directions)")
+    m1 = Lexicon.model1((r["zh"], r["en"]) for r in train_recs)
+    mname = os.path.basename(base) + ".model1.tsv.gz"
+    m1.save(os.path.join(os.path.dirname(os.path.abspath(model_out)), mname))
     lmm = LanguageModel.load(lm)
     return train(train_recs, dev_recs, table, lmm, epochs, model_out, tname, hash_bits=hash_bits,
-                 seed=seed, dev_limit=dev_limit, lexicon=lex, lexicon_file=xname, log=log)
+                 seed=seed, dev_limit=dev_limit, lexicon=lex, lexicon_file=xname, model1=m1,
+                 model1_file=mname, log=log)

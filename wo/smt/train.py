@@ -97,14 +97,16 @@ def make_instances(records: Sequence[dict], table, lm, opts: dict, gold: bool = 
 def train(train_recs: Sequence[dict], dev_recs: Sequence[dict], table, lm, epochs: int, out: str,
           table_file: str, hash_bits: int = 21, seed: int = 1, max_tau: float = 0.05,
           opts: Optional[dict] = None, dev_limit: int = 0, lexicon=None, lexicon_file: Optional[str] = None,
+          model1=None, model1_file: Optional[str] = None,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict:
     """Train the synthesis model and save the best-epoch averaged model to ``out``.
 
     train_recs/dev_recs: parsed corpus records; table: :class:`wo.smt.phrases.PhraseTable`
     (``table_file``: its file name, recorded in the model and looked up beside it); lm: a
     :class:`wo.lm.LanguageModel` (the real-valued 4-gram feature) or None; opts: decoding and
-    option settings (``DEFAULTS``); lexicon: a :class:`wo.smt.lexicon.Lexicon` for the n-best
-    reranker (``lexicon_file``: its file name, recorded in the model and looked up beside it).
+    option settings (``DEFAULTS``); lexicon, model1: the link and EM
+    :class:`wo.smt.lexicon.Lexicon` of the n-best reranker (``lexicon_file``, ``model1_file``:
+    their file names, recorded in the model and looked up beside it).
     Weights float32[2**hash_bits].  Returns the training
     record (per epoch: seconds, updates, share of sentences whose gold goal was reached, dev
     BLEU).  Raises OSError if ``out`` cannot be written.
@@ -120,7 +122,8 @@ def train(train_recs: Sequence[dict], dev_recs: Sequence[dict], table, lm, epoch
     header = {"system": SYSTEM,
               "smt": {"feature_set": SMT_FEATURE_SET, "phrase_table": table_file,
                       "max_len": o["max_len"], "lam": o["lam"], "beta": o["beta"],
-                      **({"lexicon": lexicon_file} if lexicon_file else {})},
+                      **({"lexicon": lexicon_file} if lexicon_file else {}),
+                      **({"model1": model1_file} if model1_file else {})},
               "decode": {"beam_factor": o["beam_factor"], "max_pops": o["max_pops"],
                          "complete_beam": o["complete_beam"]}}
     record = {"epochs": [], "train_pairs": len(train_recs), "oracle_pairs": len(insts),
@@ -175,12 +178,13 @@ def train(train_recs: Sequence[dict], dev_recs: Sequence[dict], table, lm, epoch
     final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev else None,
                                     total_seconds=round(time.perf_counter() - t0, 1))
     if dev and o.get("rerank", True):
-        tune_rerank(final, dev, table, lm, o, lexicon, log)
+        tune_rerank(final, dev, table, lm, o, lexicon, model1, log)
     final.save(out)
     return final.header["training"]
 
 
-def tune_rerank(model, dev: Sequence[dict], table, lm, opts: dict, lexicon=None, log=lambda m: None):
+def tune_rerank(model, dev: Sequence[dict], table, lm, opts: dict, lexicon=None, model1=None,
+                log=lambda m: None):
     """Tune the n-best reranker (:mod:`wo.smt.rerank`) of a trained model on dev records and
     store it in the model header (``rerank``, ``rerank_nbest``, ``rerank_lmbr_scale``,
     ``training.dev_bleu_reranked``); the caller saves the model.  Returns (weights dict, dev
@@ -192,7 +196,8 @@ def tune_rerank(model, dev: Sequence[dict], table, lm, opts: dict, lexicon=None,
     model.header["rerank_nbest"], model.header["rerank_lmbr_scale"] = NBEST, LMBR_SCALE
     tr = Translator(model, lm=lm if lm is not None else "none", table=table, parser=False, rerank=False,
                     beam_factor=opts.get("beam_factor"), max_pops=opts.get("max_pops"),
-                    beta=opts.get("beta"), complete_beam=opts.get("complete_beam"), lexicon=lexicon)
+                    beta=opts.get("beta"), complete_beam=opts.get("complete_beam"), lexicon=lexicon,
+                    model1=model1)
     nb, texts = zip(*[tr.nbest_features(source_of(r)) for r in dev])
     refs = [r["en_raw"] for r in dev]
     w = tune(nb, texts, refs, log=log)

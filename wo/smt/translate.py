@@ -66,15 +66,16 @@ class Translator:
     model's own LM, beside it); table: a PhraseTable or path (default: the model's);
     parser: a :class:`wo.smt.parse.Parser` or None (the shipped Chinese parser); decoding
     settings default to the model header's; rerank: apply the model's n-best reranking
-    weights (``header["rerank"]``, :mod:`wo.smt.rerank`) when it has them; lexicon: a
-    :class:`wo.smt.lexicon.Lexicon` for the reranker (default: the model's, beside it).
+    weights (``header["rerank"]``, :mod:`wo.smt.rerank`) when it has them; lexicon, model1:
+    the reranker's link and EM :class:`wo.smt.lexicon.Lexicon` (default: the model's files,
+    beside it).
     Raises ModelError for a model that is not an SMT model or whose files are missing.
     """
 
     def __init__(self, model: Optional[str] = None, lm=None, table=None, parser=None,
                  beam_factor: Optional[float] = None, max_pops: Optional[int] = None,
                  beta: Optional[float] = None, complete_beam: Optional[int] = None, rerank: bool = True,
-                 lexicon=None):
+                 lexicon=None, model1=None):
         from .phrases import PhraseTable
 
         m = model if isinstance(model, Model) else Model.load(model or default_model_path())
@@ -101,10 +102,13 @@ class Translator:
         self.nbest = int(m.header.get("rerank_nbest", 50))
         self.lmbr_scale = float(m.header.get("rerank_lmbr_scale", LMBR_SCALE))
         self.rerank = weights_vector(rr) if (rr and rerank) else None
-        if lexicon is None and smt.get("lexicon") and self.rerank is not None:
+        if self.rerank is not None:
             from .lexicon import Lexicon
-            lexicon = Lexicon.load(_beside(m, smt["lexicon"]))
-        self.lexicon = lexicon
+            if lexicon is None and smt.get("lexicon"):
+                lexicon = Lexicon.load(_beside(m, smt["lexicon"]))
+            if model1 is None and smt.get("model1"):
+                model1 = Lexicon.load(_beside(m, smt["model1"]))
+        self.lexicon, self.model1 = lexicon, model1
 
     @property
     def parser(self):
@@ -136,10 +140,10 @@ class Translator:
 
     def _features(self, cands, src: Source, inst) -> np.ndarray:
         from .rerank import features
-        return features(cands, src.tokens, inst.options, self.lm, self.lexicon, self.lmbr_scale)
+        return features(cands, src.tokens, inst.options, self.lm, self.lexicon, self.model1, self.lmbr_scale)
 
     def nbest_features(self, src: Source):
-        """(features float64[K, 10], detokenized texts) of the decoder's n-best candidates of a
+        """(features float64[K, 12], detokenized texts) of the decoder's n-best candidates of a
         parsed source sentence (for tuning the reranker); empty when it has no options."""
         from .prep import detokenize
         from .rerank import FEATURES
