@@ -215,3 +215,29 @@ def test_sr_cli_end_to_end(tmp_path, sr_model, model_path):
     # a word-ordering model is not an SR model: clear error, exit 2
     p = _wo("sr", "realize", "--model", model_path, "--input", str(t1), "--output", str(out))
     assert p.returncode == 2 and "not an SR model" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_sr_with_the_lm(tmp_path, partut, lex):
+    """An SR model trained with the n-gram LM names it in its header; the realizer loads it
+    (or decodes without it on request); outputs stay one form per token in a permutation of
+    the input, and the LM changes some of them."""
+    from wo.model import Model
+
+    lm_path = ROOT / "corpora" / "models" / "wo-en-4gram.wolm"
+    path = tmp_path / "sr-lm.wo"
+    rec = train_sr(partut["t1_train"][:200], [], [], 1, str(path), lex, hash_bits=18, log=lambda m: None,
+                   lm=str(lm_path))
+    assert rec["lm"]["file"] == "wo-en-4gram.wolm"
+    m = Model.load(str(path))
+    assert m.header["lm"]["order"] == 4
+    with_lm = Realizer(m)
+    assert with_lm.lm is not None and with_lm.lm.order == 4
+    without = Realizer(m, lm="none")
+    assert without.lm is None
+    dev = partut["t1_dev"][:40]
+    a = [with_lm.realize(s) for s in dev]
+    b = [without.realize(s) for s in dev]
+    for s, r in zip(dev, a):
+        assert sorted(r.order) == list(range(len(s)))
+    assert any(x.tokens != y.tokens for x, y in zip(a, b))
+    assert [r.tokens for r in realize_many(str(path), dev[:10])] == [r.tokens for r in a[:10]]

@@ -225,7 +225,7 @@ def cmd_sr_train(a) -> int:
                    hash_bits=a.hash_bits, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
                    seed=a.seed,
                    meta={"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""),
-                         "lang": a.lang})
+                         "lang": a.lang}, lm=a.lm)
     print(json.dumps({k: v for k, v in rec.items()}, indent=1))
     return EXIT_OK
 
@@ -234,15 +234,15 @@ def cmd_sr_realize(a) -> int:
     """``wo sr realize``: T1 input -> SR submission file and its .tok twin."""
     import time
 
-    from .model import Model, default_model
+    from .model import Model, ModelError, default_model
     from .sr.realizer import Realizer, realize_many, write_submission
     from .sr.t1 import read_t1
 
     a.model = a.model or default_model("sr")
     t0 = time.perf_counter()
     try:
-        Realizer(Model.load(a.model))   # fail early on a wrong model
-    except ValueError as exc:
+        Realizer(Model.load(a.model), lm=a.lm)   # fail early on a wrong model or a missing LM
+    except (ValueError, ModelError) as exc:
         _err(str(exc))
         return EXIT_USER
     sents = read_t1(a.input)
@@ -251,7 +251,7 @@ def cmd_sr_realize(a) -> int:
             _err(f"{a.input}:{s.line}: {s.error}")
     bar = _bar(a.quiet, total=len(sents))
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
-            "patience_factor": a.patience}
+            "patience_factor": a.patience, "lm": a.lm}
     res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
                        scheduler=a.scheduler, **opts)
     bar.close()
@@ -625,6 +625,8 @@ def _add_sr(sub) -> None:
     t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
     t.add_argument("--lang", default="en", help="language code; 'en' adds lemminflect and English rules")
     t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--lm", default=None, help="n-gram LM over lower-cased forms (real-valued features); "
+                   "its text must not contain the training sentences")
     t.set_defaults(func=cmd_sr_train)
     r = ss.add_parser("realize", help="T1 input -> SR submission file (+ .tok)")
     r.add_argument("--model", default=None, help="model file (default: the shipped SR model)")
@@ -637,6 +639,7 @@ def _add_sr(sub) -> None:
     r.add_argument("--beam-factor", type=float, default=None)
     r.add_argument("--budget-factor", type=float, default=None)
     r.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
+    r.add_argument("--lm", default=None, help="LM path, or 'none' (default: the model's own, if any)")
     r.add_argument("--patience", type=float, default=None,
                    help="pops per word spent after the first goal looking for a better one (default: model's)")
     r.add_argument("--quiet", action="store_true")

@@ -245,15 +245,17 @@ class Realizer:
 
     Parameters: model (:class:`wo.model.Model` whose header holds ``sr.lexicon``); beam_factor
     (chart k*n), budget_factor (pops per word), complete_beam, timeout (seconds per sentence),
-    patience_factor (pops per word spent after the first goal looking for a better one).
-    Raises ValueError if the model is not an SR model.
+    patience_factor (pops per word spent after the first goal looking for a better one); lm:
+    the n-gram LM over the candidate forms (Zhang, Blackwood & Clark 2012), as
+    :func:`wo.model.resolve_lm` takes it (None: the model's own, if it was trained with one).
+    Raises ValueError if the model is not an SR model, ModelError if its LM is missing.
     """
 
     def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
-                 patience_factor: Optional[float] = None):
+                 patience_factor: Optional[float] = None, lm=None):
         from ..dep.core import DepSearch
-        from ..model import decode_option
+        from ..model import decode_option, resolve_lm
 
         if "sr" not in model.header:
             raise ValueError(f"{model.path or 'model'} is not an SR model (train one with `wo sr train`)")
@@ -265,7 +267,8 @@ class Realizer:
         self.complete_beam = decode_option(complete_beam, dec, "complete_beam", DEFAULT_SR_COMPLETE_BEAM, int)
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.timeout = timeout
-        self.core = DepSearch(model.weights, model.hash_bits)
+        self.lm = resolve_lm(model, lm)
+        self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
 
     @classmethod
     def load(cls, path: str, **options) -> "Realizer":

@@ -34,7 +34,8 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
              epochs: int, out: str, lexicon: Lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
              hash_bits: int = 22, beam_factor: float = 8.0, train_budget_factor: float = 100.0,
              max_tau: float = 0.05, seed: int = 1,
-             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None) -> dict:
+             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
+             lm: Optional[str] = None) -> dict:
     """Train an SR model (Zhang & Clark 2015, Algorithm 3 with the section 5.7 search) and save
     the best epoch (by dev BLEU, SR metric on lower-cased tokens) to ``out``.
 
@@ -42,6 +43,10 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     (reference tokens per sentence) for the alignment; dev/dev_refs: T1 input and tokenized
     references (may be empty: then every epoch is saved).  Each sentence is trained with its
     full given tree, labels and ``lin`` as constraints (Algorithm 3), then an easy-first pass.
+    lm: path of an n-gram LM over (lower-cased) forms whose log10 probabilities are real-valued
+    features of the search (Zhang, Blackwood & Clark 2012), named in the model header and
+    loaded from beside the model when decoding; its text must not contain the training
+    sentences (no jackknifing here).
     Returns the training record (dropped sentences by reason, gold forms added, per-epoch
     seconds/updates/dev BLEU).
     """
@@ -78,17 +83,27 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
               "train_budget_factor": train_budget_factor, "max_tau": max_tau}
     record.update(meta or {})
 
+    extra, lm_model = {}, None
+    if lm:
+        import os
+
+        from ..lm.model import LanguageModel
+        lm_model = LanguageModel.load(lm)
+        extra["lm"] = dict(lm_model.fingerprint(), file=os.path.basename(lm), path=os.path.abspath(lm))
+        record["lm"] = extra["lm"]
+
     def make_model(avg: np.ndarray) -> Model:
-        return Model(avg, hash_bits, TagDictionary({}, ["_"]), {
+        return Model(avg, hash_bits, TagDictionary({}, ["_"]), dict(extra, **{
             "kind": "sr", "sr": {"lexicon": lexicon.to_json()},
             "decode": {"beam_factor": DEFAULT_SR_BEAM_FACTOR, "budget_factor": DEFAULT_SR_BUDGET_FACTOR,
-                       "complete_beam": DEFAULT_SR_COMPLETE_BEAM}})
+                       "complete_beam": DEFAULT_SR_COMPLETE_BEAM}}))
 
     def dev_eval(model: Model) -> float:
-        r = Realizer(model)
+        r = Realizer(model, lm=lm_model or "none")
         return sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev],
                         list(dev_refs)).bleu
 
     return run_training(insts, epochs, out, record, make_model, dev_eval if dev else None,
                         hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
-                        budget_factor=train_budget_factor, easy_first=True, log=log, t_all=t_all)
+                        budget_factor=train_budget_factor, easy_first=True, log=log, t_all=t_all,
+                        lm=lm_model)
