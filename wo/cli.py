@@ -674,7 +674,7 @@ def _add_dep_train(sub, name: str, help_: str) -> None:
     t.add_argument("--lm", default=None, help="n-gram LM (binary or ARPA) whose scores become features")
     t.add_argument("--lm-folds", nargs="+", default=None, metavar="LM",
                    help="K jackknifed LMs: the k-th of K contiguous blocks of --train trains with "
-                        "the k-th LM, estimated without that block (see 'make lm-folds')")
+                        "the k-th LM, estimated without that block (bench/jackknife_lms.py builds them)")
     t.set_defaults(func=cmd_train)
 
 
