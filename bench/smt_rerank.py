@@ -212,52 +212,13 @@ if os.environ.get("FINE"):
     GRID = FINE
 
 
-def tune(feats, texts, refs, names, rounds=3, grid=None, init=None, relative=False):
-    grid = grid or GRID
-    from sacrebleu.metrics import BLEU
-    bleu = BLEU(tokenize="13a")
-    w = np.zeros(len(names))
-    w[0] = 1.0
-    if init is not None:
-        w = np.array(init, dtype=np.float64)
-
-    def score(wv):
-        hyp = [t[int(np.argmax(f @ wv))] if len(t) else "" for f, t in zip(feats, texts)]
-        return bleu.corpus_score(hyp, [list(refs)]).score
-
-    best = score(w)
-    for _ in range(rounds):
-        improved = False
-        for j in range(len(names)):
-            vals = grid if not relative else [w[j] * m for m in (0.0, 0.25, 0.5, 0.75, 1.5, 2.0, 4.0)]
-            for v in vals:
-                if v == w[j]:
-                    continue
-                cand = w.copy()
-                cand[j] = v
-                s = score(cand)
-                if s > best + 1e-9:
-                    best, w, improved = s, cand, True
-        if not improved:
-            break
-    return w, best
-
-
-def sentence_bleus(texts, refs):
-    """Smoothed sentence BLEU (sacrebleu 13a, exp smoothing) of every candidate; cached per
-    call site by the caller."""
-    from sacrebleu.metrics import BLEU
-    b = BLEU(tokenize="13a", effective_order=True)
-    return [np.array([b.sentence_score(t, [r]).score for t in ts]) for ts, r in zip(texts, refs)]
-
-
 def apply(feats, texts, w):
     return [t[int(np.argmax(f @ w))] if len(t) else "" for f, t in zip(feats, texts)]
 
 
 def cv(args):
     from sacrebleu.metrics import BLEU
-    from wo.smt.rerank import pro
+    from wo.smt.rerank import ascend, pro, sentence_bleus
     from wo.lm.model import LanguageModel
     from wo.smt.phrases import PhraseTable
 
@@ -284,13 +245,11 @@ def cv(args):
     sb = sentence_bleus(texts, refs) if args.tuner != "grid" else None
 
     def fit(ix):
-        if args.tuner in ("pro", "pro+grid"):
-            w = pro([feats[i] for i in ix], [sb[i] for i in ix])
-            if args.tuner == "pro":
-                return w, None
-            return tune([feats[i] for i in ix], [texts[i] for i in ix], [refs[i] for i in ix], names,
-                        init=w, relative=True)
-        return tune([feats[i] for i in ix], [texts[i] for i in ix], [refs[i] for i in ix], names)
+        f, t, r = [feats[i] for i in ix], [texts[i] for i in ix], [refs[i] for i in ix]
+        if args.tuner == "grid":         # the first reranker's tuner: a fixed grid from (scaled = 1)
+            return ascend(f, t, r, np.eye(len(names))[0], grid=GRID)
+        w = pro(f, [sb[i] for i in ix])
+        return (w, None) if args.tuner == "pro" else ascend(f, t, r, w)
 
     toks = [[c["tokens"] for c in e["cands"]] for e in nb]
 

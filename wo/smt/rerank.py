@@ -107,36 +107,39 @@ def pro(nbest: Sequence[np.ndarray], sbleu: Sequence[np.ndarray], seed: int = 1,
     return w / abs(w[0]) if w[0] != 0 else w
 
 
-def tune(nbest: Sequence[np.ndarray], texts: Sequence[Sequence[str]], refs: Sequence[str],
-         rounds: int = 3, seed: int = 1, log=lambda m: None) -> Dict[str, float]:
-    """Tune the reranker on dev: :func:`pro` on sacrebleu sentence BLEU, then coordinate ascent
-    on corpus BLEU (13a) over multiples (0, 1/4, 1/2, 3/4, 3/2, 2, 4) of each weight.
-    nbest[i] float64[K_i, 12] features of sentence i's candidates, texts[i] their detokenized
-    strings, refs[i] the reference.  Returns the weights {feature name: weight}."""
+MULTIPLES = (0.0, 0.25, 0.5, 0.75, 1.5, 2.0, 4.0)
+
+
+def sentence_bleus(texts: Sequence[Sequence[str]], refs: Sequence[str]) -> List[np.ndarray]:
+    """sacrebleu sentence BLEU (13a, exp smoothing, effective order) of every candidate:
+    float64[K_i] per sentence."""
     from sacrebleu.metrics import BLEU
 
     sb = BLEU(tokenize="13a", effective_order=True)
-    sbleu = [np.array([sb.sentence_score(t, [r]).score for t in ts]) for ts, r in zip(texts, refs)]
+    return [np.array([sb.sentence_score(t, [r]).score for t in ts]) for ts, r in zip(texts, refs)]
+
+
+def ascend(nbest: Sequence[np.ndarray], texts: Sequence[Sequence[str]], refs: Sequence[str],
+           w: np.ndarray, grid: Optional[Sequence[float]] = None, rounds: int = 3, log=lambda m: None):
+    """Coordinate ascent on corpus BLEU (sacrebleu 13a) from weights ``w`` (float64[d]): each
+    weight in turn tries the values of ``grid`` or, without one, ``MULTIPLES`` of its current
+    value; a change is kept when BLEU rises.  Returns (weights float64[d], BLEU)."""
+    from sacrebleu.metrics import BLEU
+
     bleu = BLEU(tokenize="13a")
 
     def score(wv):
         hyp = [t[pick(f, wv)] if len(t) else "" for f, t in zip(nbest, texts)]
         return bleu.corpus_score(hyp, [list(refs)]).score
 
-    base = weights_vector(None)
-    log(f"rerank: search's own choice {score(base):.2f}")
-    try:
-        w = pro(nbest, sbleu, seed=seed)
-    except ValueError:                  # no candidate pairs differ: keep the search's choice
-        w = base
+    w = np.array(w, dtype=np.float64)
     best = score(w)
-    log(f"rerank: PRO {best:.2f}")
     for r in range(rounds):
         improved = False
-        for j, name in enumerate(FEATURES):
-            for m in (0.0, 0.25, 0.5, 0.75, 1.5, 2.0, 4.0):
+        for j in range(len(w)):
+            for v in (grid if grid is not None else MULTIPLES):
                 cand = w.copy()
-                cand[j] = w[j] * m
+                cand[j] = v if grid is not None else w[j] * v     # multiples of the current value
                 if cand[j] == w[j]:
                     continue
                 s = score(cand)
@@ -145,4 +148,20 @@ def tune(nbest: Sequence[np.ndarray], texts: Sequence[Sequence[str]], refs: Sequ
         log(f"rerank: round {r + 1}: {best:.2f}")
         if not improved:
             break
+    return w, best
+
+
+def tune(nbest: Sequence[np.ndarray], texts: Sequence[Sequence[str]], refs: Sequence[str],
+         rounds: int = 3, seed: int = 1, log=lambda m: None) -> Dict[str, float]:
+    """Tune the reranker on dev: :func:`pro` on sacrebleu sentence BLEU, then :func:`ascend`
+    over multiples of PRO's weights.  nbest[i] float64[K_i, 12] features of sentence i's
+    candidates, texts[i] their detokenized strings, refs[i] the reference.  Returns the
+    weights {feature name: weight}."""
+    base = weights_vector(None)
+    log(f"rerank: search's own choice {ascend(nbest, texts, refs, base, rounds=0)[1]:.2f}")
+    try:
+        w = pro(nbest, sentence_bleus(texts, refs), seed=seed)
+    except ValueError:                  # no candidate pairs differ: keep the search's choice
+        w = base
+    w, _ = ascend(nbest, texts, refs, w, rounds=rounds, log=log)
     return {k: float(v) for k, v in zip(FEATURES, w) if v != 0.0}
