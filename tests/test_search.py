@@ -9,6 +9,7 @@ from wo.io import is_projective, projectivize, scramble
 from wo.dep.instance import make_instance
 from wo.dep.linearizer import Linearizer, given_for, linearize_many
 from wo.dep.train import training_instances
+from tests.conftest import ROOT
 
 
 def test_forced_decoding_reaches_every_projective_dev_tree(ewt_dev, ewt_train_slice):
@@ -146,3 +147,25 @@ def test_goal_patience_returns_a_goal_scored_at_least_as_high(model_path, ewt_de
             better += b[3] > a[3] + 1e-9
         assert sorted(b[1]) == list(range(n))
     assert better >= 5   # the first goal popped is often not the best one
+
+
+@pytest.mark.parametrize("name", ["wo-ewt-dep.wo", "wo-ewt-dep-lm.wo"])
+def test_decoding_score_cache_changes_no_output_and_no_edge_score(name, model_path, ewt_dev):
+    """Decoding sums each action's template blocks from caches (wo._fast._dep: hashed block
+    scores, dense (h, m, dir, dist) and POS-triple caches; wo._fast._lmfeat: LM boundary
+    values).  With the caches off every action is hashed afresh: the outputs must not change,
+    and the returned edge's score must equal its derivation rescored from scratch."""
+    path = ROOT / "corpora" / "models" / name
+    lin = Linearizer.load(str(path) if path.exists() else model_path, budget_factor=10)
+    srch = lin.core.search
+    on, off = [], []
+    for i, s in enumerate(ewt_dev[300:325]):
+        sc, _ = scramble(s, 5, i)
+        for flag, out in ((True, on), (False, off)):
+            srch.score_cache = flag
+            r = lin.linearize(sc.forms)
+            out.append(list(r.order))
+            stored, fresh = srch.derivation_score(srch.last_goal)
+            assert abs(stored - fresh) <= 1e-9 * max(1.0, abs(fresh)), (i, flag, stored, fresh)
+    srch.score_cache = True
+    assert on == off

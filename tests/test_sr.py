@@ -241,3 +241,19 @@ def test_sr_with_the_lm(tmp_path, partut, lex):
         assert sorted(r.order) == list(range(len(s)))
     assert any(x.tokens != y.tokens for x, y in zip(a, b))
     assert [r.tokens for r in realize_many(str(path), dev[:10])] == [r.tokens for r in a[:10]]
+
+
+def test_decoding_score_cache_changes_no_sr_output(sr_model, partut):
+    """SR input (candidate forms, label-conjoined templates, lin): the decoding score caches of
+    the dependency grammar change no output and no score of the returned edge."""
+    r = Realizer.load(sr_model)
+    srch = r.core.search
+    for s in partut["t1_dev"][:25]:
+        outs = []
+        for flag in (True, False):
+            srch.score_cache = flag
+            outs.append(r.realize(s).text())
+            stored, fresh = srch.derivation_score(srch.last_goal)
+            assert abs(stored - fresh) <= 1e-9 * max(1.0, abs(fresh))
+        assert outs[0] == outs[1]
+    srch.score_cache = True

@@ -2,10 +2,26 @@
 # dependency trees; Table 2 feature templates; the input constraints of section 4.1; SR'19
 # candidate-form groups, arc labels and `lin` (section 5.7).
 cimport cython
-from ._typedefs cimport uint32_t, int32_t, eid_t, feat_t
+from ._typedefs cimport uint32_t, int32_t, eid_t, feat_t, uint64_t, uint8_t
 from ._weights cimport FeatBuf
 from ._search cimport Grammar, Search
 from ._lmfeat cimport LMFeatures
+
+
+cdef struct ArcCtx:
+    # what the COMBINE templates of one action read (DepGrammar._ctx)
+    int32_t h, m, ml, mr, sb, sb2, hl1, hr1, b2, b1, b0, b0n   # leaf ids (-1 none)
+    int hp, mp, nl, nr, headleft, mlval, mrval, hlval, hrval
+    uint32_t dir, dist, size, lab
+    uint32_t wh, ph, wm, pm, ws, ps_, ps2
+    const int32_t* SL
+    const int32_t* SR
+
+
+cdef struct ScoreSlot:
+    # one entry of the decoding score cache: a template block's key and theta . phi
+    uint64_t key
+    double val
 
 
 @cython.final
@@ -36,19 +52,37 @@ cdef class DepGrammar(Grammar):
     # n-gram LM features (Zhang, Blackwood & Clark 2012; Zhang & Clark 2015 section 5.6)
     cdef LMFeatures lmf            # None: no LM
     cdef bint has_lm
+    # decoding score cache: theta . phi per template block, keyed by the leaves it reads
+    cdef ScoreSlot* sc
+    cdef bint sc_ok                # leaf ids fit the 12-bit key fields
+    cdef double* loc               # dense cache of the (h, m, dir, dist) block [L, L, 2, 9]
+    cdef size_t loc_cap            # (NaN: not computed yet); NULL when L is too large
+    cdef bint loc_ok
+    cdef uint8_t* leaf_pidx        # index of each leaf's POS atom among the instance's POS
+    cdef int npos, cap_pidx
+    cdef float* pbw                # dense cache of the POS(h) POS(m) POS(b) weights [P, P, P, 2]
+    cdef size_t pbw_cap
+    cdef bint pb_ok
 
     cdef int _grow_instance_bufs(self) noexcept
+    cdef void _dense_caches(self) noexcept
     cdef inline uint32_t _wd(self, int32_t leaf) noexcept nogil
     cdef inline uint32_t _ps(self, int32_t leaf) noexcept nogil
     cdef int _leaf_features(self, Search s, int32_t leaf) noexcept nogil
     cdef void _completed(self, FeatBuf* o, uint32_t base, int32_t c, int32_t cl, int32_t cr,
                          int lval, int rval) noexcept nogil
     cdef inline int32_t _at(self, const int32_t* SL, int nl, const int32_t* SR, int nr, int p) noexcept nogil
-    cdef void _arc_features(self, FeatBuf* o, uint32_t base, uint32_t dir, uint32_t dist,
-                            uint32_t wh, uint32_t ph, uint32_t wm, uint32_t pm, uint32_t ws,
-                            uint32_t ps_, uint32_t ps2, int32_t ml, int32_t mr,
-                            const int32_t* SL, int nl, const int32_t* SR, int nr,
-                            int hp, int mp) noexcept nogil
+    cdef void _ctx(self, Search s, eid_t le, eid_t re, int headleft, ArcCtx* c) noexcept nogil
+    cdef void _arc_local(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
+    cdef void _arc_between(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
+    cdef void _arc_mchild(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
+    cdef void _arc_sib(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
+    cdef void _arc_features(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
+    cdef void _boundary(self, FeatBuf* o, const ArcCtx* c) noexcept nogil
+    cdef void _sentence(self, FeatBuf* o, const ArcCtx* c) noexcept nogil
+    cdef double _block(self, Search s, int which, uint64_t key, const ArcCtx* c) noexcept nogil
+    cdef double _between_score(self, Search s, const ArcCtx* c) noexcept nogil
+    cdef double _combine_score(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil
     cdef int _combine_features(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil
     cdef int _try(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil
     cdef void _fill_heads(self, Search s, eid_t e, int32_t* heads) noexcept nogil

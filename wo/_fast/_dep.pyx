@@ -13,13 +13,13 @@ exclusive (POS candidates, candidate forms): coverage bitsets are over tokens.
 import numpy as np
 cimport numpy as cnp
 cimport cython
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 
 from ._typedefs cimport atom_t, feat_t, eid_t
 from ._typedefs cimport uint32_t, int32_t, int16_t, uint8_t, uint64_t
 from ._hash cimport murmurhash3_words
-from ._weights cimport FeatBuf, add2, add3, add4, add5, add6
+from ._weights cimport FeatBuf, add2, add3, add4, add5, add6, dot
 from ._arena cimport Edge, new_edge
 from ._search cimport Grammar, Search
 from ._lmfeat cimport LMFeatures
@@ -117,6 +117,20 @@ cdef enum:
     T_LM_NGRAMS = 300     # real-valued: log10 p of the n-grams an action completes inside the string
     T_LM_SENTENCE = 301   # real-valued: the <s> / </s> n-grams of a complete sentence
 
+# template blocks of a COMBINE action, scored separately by the decoding score cache (tags of
+# the cache keys: never 0)
+cdef enum:
+    B_SIZE = 1
+    B_LOCAL
+    B_BETWEEN
+    B_MCHILD
+    B_SIB
+    B_COMPLETED
+    B_BOUNDARY
+    B_SENTENCE
+    B_PHN                 # the POS-neighbour template of the between block (POS-index key)
+    SC_BITS = 17          # 2^17 slots of 16 bytes (2 MB), direct-mapped
+
 cdef inline int _norm(int x) noexcept nogil:
     """NORM of Table 2: 1,2,3,4,5, (5,10], (10,20], (20,40], 40+ -> 1..9."""
     if x < 0:
@@ -160,9 +174,15 @@ cdef class DepGrammar(Grammar):
         self.nleaf = 0
         self.leaf_unit = NULL
         self.has_lm = False
+        self.sc = <ScoreSlot*>calloc(1 << SC_BITS, sizeof(ScoreSlot))   # NULL: no cache
+        self.sc_ok = False
+        self.loc = NULL; self.loc_cap = 0; self.loc_ok = False
+        self.leaf_pidx = NULL; self.cap_pidx = 0; self.npos = 0
+        self.pbw = NULL; self.pbw_cap = 0; self.pb_ok = False
 
     def __dealloc__(self):
-        free(self.dflt_word); free(self.zeros); free(self.lin_need_buf)
+        free(self.dflt_word); free(self.zeros); free(self.lin_need_buf); free(self.sc)
+        free(self.loc); free(self.leaf_pidx); free(self.pbw)
 
     @property
     def lm_feature_indices(self):
@@ -272,9 +292,53 @@ cdef class DepGrammar(Grammar):
                 self.gold_has_word = True
         self.leaf_unit = self.leaf_tok
         self.max_features = 512 + 4 * self.n
+        self.sc_ok = self.nleaf < 4095 and self.sc != NULL
+        self._dense_caches()
         self.use_dp = False
         if self.has_lm:
             self.lmf.set_leaves(leaf_lm if leaf_lm is None else _sized(leaf_lm, self.nleaf, "leaf_lm"), self.nleaf)
+
+    cdef void _dense_caches(self) noexcept:
+        """Size the dense decoding caches for this instance (each is off when too large)."""
+        cdef size_t need = <size_t>self.nleaf * self.nleaf * 18
+        cdef void* p
+        cdef int i, j
+        self.loc_ok = False
+        if self.nleaf <= 256:
+            if self.loc_cap < need:
+                p = realloc(self.loc, need * sizeof(double))
+                if p != NULL:
+                    self.loc = <double*>p
+                    self.loc_cap = need
+            self.loc_ok = self.loc_cap >= need
+        self.pb_ok = False
+        if self.cap_pidx < self.nleaf:
+            p = realloc(self.leaf_pidx, self.nleaf)
+            if p == NULL:
+                return
+            self.leaf_pidx = <uint8_t*>p
+            self.cap_pidx = self.nleaf
+        cdef uint32_t atoms[64]
+        self.npos = 0
+        for i in range(self.nleaf):
+            for j in range(self.npos):
+                if atoms[j] == self.leaf_pos[i]:
+                    break
+            else:
+                if self.npos == 64:
+                    return
+                j = self.npos
+                atoms[j] = self.leaf_pos[i]
+                self.npos += 1
+            self.leaf_pidx[i] = <uint8_t>j
+        need = <size_t>self.npos * self.npos * self.npos * 2
+        if self.pbw_cap < need:
+            p = realloc(self.pbw, need * sizeof(float))
+            if p == NULL:
+                return
+            self.pbw = <float*>p
+            self.pbw_cap = need
+        self.pb_ok = True
 
     cdef int _grow_instance_bufs(self) noexcept:
         """Make the per-instance default buffers hold nleaf leaves and n tokens (-1 on failure)."""
@@ -346,17 +410,45 @@ cdef class DepGrammar(Grammar):
             return SL[p]
         return SR[p - nl]
 
-    cdef void _arc_features(self, FeatBuf* o, uint32_t base, uint32_t dir, uint32_t dist,
-                            uint32_t wh, uint32_t ph, uint32_t wm, uint32_t pm, uint32_t ws,
-                            uint32_t ps_, uint32_t ps2, int32_t ml, int32_t mr,
-                            const int32_t* SL, int nl, const int32_t* SR, int nr,
-                            int hp, int mp) noexcept nogil:
-        """The Table-2 templates that contain the arc direction ``dir`` (ids offset by ``base``).
+    cdef void _ctx(self, Search s, eid_t le, eid_t re, int headleft, ArcCtx* c) noexcept nogil:
+        """The atoms and positions the COMBINE templates of (le, re, headleft) read."""
+        cdef Edge* L = &s.A.E[le]
+        cdef Edge* R = &s.A.E[re]
+        cdef Edge* H
+        cdef Edge* M
+        c.nl = L.nwords; c.nr = R.nwords
+        c.SL = &s.A.surf[L.surf]
+        c.SR = &s.A.surf[R.surf]
+        c.headleft = headleft
+        if headleft:
+            H = L; M = R
+            c.hp = L.st.dep.hpos; c.mp = c.nl + R.st.dep.hpos
+            c.dir = 1
+            c.sb = H.st.dep.rdep1; c.sb2 = H.st.dep.rdep2
+        else:
+            H = R; M = L
+            c.hp = c.nl + R.st.dep.hpos; c.mp = L.st.dep.hpos
+            c.dir = 2
+            c.sb = H.st.dep.ldep1; c.sb2 = H.st.dep.ldep2
+        c.h = H.head; c.m = M.head
+        c.ml = M.st.dep.ldep1; c.mr = M.st.dep.rdep1
+        c.mlval = M.st.dep.lval; c.mrval = M.st.dep.rval
+        if headleft:
+            c.hl1 = H.st.dep.ldep1; c.hr1 = c.m; c.hlval = H.st.dep.lval; c.hrval = H.st.dep.rval + 1
+        else:
+            c.hl1 = c.m; c.hr1 = H.st.dep.rdep1; c.hlval = H.st.dep.lval + 1; c.hrval = H.st.dep.rval
+        c.dist = <uint32_t>_norm(c.hp - c.mp)
+        c.size = <uint32_t>_norm(c.nl + c.nr)
+        c.wh = self._wd(c.h); c.ph = self._ps(c.h); c.wm = self._wd(c.m); c.pm = self._ps(c.m)
+        c.ws = self._wd(c.sb); c.ps_ = self._ps(c.sb); c.ps2 = self._ps(c.sb2)
+        c.lab = self.tok_label[self.leaf_tok[c.m]] if self.has_labels else 0
+        c.b2 = self._at(c.SL, c.nl, c.SR, c.nr, c.nl - 2); c.b1 = c.SL[c.nl - 1]
+        c.b0 = c.SR[0]; c.b0n = self._at(c.SL, c.nl, c.SR, c.nr, c.nl + 1)
 
-        Called once with the plain direction and, when arc labels are given (SR input, Zhang &
-        Clark 2015 section 5.7), once more with the direction conjoined with the dependent's label.
-        """
-        cdef int b
+    # Table 2's direction templates in four blocks; _arc_features emits them in this order.
+    cdef void _arc_local(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil:
+        """Templates over (h, m, dir, dist) only."""
+        cdef uint32_t wh = c.wh, ph = c.ph, wm = c.wm, pm = c.pm, dist = c.dist
         add3(o, base + T_WH_PH_DIR, wh, ph, dir)
         add2(o, base + T_WH_DIR, wh, dir)
         add2(o, base + T_PH_DIR, ph, dir)
@@ -377,21 +469,32 @@ cdef class DepGrammar(Grammar):
         add5(o, base + T_PH_WM_PM_DIST, ph, wm, pm, dist, dir)
         add3(o, base + T_PH_PM_DIR, ph, pm, dir)
         add4(o, base + T_PH_PM_DIST, ph, pm, dist, dir)
-        # POS(h) POS(m) POS(b) for every b strictly between h and m
-        if hp < mp:
-            for b in range(hp + 1, mp):
-                add4(o, base + T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(SL, nl, SR, nr, b)), dir)
-            add5(o, base + T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(SL, nl, SR, nr, hp + 1)), pm,
-                     self._ps(self._at(SL, nl, SR, nr, mp - 1)), dir)
+
+    cdef void _arc_between(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil:
+        """POS(h) POS(m) POS(b) for every b strictly between h and m, and the neighbours."""
+        cdef int b
+        cdef uint32_t ph = c.ph, pm = c.pm
+        if c.hp < c.mp:
+            for b in range(c.hp + 1, c.mp):
+                add4(o, base + T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(c.SL, c.nl, c.SR, c.nr, b)), dir)
+            add5(o, base + T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(c.SL, c.nl, c.SR, c.nr, c.hp + 1)), pm,
+                     self._ps(self._at(c.SL, c.nl, c.SR, c.nr, c.mp - 1)), dir)
         else:
-            for b in range(mp + 1, hp):
-                add4(o, base + T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(SL, nl, SR, nr, b)), dir)
-            add5(o, base + T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(SL, nl, SR, nr, hp - 1)), pm,
-                     self._ps(self._at(SL, nl, SR, nr, mp + 1)), dir)
-        add4(o, base + T_WH_PM_PML_DIR, wh, pm, self._ps(ml), dir)
-        add4(o, base + T_WH_PM_PMR_DIR, wh, pm, self._ps(mr), dir)
-        add4(o, base + T_PH_PM_PML_DIR, ph, pm, self._ps(ml), dir)
-        add4(o, base + T_PH_PM_PMR_DIR, ph, pm, self._ps(mr), dir)
+            for b in range(c.mp + 1, c.hp):
+                add4(o, base + T_PH_PM_PB_DIR, ph, pm, self._ps(self._at(c.SL, c.nl, c.SR, c.nr, b)), dir)
+            add5(o, base + T_PH_PHN_PM_PMN_DIR, ph, self._ps(self._at(c.SL, c.nl, c.SR, c.nr, c.hp - 1)), pm,
+                     self._ps(self._at(c.SL, c.nl, c.SR, c.nr, c.mp + 1)), dir)
+
+    cdef void _arc_mchild(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil:
+        """Templates over (h, m, m's outermost dependents, dir)."""
+        add4(o, base + T_WH_PM_PML_DIR, c.wh, c.pm, self._ps(c.ml), dir)
+        add4(o, base + T_WH_PM_PMR_DIR, c.wh, c.pm, self._ps(c.mr), dir)
+        add4(o, base + T_PH_PM_PML_DIR, c.ph, c.pm, self._ps(c.ml), dir)
+        add4(o, base + T_PH_PM_PMR_DIR, c.ph, c.pm, self._ps(c.mr), dir)
+
+    cdef void _arc_sib(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil:
+        """Templates over (h, m, h's two nearest dependents on m's side, dir)."""
+        cdef uint32_t wh = c.wh, ph = c.ph, wm = c.wm, pm = c.pm, ws = c.ws, ps_ = c.ps_
         add4(o, base + T_PH_PM_PS_DIR, ph, pm, ps_, dir)
         add3(o, base + T_PH_PS_DIR, ph, ps_, dir)
         add3(o, base + T_PM_PS_DIR, pm, ps_, dir)
@@ -401,8 +504,55 @@ cdef class DepGrammar(Grammar):
         add3(o, base + T_PM_WS_DIR, pm, ws, dir)
         add3(o, base + T_WH_PS_DIR, wh, ps_, dir)
         add3(o, base + T_WM_PS_DIR, wm, ps_, dir)
-        add5(o, base + T_WH_PM_PS_PS2_DIR, wh, pm, ps_, ps2, dir)
-        add5(o, base + T_PH_PM_PS_PS2_DIR, ph, pm, ps_, ps2, dir)
+        add5(o, base + T_WH_PM_PS_PS2_DIR, wh, pm, ps_, c.ps2, dir)
+        add5(o, base + T_PH_PM_PS_PS2_DIR, ph, pm, ps_, c.ps2, dir)
+
+    cdef void _arc_features(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil:
+        """The Table-2 templates that contain the arc direction ``dir`` (ids offset by ``base``).
+
+        Called once with the plain direction and, when arc labels are given (SR input, Zhang &
+        Clark 2015 section 5.7), once more with the direction conjoined with the dependent's label.
+        """
+        self._arc_local(o, base, dir, c)
+        self._arc_between(o, base, dir, c)
+        self._arc_mchild(o, base, dir, c)
+        self._arc_sib(o, base, dir, c)
+
+    cdef void _boundary(self, FeatBuf* o, const ArcCtx* c) noexcept nogil:
+        """Surface-string templates at the boundary B = nl (first word of the right phrase)."""
+        cdef uint32_t w1 = self._wd(c.b1), w0 = self._wd(c.b0), p1 = self._ps(c.b1), p0 = self._ps(c.b0)
+        add2(o, T_B_W1_W0, w1, w0)
+        add2(o, T_B_P1_P0, p1, p0)
+        add2(o, T_B_W1_P0, w1, p0)
+        add2(o, T_B_P1_W0, p1, w0)
+        add3(o, T_B_W1_W0_W0N, w1, w0, self._wd(c.b0n))
+        add3(o, T_B_W2_W1_W0, self._wd(c.b2), w1, w0)
+        add3(o, T_B_P1_P0_P0N, p1, p0, self._ps(c.b0n))
+        add3(o, T_B_P2_P1_P0, self._ps(c.b2), p1, p0)
+        add3(o, T_B_P1_W0_P0N, p1, w0, self._ps(c.b0n))
+        add3(o, T_B_P2_W1_P0, self._ps(c.b2), w1, p0)
+
+    cdef void _sentence(self, FeatBuf* o, const ArcCtx* c) noexcept nogil:
+        """Complete-sentence templates, and the root completed (only when nl + nr == n)."""
+        cdef int nn = c.nl + c.nr
+        cdef const int32_t* SL = c.SL
+        cdef const int32_t* SR = c.SR
+        cdef int nl = c.nl, nr = c.nr
+        cdef int32_t x0 = self._at(SL, nl, SR, nr, 0), x1 = self._at(SL, nl, SR, nr, 1)
+        cdef int32_t x2 = self._at(SL, nl, SR, nr, 2)
+        cdef int32_t y0 = self._at(SL, nl, SR, nr, nn - 1), y1 = self._at(SL, nl, SR, nr, nn - 2)
+        cdef int32_t y2 = self._at(SL, nl, SR, nr, nn - 3)
+        add2(o, T_S_W0, self._wd(x0), 0)
+        add2(o, T_S_W0_W1, self._wd(x0), self._wd(x1))
+        add2(o, T_S_WL, self._wd(y0), 0)
+        add2(o, T_S_WL_WL1, self._wd(y0), self._wd(y1))
+        add2(o, T_S_P0, self._ps(x0), 0)
+        add2(o, T_S_P0_P1, self._ps(x0), self._ps(x1))
+        add3(o, T_S_P0_P1_P2, self._ps(x0), self._ps(x1), self._ps(x2))
+        add2(o, T_S_PL, self._ps(y0), 0)
+        add2(o, T_S_PL_PL1, self._ps(y0), self._ps(y1))
+        add3(o, T_S_PL_PL1_PL2, self._ps(y0), self._ps(y1), self._ps(y2))
+        self._completed(o, T_COMPLETE_ROOT_BASE, c.h, c.hl1, c.hr1, c.hlval, c.hrval)
 
     cdef int _combine_features(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil:
         """phi of the action joining le (left) and re (right) with an arc between their heads.
@@ -414,83 +564,150 @@ cdef class DepGrammar(Grammar):
         s.nreal = 0
         if self.has_lm:
             self.lmf.combine(s, le, re, self.n)
-        cdef Edge* L = &s.A.E[le]
-        cdef Edge* R = &s.A.E[re]
-        cdef Edge* H
-        cdef Edge* M
-        cdef int nl = L.nwords, nr = R.nwords, b
-        cdef const int32_t* SL = &s.A.surf[L.surf]
-        cdef const int32_t* SR = &s.A.surf[R.surf]
-        cdef int hp, mp, nn = nl + nr
-        cdef uint32_t dir, dist, size
-        cdef int32_t h, m, sb, sb2, ml, mr
-        if headleft:
-            H = L; M = R
-            hp = L.st.dep.hpos; mp = nl + R.st.dep.hpos
-            dir = 1
-            sb = H.st.dep.rdep1; sb2 = H.st.dep.rdep2
-        else:
-            H = R; M = L
-            hp = nl + R.st.dep.hpos; mp = L.st.dep.hpos
-            dir = 2
-            sb = H.st.dep.ldep1; sb2 = H.st.dep.ldep2
-        h = H.head; m = M.head
-        ml = M.st.dep.ldep1; mr = M.st.dep.rdep1
-        dist = <uint32_t>_norm(hp - mp)
-        size = <uint32_t>_norm(nn)
-        cdef uint32_t wh = self._wd(h), ph = self._ps(h), wm = self._wd(m), pm = self._ps(m)
-        cdef uint32_t ws = self._wd(sb), ps_ = self._ps(sb), ps2 = self._ps(sb2)
+        cdef ArcCtx c
+        self._ctx(s, le, re, headleft, &c)
         # dependency syntax
-        add3(&o, T_WH_PH_SIZE, wh, ph, size)
-        add2(&o, T_WH_SIZE, wh, size)
-        add2(&o, T_PH_SIZE, ph, size)
-        self._arc_features(&o, 0, dir, dist, wh, ph, wm, pm, ws, ps_, ps2, ml, mr, SL, nl, SR, nr, hp, mp)
-        cdef uint32_t lab
-        if self.has_labels:
-            lab = self.tok_label[self.leaf_tok[m]]
-            if lab != 0:
-                self._arc_features(&o, T_LABEL_BASE, lab * 4u + dir, dist, wh, ph, wm, pm, ws, ps_,
-                                   ps2, ml, mr, SL, nl, SR, nr, hp, mp)
+        add3(&o, T_WH_PH_SIZE, c.wh, c.ph, c.size)
+        add2(&o, T_WH_SIZE, c.wh, c.size)
+        add2(&o, T_PH_SIZE, c.ph, c.size)
+        self._arc_features(&o, 0, c.dir, &c)
+        if c.lab != 0:
+            self._arc_features(&o, T_LABEL_BASE, c.lab * 4u + c.dir, &c)
         # m is complete once attached
-        self._completed(&o, 0, m, ml, mr, M.st.dep.lval, M.st.dep.rval)
-        # surface string at the boundary B = nl
-        cdef int32_t b2 = self._at(SL, nl, SR, nr, nl - 2), b1 = SL[nl - 1]
-        cdef int32_t b0 = SR[0], b0n = self._at(SL, nl, SR, nr, nl + 1)
-        cdef uint32_t w1 = self._wd(b1), w0 = self._wd(b0), p1 = self._ps(b1), p0 = self._ps(b0)
-        add2(&o, T_B_W1_W0, w1, w0)
-        add2(&o, T_B_P1_P0, p1, p0)
-        add2(&o, T_B_W1_P0, w1, p0)
-        add2(&o, T_B_P1_W0, p1, w0)
-        add3(&o, T_B_W1_W0_W0N, w1, w0, self._wd(b0n))
-        add3(&o, T_B_W2_W1_W0, self._wd(b2), w1, w0)
-        add3(&o, T_B_P1_P0_P0N, p1, p0, self._ps(b0n))
-        add3(&o, T_B_P2_P1_P0, self._ps(b2), p1, p0)
-        add3(&o, T_B_P1_W0_P0N, p1, w0, self._ps(b0n))
-        add3(&o, T_B_P2_W1_P0, self._ps(b2), w1, p0)
-        # complete sentence
-        cdef int32_t x0, x1, x2, y0, y1, y2
-        cdef int hl1, hl2, hr1, hr2, lv, rv
-        if nn == self.n:
-            x0 = self._at(SL, nl, SR, nr, 0); x1 = self._at(SL, nl, SR, nr, 1); x2 = self._at(SL, nl, SR, nr, 2)
-            y0 = self._at(SL, nl, SR, nr, nn - 1); y1 = self._at(SL, nl, SR, nr, nn - 2)
-            y2 = self._at(SL, nl, SR, nr, nn - 3)
-            add2(&o, T_S_W0, self._wd(x0), 0)
-            add2(&o, T_S_W0_W1, self._wd(x0), self._wd(x1))
-            add2(&o, T_S_WL, self._wd(y0), 0)
-            add2(&o, T_S_WL_WL1, self._wd(y0), self._wd(y1))
-            add2(&o, T_S_P0, self._ps(x0), 0)
-            add2(&o, T_S_P0_P1, self._ps(x0), self._ps(x1))
-            add3(&o, T_S_P0_P1_P2, self._ps(x0), self._ps(x1), self._ps(x2))
-            add2(&o, T_S_PL, self._ps(y0), 0)
-            add2(&o, T_S_PL_PL1, self._ps(y0), self._ps(y1))
-            add3(&o, T_S_PL_PL1_PL2, self._ps(y0), self._ps(y1), self._ps(y2))
-            # the root is complete too
-            if headleft:
-                hl1 = H.st.dep.ldep1; hr1 = m; lv = H.st.dep.lval; rv = H.st.dep.rval + 1
-            else:
-                hl1 = m; hr1 = H.st.dep.rdep1; lv = H.st.dep.lval + 1; rv = H.st.dep.rval
-            self._completed(&o, T_COMPLETE_ROOT_BASE, h, hl1, hr1, lv, rv)
+        self._completed(&o, 0, c.m, c.ml, c.mr, c.mlval, c.mrval)
+        self._boundary(&o, &c)
+        if c.nl + c.nr == self.n:
+            self._sentence(&o, &c)
         return o.k
+
+    # ------------------------------------------------------------------ decoding score cache
+    cdef double _block(self, Search s, int which, uint64_t key, const ArcCtx* c) noexcept nogil:
+        """theta . phi of one block of the COMBINE templates (summed in emission order),
+        from the score cache when ``key`` (0 = not cacheable) was seen in this search."""
+        cdef ScoreSlot* slot = NULL
+        if key != 0 and self.sc != NULL:
+            slot = &self.sc[(key * <uint64_t>0x9E3779B97F4A7C15) >> (64 - SC_BITS)]
+            if slot.key == key:
+                return slot.val
+        cdef FeatBuf o
+        o.f = s.fbuf; o.k = 0; o.mask = s.mask
+        if which == B_SIZE:
+            add3(&o, T_WH_PH_SIZE, c.wh, c.ph, c.size)
+            add2(&o, T_WH_SIZE, c.wh, c.size)
+            add2(&o, T_PH_SIZE, c.ph, c.size)
+        elif which == B_LOCAL:
+            self._arc_local(&o, 0, c.dir, c)
+            if c.lab != 0:
+                self._arc_local(&o, T_LABEL_BASE, c.lab * 4u + c.dir, c)
+        elif which == B_BETWEEN:
+            self._arc_between(&o, 0, c.dir, c)
+            if c.lab != 0:
+                self._arc_between(&o, T_LABEL_BASE, c.lab * 4u + c.dir, c)
+        elif which == B_MCHILD:
+            self._arc_mchild(&o, 0, c.dir, c)
+            if c.lab != 0:
+                self._arc_mchild(&o, T_LABEL_BASE, c.lab * 4u + c.dir, c)
+        elif which == B_SIB:
+            self._arc_sib(&o, 0, c.dir, c)
+            if c.lab != 0:
+                self._arc_sib(&o, T_LABEL_BASE, c.lab * 4u + c.dir, c)
+        elif which == B_COMPLETED:
+            self._completed(&o, 0, c.m, c.ml, c.mr, c.mlval, c.mrval)
+        elif which == B_BOUNDARY:
+            self._boundary(&o, c)
+        else:
+            self._sentence(&o, c)
+        cdef double v = dot(s.W, s.fbuf, o.k)
+        if slot != NULL:
+            slot.key = key
+            slot.val = v
+        return v
+
+    cdef double _between_score(self, Search s, const ArcCtx* c) noexcept nogil:
+        """The between block (POS(h) POS(m) POS(b) per b between h and m, then the neighbours'
+        template) summed in emission order like ``dot``, its weights from the dense POS cache."""
+        if not self.pb_ok:
+            return self._block(s, B_BETWEEN, 0, c)
+        cdef FeatBuf o
+        cdef uint32_t f1[1]
+        o.f = f1; o.mask = s.mask
+        cdef int P = self.npos, b, lo, hi, hn, mn
+        cdef size_t row = ((<size_t>self.leaf_pidx[c.h] * P + self.leaf_pidx[c.m]) * P) * 2 + (c.dir - 1)
+        cdef int32_t leaf
+        cdef float w
+        cdef double a = 0.0
+        if c.hp < c.mp:
+            lo = c.hp + 1; hi = c.mp; hn = c.hp + 1; mn = c.mp - 1
+        else:
+            lo = c.mp + 1; hi = c.hp; hn = c.hp - 1; mn = c.mp + 1
+        for b in range(lo, hi):
+            leaf = self._at(c.SL, c.nl, c.SR, c.nr, b)
+            w = self.pbw[row + 2 * <size_t>self.leaf_pidx[leaf]]
+            if w != w:
+                o.k = 0
+                add4(&o, T_PH_PM_PB_DIR, c.ph, c.pm, self._ps(leaf), c.dir)
+                w = s.W[f1[0]]
+                self.pbw[row + 2 * <size_t>self.leaf_pidx[leaf]] = w
+            a += w
+        cdef int32_t lh = self._at(c.SL, c.nl, c.SR, c.nr, hn), lm = self._at(c.SL, c.nl, c.SR, c.nr, mn)
+        cdef uint64_t key = ((<uint64_t>B_PHN << 60) | (<uint64_t>self.leaf_pidx[c.h] << 20)
+                             | (<uint64_t>self.leaf_pidx[lh] << 14) | (<uint64_t>self.leaf_pidx[c.m] << 8)
+                             | (<uint64_t>self.leaf_pidx[lm] << 2) | c.dir)
+        cdef ScoreSlot* slot = &self.sc[(key * <uint64_t>0x9E3779B97F4A7C15) >> (64 - SC_BITS)]
+        if slot.key == key:
+            a += slot.val
+        else:
+            o.k = 0
+            add5(&o, T_PH_PHN_PM_PMN_DIR, c.ph, self._ps(lh), c.pm, self._ps(lm), c.dir)
+            slot.key = key
+            slot.val = s.W[f1[0]]
+            a += slot.val
+        cdef int i
+        if c.lab != 0:                 # the label-conjoined copy, hashed as it comes
+            o.f = s.fbuf; o.k = 0
+            self._arc_between(&o, T_LABEL_BASE, c.lab * 4u + c.dir, c)
+            for i in range(o.k):
+                a += s.W[s.fbuf[i]]
+        return a
+
+    cdef double _combine_score(self, Search s, eid_t le, eid_t re, int headleft) noexcept nogil:
+        """theta . phi of the COMBINE action, as the sum of its template blocks' scores (a
+        fixed order), each block from the per-search score cache when possible (decoding only:
+        the weights must not change while the cache lives).  Equal to the action_score of
+        :meth:`_combine_features` up to the rounding of the summation order."""
+        s.nreal = 0
+        if self.has_lm:
+            self.lmf.combine(s, le, re, self.n)
+        cdef ArcCtx c
+        self._ctx(s, le, re, headleft, &c)
+        cdef bint ok = self.sc_ok
+        cdef uint64_t h = <uint64_t>(c.h + 1), m = <uint64_t>(c.m + 1)
+        cdef uint64_t ml = <uint64_t>(c.ml + 1), mr = <uint64_t>(c.mr + 1)
+        cdef uint64_t dr = <uint64_t>c.dir
+        cdef double a = self._block(s, B_SIZE, ((<uint64_t>B_SIZE << 60) | (h << 4) | c.size) if ok else 0, &c)
+        cdef double* lp
+        if self.loc_ok:                # dense (h, m, dir, dist) cache
+            lp = &self.loc[((<size_t>c.h * self.nleaf + c.m) * 2 + (c.dir - 1)) * 9 + (c.dist - 1)]
+            if lp[0] != lp[0]:
+                lp[0] = self._block(s, B_LOCAL, 0, &c)
+            a += lp[0]
+        else:
+            a += self._block(s, B_LOCAL, ((<uint64_t>B_LOCAL << 60) | (h << 18) | (m << 6) | (dr << 4) | c.dist) if ok else 0, &c)
+        a += self._between_score(s, &c)
+        a += self._block(s, B_MCHILD, ((<uint64_t>B_MCHILD << 60) | (h << 38) | (m << 26) | (ml << 14) | (mr << 2) | dr) if ok else 0, &c)
+        a += self._block(s, B_SIB, ((<uint64_t>B_SIB << 60) | (h << 38) | (m << 26) | (<uint64_t>(c.sb + 1) << 14)
+                                    | (<uint64_t>(c.sb2 + 1) << 2) | dr) if ok else 0, &c)
+        a += self._block(s, B_COMPLETED, ((<uint64_t>B_COMPLETED << 60) | (m << 40) | (ml << 28) | (mr << 16)
+                                          | (<uint64_t>c.mlval << 8) | <uint64_t>c.mrval)
+                         if ok and c.mlval < 256 and c.mrval < 256 else 0, &c)
+        a += self._block(s, B_BOUNDARY, ((<uint64_t>B_BOUNDARY << 60) | (<uint64_t>(c.b2 + 1) << 36) | (<uint64_t>(c.b1 + 1) << 24)
+                                         | (<uint64_t>(c.b0 + 1) << 12) | <uint64_t>(c.b0n + 1)) if ok else 0, &c)
+        if c.nl + c.nr == self.n:
+            a += self._block(s, B_SENTENCE, 0, &c)
+        cdef int i
+        for i in range(s.nreal):
+            a += s.W[s.rfeat[i]] * s.rval[i]
+        return a
 
 
     # ------------------------------------------------------------------ grammar interface
@@ -503,6 +720,12 @@ cdef class DepGrammar(Grammar):
         cdef int tok
         if self.has_lm:
             self.lmf.begin(s)              # a new search: edge ids start again
+        if s.frozen and self.sc != NULL:   # a new decode: weights may differ from the last one
+            memset(self.sc, 0, (1 << SC_BITS) * sizeof(ScoreSlot))
+        if s.frozen and self.loc_ok:       # all-ones bytes: NaN = not computed yet
+            memset(self.loc, 0xFF, <size_t>self.nleaf * self.nleaf * 18 * sizeof(double))
+        if s.frozen and self.pb_ok:
+            memset(self.pbw, 0xFF, <size_t>self.npos * self.npos * self.npos * 2 * sizeof(float))
         for i in range(self.nleaf):
             e = new_edge(&s.A)
             if e < 0:
@@ -609,6 +832,8 @@ cdef class DepGrammar(Grammar):
             x.span_lo = L.span_lo; x.span_hi = R.span_hi
         else:
             x.span_lo = -1; x.span_hi = -1
+        if s.frozen:
+            return s.push_scored(e, self._combine_score(s, le, re, headleft))
         return s.push_edge(e, self._combine_features(s, le, re, headleft))
 
     cdef int combine(self, Search s, eid_t le, eid_t re) noexcept nogil:

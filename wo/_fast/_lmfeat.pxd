@@ -2,7 +2,7 @@
 # Zhang & Clark 2015, section 5.6), shared by every grammar whose edges carry a surface string
 # (dependency, CCG): one object per grammar, owning its per-edge LM cache.
 cimport cython
-from ._typedefs cimport int32_t, feat_t, eid_t, uint32_t
+from ._typedefs cimport int32_t, feat_t, eid_t, uint32_t, uint64_t
 from ._search cimport Search
 from ._lm cimport NgramModel, LMState
 
@@ -12,6 +12,12 @@ cdef struct LMCache:
     int32_t eid, gen
     float lsum             # log10 of the edge's first N-1 words scored within the edge
     LMState rstate         # LM state after the edge's last N-1 words
+
+
+cdef struct PairSlot:
+    # boundary cache: (left edge's last N-1 LM words, right edge's first N-1) -> feature value
+    uint64_t kl, kr
+    double val
 
 
 @cython.final
@@ -28,6 +34,8 @@ cdef class LMFeatures:
     cdef eid_t memo_le, memo_re    # the last combine()'s edges and results (a grammar may
     cdef int memo_gen, memo_nreal  # score several actions on one pair of edges)
     cdef double memo_val[2]
+    cdef PairSlot* pc              # boundary cache of the current search (NULL: none)
+    cdef int vbits                 # bits of one packed LM id (0: ids or order too large to pack)
 
     cdef void begin(self, Search s) noexcept nogil
     cdef void leaf(self, Search s, int32_t leaf) noexcept nogil

@@ -14,11 +14,15 @@ cimport cython
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 
-from ._typedefs cimport int32_t, feat_t, eid_t, uint32_t
+from ._typedefs cimport int32_t, feat_t, eid_t, uint32_t, uint64_t
 from ._hash cimport murmurhash3_words
 from ._arena cimport Edge, grow
 from ._search cimport Search
 from ._lm cimport NgramModel, LMState
+
+
+cdef enum:
+    PC_BITS = 15          # boundary cache: 2^15 slots of 24 bytes (768 KB), direct-mapped
 
 
 @cython.final
@@ -44,9 +48,16 @@ cdef class LMFeatures:
         self.lmc = <LMCache*>calloc(self.lmc_cap, sizeof(LMCache))
         if self.lmc == NULL:
             raise MemoryError()
+        # the boundary cache packs N-1 word ids (+1, 0 = none) of each side into 63 bits; its
+        # values depend on the words and the LM only, so it lives as long as this object
+        self.vbits = int(lm.V + 1).bit_length()
+        if self.n1 * self.vbits > 63:
+            self.vbits = 0
+        self.pc = <PairSlot*>calloc(1 << PC_BITS, sizeof(PairSlot)) if self.vbits else NULL
 
     def __dealloc__(self):
         free(self.lmc)
+        free(self.pc)
 
     @property
     def feature_indices(self):
@@ -141,6 +152,31 @@ cdef class LMFeatures:
             s.rval[1] = self.memo_val[1]
             s.nreal = self.memo_nreal
             return
+        cdef Edge* L = &s.A.E[le]
+        cdef Edge* R = &s.A.E[re]
+        cdef const int32_t* SL = &s.A.surf[L.surf]
+        cdef const int32_t* SR = &s.A.surf[R.surf]
+        cdef int nl = L.nwords, nr = R.nwords, n1 = self.n1, j, m
+        cdef PairSlot* slot = NULL
+        cdef uint64_t kl = 0, kr = 0
+        if self.pc != NULL and nl + nr != n:
+            # the value depends only on the words: the left edge's last N-1, the right's first N-1
+            for j in range(nl - 1, (nl - n1 - 1) if nl > n1 else -1, -1):
+                kl = (kl << self.vbits) | <uint64_t>(self.leaf_lm[SL[j]] + 1)
+            for j in range(nr if nr < n1 else n1):
+                kr = (kr << self.vbits) | <uint64_t>(self.leaf_lm[SR[j]] + 1)
+            slot = &self.pc[((kl * <uint64_t>0x9E3779B97F4A7C15) ^ (kr * <uint64_t>0xC2B2AE3D27D4EB4F)) >> (64 - PC_BITS)]
+            if slot.kl == kl and slot.kr == kr:
+                s.rfeat[0] = self.f_lm
+                s.rval[0] = slot.val
+                s.nreal = 1
+                self.memo_le = le
+                self.memo_re = re
+                self.memo_gen = self.gen
+                self.memo_nreal = 1
+                self.memo_val[0] = slot.val
+                self.memo_val[1] = 0.0
+                return
         cdef LMCache* cl = self._edge(s, le)
         if cl == NULL:
             return
@@ -149,11 +185,6 @@ cdef class LMFeatures:
         cdef LMCache* cr = self._edge(s, re)
         if cr == NULL:
             return
-        cdef Edge* L = &s.A.E[le]
-        cdef Edge* R = &s.A.E[re]
-        cdef const int32_t* SL = &s.A.surf[L.surf]
-        cdef const int32_t* SR = &s.A.surf[R.surf]
-        cdef int nl = L.nwords, nr = R.nwords, n1 = self.n1, j, m
         cdef double tot = 0.0, first, lsum_new
         for j in range(nr if nr < n1 else n1):
             tot += self.lm.score(&a, self.leaf_lm[SR[j]], &b)
@@ -161,6 +192,10 @@ cdef class LMFeatures:
         s.rfeat[0] = self.f_lm
         s.rval[0] = tot - cr.lsum
         s.nreal = 1
+        if slot != NULL:
+            slot.kl = kl
+            slot.kr = kr
+            slot.val = s.rval[0]
         if nl + nr == n:
             if nr >= n1:
                 a = cr.rstate

@@ -57,6 +57,10 @@ cdef class Search:
     cdef feat_t* tbuf               # features of two derivations (training)
     cdef int tcap
     cdef bint gold_only             # forced decoding: non-gold edges are dropped
+    cdef bint frozen                # decode(): the weights do not change until it returns, so a
+                                    # grammar may cache partial action scores (per search)
+    cdef public bint score_cache    # allow that (default True; False: every action is hashed
+                                    # and scored afresh, as in training)
     cdef int epoch                  # incremented by every update (lazy rescoring)
     cdef eid_t* gold_ag             # gold edges on the agenda
     cdef int ngold_ag, cap_gold
@@ -74,6 +78,7 @@ cdef class Search:
     cdef public int phase           # 0 search, 1 beam completion, 2 merge completion, 3 glue merge
 
     cdef int push_edge(self, eid_t e, int k) noexcept nogil
+    cdef int push_scored(self, eid_t e, double a) noexcept nogil
     cdef double action_score(self, int k) noexcept nogil
     cdef int _reset(self, int beam) except -1
     cdef int _seen_reset(self, long long max_pops) except -1
@@ -89,6 +94,7 @@ cdef class Search:
     cdef eid_t _complete(self, int B) noexcept nogil
     cdef eid_t _merge_complete(self) noexcept nogil
     cdef double _rescore(self, eid_t e) noexcept nogil
+    cdef double _derivation_score(self, eid_t e)
     cdef int _tree_features(self, eid_t e, int* nt, int* nr) noexcept nogil
     cdef int _update(self, eid_t pos, eid_t neg) noexcept nogil
     cdef void _rescore_chart(self) noexcept nogil

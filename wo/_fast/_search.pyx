@@ -132,6 +132,8 @@ cdef class Search:
         self.nreal = 0
         self.gold_ag = NULL
         self.phase = 0
+        self.frozen = False
+        self.score_cache = True
         self.U = NULL
         self.goals = NULL
         self.ngoals = 0
@@ -238,15 +240,20 @@ cdef class Search:
         scaled score F(e)/|e|.  In forced decoding a non-gold e (the last edge created) is
         dropped.  Returns 1 when pushed, 0 when dropped, -1 when memory runs out.
         """
+        return self.push_scored(e, self.action_score(k))
+
+    cdef int push_scored(self, eid_t e, double a) noexcept nogil:
+        """Push edge e whose action score theta . phi = ``a`` the grammar computed itself
+        (e.g. from cached partial sums while ``frozen``); otherwise as :meth:`push_edge`."""
         cdef Edge* x = &self.A.E[e]
         x.surf = -1
         x.bits = -1
         x.epoch = self.epoch
         x.in_chart = 0
         if x.left < 0:
-            x.F = self.action_score(k)
+            x.F = a
         else:
-            x.F = self.A.E[x.left].F + self.A.E[x.right].F + self.action_score(k)
+            x.F = self.A.E[x.left].F + self.A.E[x.right].F + a
         if self.gold_only and not x.gold:
             self.A.ne -= 1
             return 0
@@ -588,8 +595,10 @@ cdef class Search:
         Raises ValueError without an instance, MemoryError when the pools cannot grow.
         """
         self.gold_only = False
+        self.frozen = False
         self._reset(beam)
         self._seen_reset(max_pops)
+        self.frozen = self.score_cache
         cdef long long pops = 0, dups = 0, stop_at = max_pops
         cdef eid_t e, goal = -1, g2, rival
         cdef int status = S_BUDGET, rc = 0
@@ -662,6 +671,7 @@ cdef class Search:
                 self.phase = 0
                 if goal >= 0:
                     status = S_GLUED if glued else S_COMPLETED
+        self.frozen = False
         if rc < 0:
             raise MemoryError("search pools could not grow")
         self.last_pops = pops
@@ -681,6 +691,7 @@ cdef class Search:
             raise ValueError("forced decoding needs an instance with gold arrays")
         self._reset(4 * self.g.n + 4)
         self.gold_only = True
+        self.frozen = False
         cdef long long pops = 0
         cdef eid_t e, goal = -1, rival
         with nogil:
@@ -841,6 +852,7 @@ cdef class Search:
         if not self.g.has_gold:
             raise ValueError("training needs an instance with gold arrays")
         self.gold_only = False
+        self.frozen = False
         self._reset(beam)
         cdef long long pops = 0, upd0 = self.n_updates
         cdef eid_t e, g, out, rival
@@ -917,6 +929,7 @@ cdef class Search:
         if not self.g.has_gold:
             raise ValueError("training needs an instance with gold arrays")
         self.gold_only = False
+        self.frozen = False
         self._reset(1)
         cdef long long upd0 = self.n_updates, steps = 0
         cdef int i, j, np_ = 0, before
@@ -1003,6 +1016,22 @@ cdef class Search:
             raise ValueError("not a materialised edge of the last search")
         r = self._result(<eid_t>e, S_OK, 0)
         return r[0], r[1]
+
+    def derivation_score(self, long long e):
+        """Testing aid: (F of edge ``e`` of the last search as the search scored it, F recomputed
+        from scratch: the sum over its derivation of theta . phi with every action's features
+        hashed afresh), two floats.  Raises ValueError for an edge that does not exist."""
+        if e < 0 or e >= self.A.ne:
+            raise ValueError("no such edge")
+        return self.A.E[e].F, self._derivation_score(<eid_t>e)
+
+    cdef double _derivation_score(self, eid_t e):
+        cdef Edge* x = &self.A.E[e]
+        cdef double f = 0.0
+        cdef eid_t l = x.left, r = x.right
+        if l >= 0:
+            f = self._derivation_score(l) + self._derivation_score(r)
+        return f + self.action_score(self.g.features(self, e))
 
     def features_of_last_edge(self):
         """Feature indices (uint32[k]) of the action that built the most recent edge (testing aid)."""
