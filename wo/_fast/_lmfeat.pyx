@@ -33,6 +33,13 @@ cdef class LMFeatures:
     t_sentence the template ids the two features are hashed from (the grammar's; they are part
     of its model format).  :meth:`set_leaves` gives the LM vocabulary id of each leaf's word
     (int32[L]) for the next search.  Raises MemoryError.
+
+    Caches: per materialised edge its first N-1 words' in-edge log10 sum and its last N-1
+    words' LM state; the last (left, right) pair's values; and a boundary cache (2^15 slots,
+    direct-mapped, kept across sentences) from (the left edge's last N-1 LM ids, the right
+    edge's first N-1) to the in-string feature's value, which depends on nothing else (on
+    when N-1 packed ids fit 63 bits: order <= 4 with fewer than 2^21 words).  Every cached
+    value is the double the computation gives, so outputs do not depend on the caches.
     """
 
     def __cinit__(self, NgramModel lm, uint32_t t_ngrams, uint32_t t_sentence):
