@@ -15,22 +15,13 @@ import hashlib
 import json
 import os
 import pathlib
-import platform
 import statistics
 import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _cpu() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
+sys.path.insert(0, str(ROOT / "bench"))
+from run import cpu_model  # noqa: E402  (bench/run.py: one CPU-name helper)
 
 
 def main() -> None:
@@ -90,7 +81,7 @@ def main() -> None:
         "what": "decoding score caches off (before) / on (after), same process, alternated",
         "command": " ".join([os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(str(ROOT)) else "python",
                              "bench/core_speed.py"] + sys.argv[1:]),
-        "cpu_model": _cpu(), "model": os.path.relpath(a.model, ROOT), "given": a.given,
+        "cpu_model": cpu_model(), "model": os.path.relpath(a.model, ROOT), "given": a.given,
         "sentences": len(jobs), "rounds": a.cache_ab,
         "seconds_median": {"off": med[False], "on": med[True]},
         "edges_per_second_median": {"off": eps[False], "on": eps[True]},

@@ -77,6 +77,7 @@ cdef class DepGrammar(Grammar):
     cdef void _arc_between(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
     cdef void _arc_mchild(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
     cdef void _arc_sib(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
+    cdef void _dir_block(self, FeatBuf* o, int which, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
     cdef void _arc_features(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil
     cdef void _boundary(self, FeatBuf* o, const ArcCtx* c) noexcept nogil
     cdef void _sentence(self, FeatBuf* o, const ArcCtx* c) noexcept nogil

@@ -507,6 +507,17 @@ cdef class DepGrammar(Grammar):
         add5(o, base + T_WH_PM_PS_PS2_DIR, wh, pm, ps_, c.ps2, dir)
         add5(o, base + T_PH_PM_PS_PS2_DIR, ph, pm, ps_, c.ps2, dir)
 
+    cdef void _dir_block(self, FeatBuf* o, int which, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil:
+        """One block of the direction templates: B_LOCAL, B_BETWEEN, B_MCHILD or B_SIB."""
+        if which == B_LOCAL:
+            self._arc_local(o, base, dir, c)
+        elif which == B_BETWEEN:
+            self._arc_between(o, base, dir, c)
+        elif which == B_MCHILD:
+            self._arc_mchild(o, base, dir, c)
+        else:
+            self._arc_sib(o, base, dir, c)
+
     cdef void _arc_features(self, FeatBuf* o, uint32_t base, uint32_t dir, const ArcCtx* c) noexcept nogil:
         """The Table-2 templates that contain the arc direction ``dir`` (ids offset by ``base``).
 
@@ -595,22 +606,10 @@ cdef class DepGrammar(Grammar):
             add3(&o, T_WH_PH_SIZE, c.wh, c.ph, c.size)
             add2(&o, T_WH_SIZE, c.wh, c.size)
             add2(&o, T_PH_SIZE, c.ph, c.size)
-        elif which == B_LOCAL:
-            self._arc_local(&o, 0, c.dir, c)
+        elif which <= B_SIB:           # direction templates: plain, then label-conjoined
+            self._dir_block(&o, which, 0, c.dir, c)
             if c.lab != 0:
-                self._arc_local(&o, T_LABEL_BASE, c.lab * 4u + c.dir, c)
-        elif which == B_BETWEEN:
-            self._arc_between(&o, 0, c.dir, c)
-            if c.lab != 0:
-                self._arc_between(&o, T_LABEL_BASE, c.lab * 4u + c.dir, c)
-        elif which == B_MCHILD:
-            self._arc_mchild(&o, 0, c.dir, c)
-            if c.lab != 0:
-                self._arc_mchild(&o, T_LABEL_BASE, c.lab * 4u + c.dir, c)
-        elif which == B_SIB:
-            self._arc_sib(&o, 0, c.dir, c)
-            if c.lab != 0:
-                self._arc_sib(&o, T_LABEL_BASE, c.lab * 4u + c.dir, c)
+                self._dir_block(&o, which, T_LABEL_BASE, c.lab * 4u + c.dir, c)
         elif which == B_COMPLETED:
             self._completed(&o, 0, c.m, c.ml, c.mr, c.mlval, c.mrval)
         elif which == B_BOUNDARY:
