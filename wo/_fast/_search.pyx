@@ -110,6 +110,11 @@ cdef class Search:
     hash_bits : int, log2 of the weight-table size; feature index = MurmurHash3 & (2**b - 1).
     accum : numpy.ndarray float64 of the same shape, the averaging accumulator (training only).
 
+    ``score_cache`` (bool, default True): inside :meth:`decode` the weights are fixed
+    (``frozen``), and a grammar may score actions from its own caches of partial sums (the
+    dependency grammar does); False makes every action be hashed and scored afresh, as in
+    training (same outputs; a switch for measurements and tests).
+
     Source: Zhang & Clark 2015, Algorithm 3 (training) and Algorithms 1/4 (decoding).
     Raises ValueError if ``weights`` is not float32 with 2**hash_bits entries, or if ``accum``
     is given with read-only weights; MemoryError when the pools cannot be allocated.
