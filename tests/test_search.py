@@ -169,3 +169,26 @@ def test_decoding_score_cache_changes_no_output_and_no_edge_score(name, model_pa
             assert abs(stored - fresh) <= 1e-9 * max(1.0, abs(fresh)), (i, flag, stored, fresh)
     srch.score_cache = True
     assert on == off
+
+
+def test_score_cache_fallbacks_on_a_long_bag(model_path, ewt_dev):
+    """A bag of 150+ words has more than 256 leaves (POS candidates): the dense arc cache is
+    off and the hashed one takes the arc block; outputs and edge scores must not change."""
+    words = []
+    for s in ewt_dev[400:]:
+        words += s.forms
+        if len(words) >= 150:
+            break
+    lin = Linearizer.load(model_path, budget_factor=1, complete_beam=2)
+    srch = lin.core.search
+    outs = []
+    for flag in (True, False):
+        srch.score_cache = flag
+        r = lin.linearize(words)
+        outs.append(list(r.order))
+        stored, fresh = srch.derivation_score(srch.last_goal)
+        assert abs(stored - fresh) <= 1e-9 * max(1.0, abs(fresh))
+    srch.score_cache = True
+    inst = make_instance(words, [None] * len(words), [-1] * len(words), lin.model.tagdict)
+    assert len(inst.leaf_tok) > 256            # the dense arc cache is off for this input
+    assert outs[0] == outs[1]
