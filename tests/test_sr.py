@@ -257,3 +257,40 @@ def test_decoding_score_cache_changes_no_sr_output(sr_model, partut):
             assert abs(stored - fresh) <= 1e-9 * max(1.0, abs(fresh))
         assert outs[0] == outs[1]
     srch.score_cache = True
+
+
+def test_article_by_the_sound_of_the_next_word():
+    from wo.sr.inflect import agree_articles, article
+
+    an = ["apple", "hour", "honest", "FBI", "MRI", "8", "11", "18,000", "X-ray", "umbrella"]
+    a = ["car", "university", "European", "one", "CD", "US", "1,100", "5", "useful", "house"]
+    assert [article(w) for w in an] == ["an"] * len(an)
+    assert [article(w) for w in a] == ["a"] * len(a)
+    out = agree_articles(["An", '"', "car", '"', "a", "idea", "a"], ["a", "_", "car", "_", "a", "idea", "a"])
+    assert out == ["A", '"', "car", '"', "an", "idea", "a"]
+    # only articles change: "a" as another lemma's form is left alone
+    assert agree_articles(["a", "apple"], ["have", "apple"]) == ["a", "apple"]
+
+
+def test_realised_articles_agree_and_only_articles_change(sr_model, partut):
+    from wo.sr.inflect import article
+
+    dev = partut["t1_dev"]
+    on, off = Realizer.load(sr_model), Realizer.load(sr_model, articles=False)
+    changed = 0
+    refs = [u.text() for u in partut["ud_dev"]]
+    hyp_on, hyp_off = [], []
+    for s in dev:
+        a, b = on.realize(s), off.realize(s)
+        assert a.order == b.order
+        for j, (x, y) in enumerate(zip(a.tokens, b.tokens)):
+            lemma = s.lemmas[a.order[j]].lower()
+            if x != y:
+                assert lemma in ("a", "an") and {x.lower(), y.lower()} == {"a", "an"}
+                changed += 1
+            if lemma in ("a", "an") and x.lower() in ("a", "an") and j + 1 < len(a.tokens) \
+                    and a.tokens[j + 1][:1].isalnum():
+                assert x.lower() == article(a.tokens[j + 1])
+        hyp_on.append(a.text()); hyp_off.append(b.text())
+    assert changed > 0
+    assert sr_score(hyp_on, refs).bleu > sr_score(hyp_off, refs).bleu

@@ -225,6 +225,65 @@ class Lexicon:
         return forms, source
 
 
+# word beginnings spelt with a vowel but said with a consonant, and silent-h words
+_A_BEFORE = ("uni", "use", "usu", "uti", "ure", "uro", "eu", "ewe", "one", "once", "ubiq", "ufo")
+_AN_BEFORE = ("hour", "honest", "honor", "honour", "heir", "herb")
+_AN_LETTERS = set("aefhilmnorsx")   # letter names said with a vowel first: "an FBI", "an MRI"
+
+
+def article(next_word: str) -> str:
+    """The English indefinite article before ``next_word``: "an" before a vowel sound, else "a".
+
+    By spelling: vowel-spelt words said with a consonant ("a university", "a one") and a silent
+    h ("an hour") come from prefix lists; an all-capital word of two to five letters is read
+    letter by letter ("an FBI", "a CD"), and so is a single letter, alone or before a hyphen ("an
+    X-ray"); a number by its spoken start ("an 8", "an 11", "an
+    18,000").  A heuristic: the EWT training treebank's exceptions to it are mostly its writers'
+    slips ("a answer", "an Nikon"), so none are learned.
+    """
+    w = next_word.strip("\"'“”‘’`(")
+    if not w:
+        return "a"
+    low = w.lower()
+    if w[0].isdigit():
+        digits = "".join(ch for ch in w if ch.isdigit() or ch == ",").replace(",", "")
+        if digits.startswith("8"):
+            return "an"
+        if digits[:2] in ("11", "18") and len(digits) in (2, 5, 8):
+            return "an"
+        return "a"
+    if (1 < len(w) <= 5 and w.isupper() and w.isalpha()) or (w[0].isalpha() and (len(w) == 1 or w[1] == "-")):
+        return "an" if low[0] in _AN_LETTERS else "a"   # read letter by letter: "an FBI", "an X-ray"
+    if low.startswith(_AN_BEFORE):
+        return "an"
+    if low.startswith(_A_BEFORE):
+        return "a"
+    return "an" if low[0] in "aeiou" else "a"
+
+
+def agree_articles(tokens: Sequence[str], lemmas: Sequence[str]) -> List[str]:
+    """Make every a/an token agree with the next word that has a letter or digit
+    (:func:`article`).
+
+    tokens: output forms (list of n str); lemmas: the lemma of each (n str).  Tokens whose lemma
+    is not a/an, and an article with no word after it, are kept; so is the case of the first
+    letter.  Returns a new list of n str.
+    """
+    out = list(tokens)
+    for j in range(len(out) - 1):
+        t = out[j]
+        if t.lower() not in ("a", "an") or lemmas[j].lower() not in ("a", "an"):
+            continue
+        k = j + 1
+        while k < len(out) and not any(ch.isalnum() for ch in out[k]):
+            k += 1
+        if k == len(out):
+            continue
+        a = article(out[k])
+        out[j] = a if t[:1].islower() else a[:1].upper() + a[1:]
+    return out
+
+
 def coverage(lex: Lexicon, sents: Sequence, lower: bool = True) -> dict:
     """Oracle coverage on UD sentences: share of tokens whose gold form is among the candidates.
 

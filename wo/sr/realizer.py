@@ -13,7 +13,7 @@ from ..dep.instance import ROOT, SearchArrays, gold_arrays
 from ..io.conllu import Sentence
 from ..io.trees import is_projective, projectivize
 from ..model import atom
-from .inflect import Lexicon
+from .inflect import Lexicon, agree_articles
 from .t1 import SRSentence, lin_values
 
 DEFAULT_SR_BEAM_FACTOR = 16.0
@@ -247,13 +247,16 @@ class Realizer:
     (chart k*n), budget_factor (pops per word), complete_beam, timeout (seconds per sentence),
     patience_factor (pops per word spent after the first goal looking for a better one); lm:
     the n-gram LM over the candidate forms (Zhang, Blackwood & Clark 2012), as
-    :func:`wo.model.resolve_lm` takes it (None: the model's own, if it was trained with one).
+    :func:`wo.model.resolve_lm` takes it (None: the model's own, if it was trained with one);
+    articles: for an English model, make a/an agree with the following output word after the
+    search (:func:`wo.sr.inflect.agree_articles`; the search itself picks a/an as often as the
+    features allow, which is rarely right before unseen words).
     Raises ValueError if the model is not an SR model, ModelError if its LM is missing.
     """
 
     def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
-                 patience_factor: Optional[float] = None, lm=None):
+                 patience_factor: Optional[float] = None, lm=None, articles: bool = True):
         from ..dep.core import DepSearch
         from ..model import decode_option, resolve_lm
 
@@ -261,6 +264,7 @@ class Realizer:
             raise ValueError(f"{model.path or 'model'} is not an SR model (train one with `wo sr train`)")
         self.model = model
         self.lexicon = Lexicon.from_json(model.header["sr"]["lexicon"])
+        self.articles = articles
         dec = model.header.get("decode", {})
         self.beam_factor = decode_option(beam_factor, dec, "beam_factor", DEFAULT_SR_BEAM_FACTOR)
         self.budget_factor = decode_option(budget_factor, dec, "budget_factor", DEFAULT_SR_BUDGET_FACTOR)
@@ -290,7 +294,10 @@ class Realizer:
 
         order, idx, heads, _, status, pops, edges = decode_instance(
             self.core, inst, beam, budget, self.timeout, self.complete_beam, int(self.patience_factor * n))
-        return SRResult(capitalise([inst.leaf_form[leaf] for leaf in order]), idx, heads,
+        forms = [inst.leaf_form[leaf] for leaf in order]
+        if self.lexicon.english and self.articles:
+            forms = agree_articles(forms, [s.lemmas[i] for i in idx])
+        return SRResult(capitalise(forms), idx, heads,
                         [s.deprels[i] for i in idx], status, pops, edges, time.perf_counter() - t0)
 
 
