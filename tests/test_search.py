@@ -192,3 +192,28 @@ def test_score_cache_fallbacks_on_a_long_bag(model_path, ewt_dev):
     inst = make_instance(words, [None] * len(words), [-1] * len(words), lin.model.tagdict)
     assert len(inst.leaf_tok) > 256            # the dense arc cache is off for this input
     assert outs[0] == outs[1]
+
+
+def test_tree_and_mixed_training_instances_carry_the_tree_and_reach_gold(ewt_train_slice):
+    """--train-given full/mixed: the full-tree copies give every head and POS, and forced
+    decoding under those constraints still rebuilds the gold tree."""
+    td = TagDictionary.build(ewt_train_slice)
+    sents = ewt_train_slice[:60]
+    bags, _ = training_instances(sents, td)
+    kept = []
+    mixed, _ = training_instances(sents, td, kept=kept, given="mixed")
+    trees, _ = training_instances(sents, td, given="full")
+    assert len(mixed) == 2 * len(bags) == 2 * len(trees)
+    assert kept[0::2] == kept[1::2]
+    for b, m in zip(bags, mixed[0::2]):
+        assert (b.given_head == m.given_head).all() and (b.given_head == -1).all()
+    W = np.zeros(1 << 18, dtype=np.float32)
+    core = DepSearch(W, 18)
+    for t in trees:
+        assert (t.given_head != -1).all() and len(t.leaf_tok) == t.n   # one POS per word
+        gh = t.gold[0]
+        assert ((t.given_head == gh) | ((t.given_head == -2) & (gh == -1))).all()
+        ok, order, heads, _ = core.forced(*t.arrays(), t.gold, 10 ** 6)
+        assert ok and [int(h) for h in heads] == [int(h) for h in gh]
+    with pytest.raises(ValueError):
+        training_instances(sents, td, given="heads")

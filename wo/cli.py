@@ -46,7 +46,7 @@ def cmd_train(a) -> int:
     rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
                 train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
                 train_name=os.path.basename(a.train), dev_name=os.path.basename(a.dev or ""), lm=a.lm,
-                lm_folds=a.lm_folds)
+                lm_folds=a.lm_folds, given=a.train_given, dev_given=a.dev_given)
     print(json.dumps(rec, indent=1))
     return EXIT_OK
 
@@ -675,6 +675,12 @@ def _add_dep_train(sub, name: str, help_: str) -> None:
     t.add_argument("--lm-folds", nargs="+", default=None, metavar="LM",
                    help="K jackknifed LMs: the k-th of K contiguous blocks of --train trains with "
                         "the k-th LM, estimated without that block (bench/jackknife_lms.py builds them)")
+    t.add_argument("--train-given", default="none", choices=["none", "full", "mixed"],
+                   help="input condition of the training instances: bags of words (default), full "
+                        "unordered trees with POS, or every sentence as both")
+    t.add_argument("--dev-given", default=None, choices=["none", "full", "both"],
+                   help="dev condition the best epoch is chosen on (default: full for --train-given "
+                        "full, else none; both = the mean of bag and tree BLEU)")
     t.set_defaults(func=cmd_train)
 
 

@@ -20,21 +20,30 @@ from ..io.conllu import Sentence
 from ..io.trees import is_projective, projectivize, scramble
 from ..model import Model, TagDictionary
 from .core import DepSearch
-from .instance import make_instance
+from .instance import choose_given, make_instance
 from .linearizer import DEFAULT_BEAM_FACTOR, DEFAULT_BUDGET_FACTOR, DEFAULT_COMPLETE_BEAM, Linearizer
 
 TRAIN_BEAM_FACTOR = 4.0
 
 
+TRAIN_GIVEN = ("none", "full", "mixed")
+
+
 def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: int = 1,
-                       kept: Optional[List[int]] = None):
+                       kept: Optional[List[int]] = None, given: str = "none"):
     """Scrambled, projective training instances with gold arrays.
 
     Non-projective trees are projectivised by lifting (:func:`wo.data.projectivize`), so no
     training sentence loses words; the surface order is the gold order either way.
+    given: the input condition trained on: "none" (bags of words, Zhang & Clark 2015
+    section 5.5), "full" (POS and the unordered tree given, as in tree linearization) or
+    "mixed" (every sentence twice: as a bag and as a full tree).
     Returns (instances, dropped) where dropped counts empty or non-tree sentences; ``kept``,
-    when given, receives the index in ``sents`` of every instance.
+    when given, receives the index in ``sents`` of every instance.  Raises ValueError for an
+    unknown ``given``.
     """
+    if given not in TRAIN_GIVEN:
+        raise ValueError(f"training input condition must be one of {TRAIN_GIVEN}, not {given!r}")
     out, dropped = [], 0
     for i, s in enumerate(sents):
         if len(s) == 0:
@@ -49,9 +58,15 @@ def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: 
         sc, perm = scramble(s, seed, i)
         sc.meta["_gold_pos"] = [int(p) for p in perm]
         n = len(sc)
-        out.append(make_instance(sc.forms, [None] * n, [-1] * n, tagdict, gold=sc))
-        if kept is not None:
-            kept.append(i)
+        if given in ("none", "mixed"):
+            out.append(make_instance(sc.forms, [None] * n, [-1] * n, tagdict, gold=sc))
+            if kept is not None:
+                kept.append(i)
+        if given in ("full", "mixed"):
+            pos, heads = choose_given(sc, "full", 1.0, 1.0, None)
+            out.append(make_instance(sc.forms, pos, heads, tagdict, gold=sc))
+            if kept is not None:
+                kept.append(i)
     return out, dropped
 
 
@@ -91,13 +106,20 @@ def train_epoch(core: DepSearch, insts: Sequence, rng: random.Random, beam_facto
             "reached_gold": round(reached / max(1, len(insts)), 4), "pops": int(pops)}
 
 
-def decode_bags(model: Model, sents: Sequence[Sentence], seed: int = 1, **opts) -> List[str]:
-    """Decode sentences as scrambled bags of words in-process; returns tokenized outputs."""
+def decode_bags(model: Model, sents: Sequence[Sentence], seed: int = 1, given: str = "none",
+                **opts) -> List[str]:
+    """Decode scrambled sentences in-process; returns tokenized outputs.
+
+    given: "none" (bags of words: the forms alone) or "full" (POS and the unordered tree given).
+    """
     lin = Linearizer(model, **opts)
     hyps = []
     for i, s in enumerate(sents):
         sc, _ = scramble(s, seed, i)
-        hyps.append(lin.linearize(sc.forms).text())
+        if given == "full":
+            hyps.append(lin.linearize(sc.forms, *choose_given(sc, "full", 1.0, 1.0, None)).text())
+        else:
+            hyps.append(lin.linearize(sc.forms).text())
     return hyps
 
 
@@ -107,8 +129,14 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
           seed: int = 1, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
           train_name: str = "", dev_name: str = "", max_tau: float = 0.05,
           easy_first: bool = True, lm: Optional[str] = None,
-          lm_folds: Optional[Sequence[str]] = None) -> dict:
+          lm_folds: Optional[Sequence[str]] = None, given: str = "none",
+          dev_given: Optional[str] = None) -> dict:
     """Train and save the best-epoch averaged model to ``out``.
+
+    given: the input condition of the training instances (see :func:`training_instances`:
+    "none", "full" or "mixed"); dev_given: what the best epoch is chosen on: "none" (dev bag
+    BLEU), "full" (dev full-tree BLEU) or "both" (their mean); default "full" for ``given``
+    "full", else "none".
 
     lm: path of an n-gram LM (binary or ARPA) whose log10 probabilities are real-valued
     features (Zhang, Blackwood & Clark 2012); the model header names it and decoding loads it
@@ -136,20 +164,23 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     lm_model = LanguageModel.load(lm) if lm else None
     tagdict = TagDictionary.build(train_sents)
     kept: List[int] = []
-    insts, dropped = training_instances(train_sents, tagdict, seed, kept)
+    insts, dropped = training_instances(train_sents, tagdict, seed, kept, given)
+    dev_given = dev_given or ("full" if given == "full" else "none")
+    if dev_given not in ("none", "full", "both"):
+        raise ValueError(f"dev_given must be none, full or both, not {dev_given!r}")
     lm_of = None
     if lm_folds:
         if lm_model is None:
             raise ValueError("lm_folds needs lm (the LM of all the training text)")
         folds = [LanguageModel.load(p) for p in lm_folds]
         K, N = len(folds), len(train_sents)
-        lm_of = [folds[i * K // N] for i in kept]
+        lm_of = [folds[i * K // N] for i in kept]   # kept: sentence index per instance
     log(f"training on {len(insts)} sentences ({dropped} empty/non-tree dropped, non-projective ones lifted), "
         f"{len(tagdict.table)} word types in the tag dictionary")
     record = {"epochs": [], "dropped_sentences": dropped, "train_sentences": len(insts),
               "train": train_name, "dev": dev_name, "hash_bits": hash_bits, "max_tau": max_tau,
               "easy_first": easy_first, "beam_factor": beam_factor,
-              "train_budget_factor": train_budget_factor}
+              "train_budget_factor": train_budget_factor, "given": given, "dev_given": dev_given}
 
     extra = {}
     if lm_model is not None:
@@ -162,8 +193,10 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
             "complete_beam": DEFAULT_COMPLETE_BEAM}))
 
     def dev_eval(model: Model) -> float:
-        return score(decode_bags(model, dev_sents, seed, lm=lm_model or "none"),
-                     [s.text() for s in dev_sents]).bleu
+        refs = [s.text() for s in dev_sents]
+        conds = ["none", "full"] if dev_given == "both" else [dev_given]
+        return float(np.mean([score(decode_bags(model, dev_sents, seed, g, lm=lm_model or "none"), refs).bleu
+                              for g in conds]))
 
     return run_training(insts, epochs, out, record, make_model, dev_eval if dev_sents else None,
                         hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
