@@ -294,3 +294,29 @@ def test_realised_articles_agree_and_only_articles_change(sr_model, partut):
         hyp_on.append(a.text()); hyp_off.append(b.text())
     assert changed > 0
     assert sr_score(hyp_on, refs).bleu > sr_score(hyp_off, refs).bleu
+
+
+def test_question_labels_mark_exactly_the_question_clause_dependents(lex, sr_model):
+    from wo.sr.realizer import question_heads
+
+    ud = [u for u in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:600] if "?" in u.forms]
+    assert len(ud) >= 20
+    marked = 0
+    for i, u in enumerate(ud):
+        s = make_input(u, 1, i)
+        q = question_heads(s)
+        qm = [j for j in range(len(s)) if s.lemmas[j] == "?" and s.deprels[j] == "punct"]
+        assert sorted(s.heads[j] - 1 for j in qm) == [h for h in range(len(s)) if q[h]]
+        a, b = sr_instance(s, lex), sr_instance(s, lex, question_labels=True)
+        assert (a.tok_word == b.tok_word).all() and (a.given_head == b.given_head).all()
+        for c, j in enumerate(a.canon):
+            under_q = s.heads[j] > 0 and q[s.heads[j] - 1]
+            assert (a.tok_label[c] != b.tok_label[c]) == under_q
+            marked += under_q
+    assert marked > 50
+    # a model trained before the option (no header entry) decodes without the marks
+    assert Realizer.load(sr_model).question_labels is True
+    from wo.model import Model
+    m = Model.load(sr_model)
+    del m.header["sr"]["question_labels"]
+    assert Realizer(m).question_labels is False

@@ -225,7 +225,7 @@ def cmd_sr_train(a) -> int:
                    hash_bits=a.hash_bits, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
                    seed=a.seed,
                    meta={"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""),
-                         "lang": a.lang}, lm=a.lm)
+                         "lang": a.lang}, lm=a.lm, question_labels=not a.no_question_labels)
     print(json.dumps({k: v for k, v in rec.items()}, indent=1))
     return EXIT_OK
 
@@ -620,13 +620,15 @@ def _add_sr(sub) -> None:
     t.add_argument("--dev-limit", type=int, default=0)
     t.add_argument("--model", required=True, help="output model file")
     t.add_argument("--epochs", type=int, default=5)
-    t.add_argument("--hash-bits", type=int, default=22)
+    t.add_argument("--hash-bits", type=int, default=23, help="weight table of 2^b float32 (2^23: SR labels double the features)")
     t.add_argument("--beam-factor", type=float, default=8.0, help="chart size k*n during training")
     t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
     t.add_argument("--lang", default="en", help="language code; 'en' adds lemminflect and English rules")
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--lm", default=None, help="n-gram LM over lower-cased forms (real-valued features); "
                    "its text must not contain the training sentences")
+    t.add_argument("--no-question-labels", action="store_true",
+                   help="do not mark the labels of a question clause's dependents (as models trained before this option)")
     t.set_defaults(func=cmd_sr_train)
     r = ss.add_parser("realize", help="T1 input -> SR submission file (+ .tok)")
     r.add_argument("--model", default=None, help="model file (default: the shipped SR model)")

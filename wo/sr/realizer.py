@@ -128,8 +128,28 @@ def _pos(s: SRSentence, i: int) -> str:
     return s.xpos[i] if s.xpos[i] != "_" else s.upos[i]
 
 
-def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[int]] = None) -> SRInstance:
+QUESTION_MARKS = ("?", "？")
+
+
+def question_heads(s: SRSentence) -> List[bool]:
+    """Per token: True if it heads a question clause, i.e. has a ``punct`` dependent whose
+    lemma is a question mark (UD attaches the "?" to the clause it ends)."""
+    out = [False] * len(s)
+    for i in range(len(s)):
+        h = s.heads[i]
+        if h > 0 and s.deprels[i] == "punct" and s.lemmas[i] in QUESTION_MARKS:
+            out[h - 1] = True
+    return out
+
+
+def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[int]] = None,
+                question_labels: bool = False) -> SRInstance:
     """Build the search arrays for a T1 sentence.
+
+    question_labels: the label of every dependent of a question clause's head
+    (:func:`question_heads`) gets a "?" mark, so the label-conjoined templates learn question
+    order apart from statement order ("do you know", "what is it"); models record whether they
+    were trained so (``header["sr"]["question_labels"]``).
 
     With ``gold_positions`` (1-based reference position per token, e.g. ``s.orig``) and gold
     forms in ``s.forms``, the reference arrays are added for training; a gold form missing from
@@ -186,6 +206,10 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
     for c in range(n):
         if given_head[c] >= 0:
             given_ndeps[given_head[c]] += 1
+    qh = [False] * n
+    if question_labels:
+        q = question_heads(s)
+        qh = [heads[i] > 0 and q[heads[i] - 1] for i in range(n)]
     leaf_tok, leaf_form, leaf_pos = [], [], []
     for c, i in enumerate(order):
         for f in cands[i]:
@@ -195,7 +219,8 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
     inst = SRInstance(tok_word, given_head, given_ndeps, np.asarray(leaf_tok, dtype=np.int32),
                       np.asarray(leaf_pos, dtype=np.uint32),
                       np.array([atom(f) for f in leaf_form], dtype=np.uint32),
-                      np.array([atom("dep:" + s.deprels[i]) for i in order], dtype=np.uint32),
+                      np.array([atom("dep:" + s.deprels[i] + ("?" if qh[i] else "")) for i in order],
+                               dtype=np.uint32),
                       np.array([lin[i] for i in order], dtype=np.int32), leaf_form, canon,
                       added_gold=added, lifted=gold_positions is not None and was_lifted)
     if gold_positions is not None:
@@ -264,6 +289,7 @@ class Realizer:
             raise ValueError(f"{model.path or 'model'} is not an SR model (train one with `wo sr train`)")
         self.model = model
         self.lexicon = Lexicon.from_json(model.header["sr"]["lexicon"])
+        self.question_labels = bool(model.header["sr"].get("question_labels", False))
         self.articles = articles
         dec = model.header.get("decode", {})
         self.beam_factor = decode_option(beam_factor, dec, "beam_factor", DEFAULT_SR_BEAM_FACTOR)
@@ -287,7 +313,7 @@ class Realizer:
             raise ValueError(s.error)
         t0 = time.perf_counter()
         n = len(s)
-        inst = sr_instance(s, self.lexicon)
+        inst = sr_instance(s, self.lexicon, question_labels=self.question_labels)
         beam = max(1, int(round(self.beam_factor * n)))
         budget = max(8, int(self.budget_factor * n))
         from ..dep.linearizer import decode_instance

@@ -35,7 +35,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
              hash_bits: int = 22, beam_factor: float = 8.0, train_budget_factor: float = 100.0,
              max_tau: float = 0.05, seed: int = 1,
              log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
-             lm: Optional[str] = None) -> dict:
+             lm: Optional[str] = None, question_labels: bool = True) -> dict:
     """Train an SR model (Zhang & Clark 2015, Algorithm 3 with the section 5.7 search) and save
     the best epoch (by dev BLEU, SR metric on lower-cased tokens) to ``out``.
 
@@ -46,7 +46,8 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     lm: path of an n-gram LM over (lower-cased) forms whose log10 probabilities are real-valued
     features of the search (Zhang, Blackwood & Clark 2012), named in the model header and
     loaded from beside the model when decoding; its text must not contain the training
-    sentences (no jackknifing here).
+    sentences (no jackknifing here).  question_labels: mark the labels of question clauses'
+    dependents (:func:`wo.sr.realizer.sr_instance`); recorded in the model header.
     Returns the training record (dropped sentences by reason, gold forms added, per-epoch
     seconds/updates/dev BLEU).
     """
@@ -72,7 +73,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
             continue
         if not all(s.forms):
             s = dataclasses.replace(s, forms=[ref[p - 1] for p in pos])
-        inst = sr_instance(s, lexicon, pos)
+        inst = sr_instance(s, lexicon, pos, question_labels=question_labels)
         added += inst.added_gold
         insts.append(inst)
     lifted = sum(1 for i in insts if i.lifted)
@@ -80,7 +81,8 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
         f"dropped: {dict(reasons) or 'none'}; gold forms added to the candidates: {added}")
     record = {"epochs": [], "dropped": dict(reasons), "train_sentences": len(insts), "projectivised": lifted,
               "gold_forms_added": added, "hash_bits": hash_bits, "beam_factor": beam_factor,
-              "train_budget_factor": train_budget_factor, "max_tau": max_tau}
+              "train_budget_factor": train_budget_factor, "max_tau": max_tau,
+              "question_labels": question_labels}
     record.update(meta or {})
 
     extra, lm_model = {}, None
@@ -94,7 +96,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
 
     def make_model(avg: np.ndarray) -> Model:
         return Model(avg, hash_bits, TagDictionary({}, ["_"]), dict(extra, **{
-            "kind": "sr", "sr": {"lexicon": lexicon.to_json()},
+            "kind": "sr", "sr": {"lexicon": lexicon.to_json(), "question_labels": question_labels},
             "decode": {"beam_factor": DEFAULT_SR_BEAM_FACTOR, "budget_factor": DEFAULT_SR_BUDGET_FACTOR,
                        "complete_beam": DEFAULT_SR_COMPLETE_BEAM}}))
 
