@@ -217,3 +217,25 @@ def test_tree_and_mixed_training_instances_carry_the_tree_and_reach_gold(ewt_tra
         assert ok and [int(h) for h in heads] == [int(h) for h in gh]
     with pytest.raises(ValueError):
         training_instances(sents, td, given="heads")
+
+
+def test_question_labels_label_only_questions_and_follow_the_model_header(model_path, ewt_dev):
+    from wo.dep.instance import Q_LABEL
+    from wo.model import Model, atom
+
+    td = Model.load(model_path).tagdict
+    q = next(s for s in ewt_dev if s.forms[-1] == "?")
+    plain = next(s for s in ewt_dev if "?" not in s.forms and len(s) > 5)
+    n = len(q)
+    a = make_instance(q.forms, [None] * n, [-1] * n, td, question_labels=True)
+    assert a.extra()["tok_label"].tolist() == [atom(Q_LABEL)] * n
+    assert make_instance(q.forms, [None] * n, [-1] * n, td).extra() == {}
+    m = len(plain)
+    assert make_instance(plain.forms, [None] * m, [-1] * m, td, question_labels=True).extra() == {}
+    # the labels change the question's features, so decoding follows the model's header only
+    model = Model.load(model_path)
+    assert Linearizer(model).question_labels is bool(model.header.get("question_labels", False))
+    model.header["question_labels"] = True
+    lin = Linearizer(model)
+    r = lin.linearize(scramble(q, 1, 0)[0].forms)
+    assert sorted(r.tokens) == sorted(q.forms) and lin.question_labels

@@ -46,7 +46,8 @@ def cmd_train(a) -> int:
     rec = train(tr, dv, a.epochs, a.model, hash_bits=a.hash_bits, beam_factor=a.beam_factor,
                 train_budget_factor=a.train_budget, budget_factor=a.budget_factor, seed=a.seed,
                 train_name=os.path.basename(a.train), dev_name=os.path.basename(a.dev or ""), lm=a.lm,
-                lm_folds=a.lm_folds, given=a.train_given, dev_given=a.dev_given)
+                lm_folds=a.lm_folds, given=a.train_given, dev_given=a.dev_given,
+                question_labels=a.question_labels)
     print(json.dumps(rec, indent=1))
     return EXIT_OK
 
@@ -683,6 +684,9 @@ def _add_dep_train(sub, name: str, help_: str) -> None:
     t.add_argument("--dev-given", default=None, choices=["none", "full", "both"],
                    help="dev condition the best epoch is chosen on (default: full for --train-given "
                         "full, else none; both = the mean of bag and tree BLEU)")
+    t.add_argument("--question-labels", action="store_true",
+                   help="label every token of an input with a question mark, so question order is "
+                        "learned apart (measured on EWT dev: no gain for this model; SR uses it)")
     t.set_defaults(func=cmd_train)
 
 

@@ -55,6 +55,7 @@ class Instance(SearchArrays):
     canon: np.ndarray
     gold: Optional[tuple] = None
     tok_form: Optional[List[str]] = None
+    tok_label: Optional[np.ndarray] = None
 
     @property
     def leaf_form(self) -> List[str]:
@@ -62,8 +63,9 @@ class Instance(SearchArrays):
         return [self.tok_form[t] for t in self.leaf_tok]
 
     def extra(self) -> dict:
-        """Keyword arguments of the search calls (none for word ordering; see ``wo.sr.SRInstance``)."""
-        return {}
+        """Keyword arguments of the search calls: ``tok_label`` (uint32[n]) for a question
+        under a question-label model (see :func:`make_instance`), else none."""
+        return {} if self.tok_label is None else {"tok_label": self.tok_label}
 
 
 def reveal(pos: Sequence[Optional[str]], heads: Sequence[int], given: str, reveal_pos: float,
@@ -98,13 +100,21 @@ def choose_given(sent: Sentence, given: str, reveal_pos: float, reveal_heads: fl
                   reveal_heads, rng)
 
 
+QUESTION_MARKS = ("?", "？")
+Q_LABEL = "q:?"
+
+
 def make_instance(forms: Sequence[str], pos: Sequence[Optional[str]], heads: Sequence[int],
-                  tagdict: TagDictionary, gold: Optional[Sentence] = None) -> Instance:
+                  tagdict: TagDictionary, gold: Optional[Sentence] = None,
+                  question_labels: bool = False) -> Instance:
     """Build the search arrays.  heads: -1 none, 0 root, else 1-based (in the caller's order).
 
     With ``gold`` (a sentence in the same token order, projective) the reference arrays for
     training and forced decoding are added; the gold POS is always among a token's leaves.
-    Raises ValueError on an empty sentence.
+    question_labels: if the input holds a question mark, every token gets the label ``q:?``,
+    so the label-conjoined direction templates (section 5.7's label copies) learn question
+    order (subject-auxiliary inversion, fronted wh-words) apart from statement order; other
+    inputs are unlabelled as before.  Raises ValueError on an empty sentence.
     """
     n = len(forms)
     if n == 0:
@@ -145,6 +155,8 @@ def make_instance(forms: Sequence[str], pos: Sequence[Optional[str]], heads: Seq
     inst = Instance(tok_word, given_head, given_ndeps, np.asarray(leaf_tok, dtype=np.int32),
                     np.array([atom(t) for t in leaf_tag], dtype=np.uint32), leaf_tag, canon,
                     tok_form=[forms[i] for i in order])
+    if question_labels and any(f in QUESTION_MARKS for f in forms):
+        inst.tok_label = np.full(n, atom(Q_LABEL), dtype=np.uint32)
     if gold is not None:
         inst.gold = gold_arrays(gold, order, where)
     return inst

@@ -119,6 +119,7 @@ class Linearizer:
         self.tree_beam_factor = float(dec.get("tree_beam_factor", DEFAULT_TREE_BEAM_FACTOR))
         self.tree_budget_factor = float(dec.get("tree_budget_factor", DEFAULT_TREE_BUDGET_FACTOR))
         self.lm = resolve_lm(model, lm)
+        self.question_labels = bool(model.header.get("question_labels", False))
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
 
     @classmethod
@@ -151,7 +152,7 @@ class Linearizer:
             if h < -1 or h > n:
                 raise ValueError(f"head {h} out of range for {n} words")
         t0 = time.perf_counter()
-        inst = make_instance(words, pos, heads, self.model.tagdict)
+        inst = make_instance(words, pos, heads, self.model.tagdict, question_labels=self.question_labels)
         beam = max(1, int(round(self.beam_factor * n)))
         budget = self.budget(n)
         patience = int(self.patience_factor * n)

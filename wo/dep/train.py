@@ -30,7 +30,8 @@ TRAIN_GIVEN = ("none", "full", "mixed")
 
 
 def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: int = 1,
-                       kept: Optional[List[int]] = None, given: str = "none"):
+                       kept: Optional[List[int]] = None, given: str = "none",
+                       question_labels: bool = False):
     """Scrambled, projective training instances with gold arrays.
 
     Non-projective trees are projectivised by lifting (:func:`wo.data.projectivize`), so no
@@ -39,8 +40,8 @@ def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: 
     section 5.5), "full" (POS and the unordered tree given, as in tree linearization) or
     "mixed" (every sentence twice: as a bag and as a full tree).
     Returns (instances, dropped) where dropped counts empty or non-tree sentences; ``kept``,
-    when given, receives the index in ``sents`` of every instance.  Raises ValueError for an
-    unknown ``given``.
+    when given, receives the index in ``sents`` of every instance; question_labels: see
+    :func:`wo.dep.instance.make_instance`.  Raises ValueError for an unknown ``given``.
     """
     if given not in TRAIN_GIVEN:
         raise ValueError(f"training input condition must be one of {TRAIN_GIVEN}, not {given!r}")
@@ -59,12 +60,13 @@ def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: 
         sc.meta["_gold_pos"] = [int(p) for p in perm]
         n = len(sc)
         if given in ("none", "mixed"):
-            out.append(make_instance(sc.forms, [None] * n, [-1] * n, tagdict, gold=sc))
+            out.append(make_instance(sc.forms, [None] * n, [-1] * n, tagdict, gold=sc,
+                                     question_labels=question_labels))
             if kept is not None:
                 kept.append(i)
         if given in ("full", "mixed"):
             pos, heads = choose_given(sc, "full", 1.0, 1.0, None)
-            out.append(make_instance(sc.forms, pos, heads, tagdict, gold=sc))
+            out.append(make_instance(sc.forms, pos, heads, tagdict, gold=sc, question_labels=question_labels))
             if kept is not None:
                 kept.append(i)
     return out, dropped
@@ -130,13 +132,14 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
           train_name: str = "", dev_name: str = "", max_tau: float = 0.05,
           easy_first: bool = True, lm: Optional[str] = None,
           lm_folds: Optional[Sequence[str]] = None, given: str = "none",
-          dev_given: Optional[str] = None) -> dict:
+          dev_given: Optional[str] = None, question_labels: bool = False) -> dict:
     """Train and save the best-epoch averaged model to ``out``.
 
     given: the input condition of the training instances (see :func:`training_instances`:
     "none", "full" or "mixed"); dev_given: what the best epoch is chosen on: "none" (dev bag
     BLEU), "full" (dev full-tree BLEU) or "both" (their mean); default "full" for ``given``
-    "full", else "none".
+    "full", else "none".  question_labels: label every token of an input with a question mark
+    (:func:`wo.dep.instance.make_instance`); recorded in the model header, which decoding reads.
 
     lm: path of an n-gram LM (binary or ARPA) whose log10 probabilities are real-valued
     features (Zhang, Blackwood & Clark 2012); the model header names it and decoding loads it
@@ -164,7 +167,7 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     lm_model = LanguageModel.load(lm) if lm else None
     tagdict = TagDictionary.build(train_sents)
     kept: List[int] = []
-    insts, dropped = training_instances(train_sents, tagdict, seed, kept, given)
+    insts, dropped = training_instances(train_sents, tagdict, seed, kept, given, question_labels)
     dev_given = dev_given or ("full" if given == "full" else "none")
     if dev_given not in ("none", "full", "both"):
         raise ValueError(f"dev_given must be none, full or both, not {dev_given!r}")
@@ -180,9 +183,10 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     record = {"epochs": [], "dropped_sentences": dropped, "train_sentences": len(insts),
               "train": train_name, "dev": dev_name, "hash_bits": hash_bits, "max_tau": max_tau,
               "easy_first": easy_first, "beam_factor": beam_factor,
-              "train_budget_factor": train_budget_factor, "given": given, "dev_given": dev_given}
+              "train_budget_factor": train_budget_factor, "given": given, "dev_given": dev_given,
+              "question_labels": question_labels}
 
-    extra = {}
+    extra = {"question_labels": question_labels}
     if lm_model is not None:
         extra["lm"] = dict(lm_model.fingerprint(), file=os.path.basename(lm), path=os.path.abspath(lm))
         record["lm"] = dict(extra["lm"], folds=[os.path.basename(p) for p in lm_folds or []])
