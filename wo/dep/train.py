@@ -58,14 +58,8 @@ def training_instances(sents: Sequence[Sentence], tagdict: TagDictionary, seed: 
                 continue
         sc, perm = scramble(s, seed, i)
         sc.meta["_gold_pos"] = [int(p) for p in perm]
-        n = len(sc)
-        if given in ("none", "mixed"):
-            out.append(make_instance(sc.forms, [None] * n, [-1] * n, tagdict, gold=sc,
-                                     question_labels=question_labels))
-            if kept is not None:
-                kept.append(i)
-        if given in ("full", "mixed"):
-            pos, heads = choose_given(sc, "full", 1.0, 1.0, None)
+        for cond in (("none", "full") if given == "mixed" else (given,)):
+            pos, heads = choose_given(sc, cond, 1.0, 1.0, None)
             out.append(make_instance(sc.forms, pos, heads, tagdict, gold=sc, question_labels=question_labels))
             if kept is not None:
                 kept.append(i)
@@ -112,16 +106,14 @@ def decode_bags(model: Model, sents: Sequence[Sentence], seed: int = 1, given: s
                 **opts) -> List[str]:
     """Decode scrambled sentences in-process; returns tokenized outputs.
 
-    given: "none" (bags of words: the forms alone) or "full" (POS and the unordered tree given).
+    given: the trusted columns, as ``wo linearize --given`` ("none": bags of words, the forms
+    alone; "full": POS and the unordered tree).
     """
     lin = Linearizer(model, **opts)
     hyps = []
     for i, s in enumerate(sents):
         sc, _ = scramble(s, seed, i)
-        if given == "full":
-            hyps.append(lin.linearize(sc.forms, *choose_given(sc, "full", 1.0, 1.0, None)).text())
-        else:
-            hyps.append(lin.linearize(sc.forms).text())
+        hyps.append(lin.linearize(sc.forms, *choose_given(sc, given, 1.0, 1.0, None)).text())
     return hyps
 
 
@@ -167,10 +159,10 @@ def train(train_sents: Sequence[Sentence], dev_sents: Sequence[Sentence], epochs
     lm_model = LanguageModel.load(lm) if lm else None
     tagdict = TagDictionary.build(train_sents)
     kept: List[int] = []
-    insts, dropped = training_instances(train_sents, tagdict, seed, kept, given, question_labels)
     dev_given = dev_given or ("full" if given == "full" else "none")
     if dev_given not in ("none", "full", "both"):
         raise ValueError(f"dev_given must be none, full or both, not {dev_given!r}")
+    insts, dropped = training_instances(train_sents, tagdict, seed, kept, given, question_labels)
     lm_of = None
     if lm_folds:
         if lm_model is None:

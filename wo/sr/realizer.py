@@ -9,7 +9,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..dep.instance import ROOT, SearchArrays, gold_arrays
+from ..dep.instance import QUESTION_MARKS, ROOT, SearchArrays, gold_arrays
 from ..io.conllu import Sentence
 from ..io.trees import is_projective, projectivize
 from ..model import atom
@@ -126,9 +126,6 @@ def _rerank(heads: Sequence[int], lin: Sequence[int]) -> List[int]:
 
 def _pos(s: SRSentence, i: int) -> str:
     return s.xpos[i] if s.xpos[i] != "_" else s.upos[i]
-
-
-QUESTION_MARKS = ("?", "？")
 
 
 def question_heads(s: SRSentence) -> List[bool]:

@@ -32,7 +32,7 @@ def gold_positions_for(s: SRSentence, ref: Optional[Sequence[str]], lex: Lexicon
 
 def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str],
              epochs: int, out: str, lexicon: Lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
-             hash_bits: int = 22, beam_factor: float = 8.0, train_budget_factor: float = 100.0,
+             hash_bits: int = 23, beam_factor: float = 8.0, train_budget_factor: float = 100.0,
              max_tau: float = 0.05, seed: int = 1,
              log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
              lm: Optional[str] = None, question_labels: bool = True) -> dict:
