@@ -157,3 +157,30 @@ def test_jackknifed_training_and_lms_that_do_not_fit_are_refused(tmp_path, ewt_t
                         str(ROOT / "corpora/models/wo-ewt-dep.wo"), "--lm", full],
                        input="the dog barked .\n", capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "without an n-gram LM" in r.stderr
+
+
+def test_parsing_a_given_order_keeps_it_and_finds_the_tree():
+    """``Linearizer.parse``: the shipped LM model's search with the word order fixed returns that
+    order, a projective tree over it, and scores other strings of the same bag by the model."""
+    from tests.conftest import ROOT
+    from wo.dep.linearizer import Linearizer
+
+    lin = Linearizer.load(str(ROOT / "corpora" / "models" / "wo-ewt-dep-lm.wo"))
+    good = lin.parse("the cat sat on the mat .".split())
+    assert good.order == list(range(7)) and good.status in ("ok", "completed")
+    assert good.heads == [2, 3, 0, 6, 6, 3, 3]   # equal words ("the" twice) keep their places
+    bad = lin.parse("sat the mat on the cat .".split())
+    assert bad.order == list(range(7)) and bad.score < good.score
+    sents = read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:40]
+    beats = 0
+    for s in sents:
+        r = lin.parse(s.forms)
+        assert r.order == list(range(len(s))) and r.tokens == s.forms
+        assert sorted(r.heads).count(0) == 1 and is_projective(r.heads)
+        out = lin.linearize(s.forms)
+        beats += lin.parse(out.tokens).score >= out.score - 1e-6   # the best tree of its own output
+    assert beats >= 34   # 37 of 40 here; the parse can also find a better tree than the decode
+    core = lin.core
+    inst = make_instance(["a", "b"], [None, None], [-1, -1], lin.model.tagdict)
+    with pytest.raises(ValueError, match="permutation"):
+        core.decode(*inst.arrays(), 4, 100, tok_order=np.array([0, 0], dtype=np.int32), **core.kwargs(inst))

@@ -35,6 +35,8 @@ cdef class DepGrammar(Grammar):
     cdef const uint32_t* tok_label
     cdef const int32_t* tok_lin
     cdef const int32_t* lin_need   # [2*t] left, [2*t+1] right: lin-dependents token t must take
+    cdef const int32_t* tok_order  # fixed surface position of each token (parsing a given string)
+    cdef bint has_order
     # per-instance buffers owned by the grammar (defaults when SR arrays are not given)
     cdef uint32_t* dflt_word
     cdef uint32_t* zeros           # n zero words: no labels (uint32) and no lin (int32)

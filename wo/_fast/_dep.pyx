@@ -208,7 +208,7 @@ cdef class DepGrammar(Grammar):
         self.lmf = LMFeatures(lm, T_LM_NGRAMS, T_LM_SENTENCE) if self.has_lm else None
 
     def set_instance(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold=None,
-                     leaf_word=None, tok_label=None, tok_lin=None, leaf_lm=None):
+                     leaf_word=None, tok_label=None, tok_lin=None, leaf_lm=None, tok_order=None):
         """Make this the instance the search works on (arrays are kept referenced, not copied).
 
         tok_word : uint32[n] word atoms (MurmurHash3 of the forms);  given_head : int32[n] (-1
@@ -225,9 +225,13 @@ cdef class DepGrammar(Grammar):
         label-conjoined copies of the direction templates);  tok_lin : int32[n] SR'19 ``lin``
         (+k: k-th closest among the head's lin-dependents on its right, -k on its left, 0 =
         free), a hard constraint.  leaf_lm : int32[L] LM vocabulary id of each leaf's word,
-        required when the grammar has an LM (:meth:`set_lm`).
+        required when the grammar has an LM (:meth:`set_lm`).  tok_order : int32[n], a
+        permutation of 0..n-1: the surface position of every token, fixed (the search then
+        parses that string: two edges combine only when they are adjacent in it, so the goal is
+        the model's best tree for the given order, used to score other systems' candidates).
         Raises ValueError for inconsistent shapes, an empty instance, a leaf out of range,
-        more than 32000 tokens, or a missing leaf_lm; MemoryError.
+        more than 32000 tokens, a missing leaf_lm, a tok_order that is not a permutation, or
+        tok_order with gold; MemoryError.
         """
         cdef const uint32_t[::1] tw = tok_word
         cdef const int32_t[::1] gh = given_head
@@ -237,6 +241,7 @@ cdef class DepGrammar(Grammar):
         cdef const uint32_t[::1] lw
         cdef const uint32_t[::1] tl
         cdef const int32_t[::1] tn
+        cdef const int32_t[::1] to
         cdef const int32_t[::1] g_head
         cdef const uint32_t[::1] g_pos
         cdef const int32_t[::1] g_idx
@@ -279,13 +284,21 @@ cdef class DepGrammar(Grammar):
                 if tn[t] != 0 and gh[t] >= 0:
                     self.lin_need_buf[2 * gh[t] + (1 if tn[t] > 0 else 0)] += 1
         self.lin_need = self.lin_need_buf
+        self.has_order = tok_order is not None
+        if self.has_order:
+            if gold is not None:
+                raise ValueError("tok_order and gold cannot be given together")
+            to = _sized(tok_order, self.n, "tok_order")
+            if not np.array_equal(np.sort(np.asarray(to)), np.arange(self.n)):
+                raise ValueError("tok_order is not a permutation of the tokens")
+            self.tok_order = &to[0]
         self.tok_word = &tw[0]
         self.given_head = &gh[0]
         self.given_ndeps = &gn[0]
         self.leaf_tok = &lt[0]
         self.leaf_pos = &lp[0]
         self._refs = [tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, leaf_word,
-                      tok_label, tok_lin, leaf_lm]
+                      tok_label, tok_lin, leaf_lm, tok_order]
         self.has_gold = gold is not None
         self.gold_has_word = False
         if self.has_gold:
@@ -750,6 +763,9 @@ cdef class DepGrammar(Grammar):
             x.act = 0
             x.gold = 0
             x.span_lo = -1; x.span_hi = -1
+            if self.has_order:             # parsing a given string: spans are its positions
+                x.span_lo = self.tok_order[tok]
+                x.span_hi = self.tok_order[tok] + 1
             if self.has_gold and self.leaf_pos[i] == self.gold_pos[tok] and (
                     not self.gold_has_word or self.leaf_word[i] == self.gold_word[tok]):
                 x.gold = 1
@@ -759,6 +775,8 @@ cdef class DepGrammar(Grammar):
             key3[0] = self.leaf_word[i]; key3[1] = self.leaf_pos[i]
             key3[2] = <uint32_t>self.given_head[tok]; key3[3] = <uint32_t>self.given_ndeps[tok]
             key3[4] = self.tok_label[tok]; key3[5] = <uint32_t>self.tok_lin[tok]
+            if self.has_order:             # equal words at different positions are not duplicates
+                key3[5] ^= <uint32_t>(self.tok_order[tok] + 1) << 16
             x.sig = (<uint64_t>murmurhash3_words(key3, 6, 1) << 32) | murmurhash3_words(key3, 6, 2)
             if s.push_edge(e, k) < 0:
                 return -1
@@ -779,6 +797,8 @@ cdef class DepGrammar(Grammar):
                 return 0
         else:
             H = R; M = L
+        if self.has_order and L.span_hi != R.span_lo:   # not adjacent in the given string
+            return 0
         cdef int htok = self.leaf_tok[H.head], mtok = self.leaf_tok[M.head]
         cdef int32_t gh = self.given_head[mtok]
         if gh != -1 and gh != htok:   # given head (or given root) disagrees
@@ -836,7 +856,7 @@ cdef class DepGrammar(Grammar):
         x.nwords = L.nwords + R.nwords
         x.nact = L.nact + R.nact + 1
         x.gold = gold
-        if gold:
+        if gold or self.has_order:
             x.span_lo = L.span_lo; x.span_hi = R.span_hi
         else:
             x.span_lo = -1; x.span_hi = -1

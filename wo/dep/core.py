@@ -50,11 +50,14 @@ class DepSearch:
 
     def decode(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, beam: int, max_pops: int,
                timeout: float = 0.0, complete_beam: int = 4, max_edges: int = 4_000_000,
-               leaf_word=None, tok_label=None, tok_lin=None, goal_patience: int = 0, leaf_lm=None):
+               leaf_word=None, tok_label=None, tok_lin=None, goal_patience: int = 0, leaf_lm=None,
+               tok_order=None):
         """Decode one instance; returns (order int32[n] leaf ids, heads int32[n] head token or
-        -1, scaled score, status int, pops, edges) as ``Search.decode``."""
+        -1, scaled score, status int, pops, edges) as ``Search.decode``.  With ``tok_order``
+        (int32[n], the fixed surface position of every token) the search parses that string:
+        the result is the model's best tree for it (``DepGrammar.set_instance``)."""
         self.grammar.set_instance(tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, None,
-                                  leaf_word, tok_label, tok_lin, leaf_lm)
+                                  leaf_word, tok_label, tok_lin, leaf_lm, tok_order)
         return self.search.decode(beam, max_pops, timeout, complete_beam, max_edges, goal_patience)
 
     def forced(self, tok_word, given_head, given_ndeps, leaf_tok, leaf_pos, gold, max_pops: int,

@@ -30,7 +30,7 @@ DEFAULT_TREE_BUDGET_FACTOR = 1000.0
 
 
 def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: float, complete_beam: int,
-                    patience: int = 0):
+                    patience: int = 0, tok_order=None):
     """Decode one instance and map the output back to the caller's token order.
 
     inst: :class:`wo.data.Instance` or :class:`wo.sr.SRInstance`; beam: chart size (edges);
@@ -38,9 +38,12 @@ def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: floa
     looking for a better one (``Search.decode`` ``goal_patience``).  Returns (order int32[n] leaf ids in output
     order, idx list[int] caller's token index per output position, heads list[int] 1-based
     output positions (0 = root), scaled score float, status name str, pops int, edges int).
+    tok_order: optional int32[n], the fixed surface position of every canonical token (the
+    search then parses that string; ``DepSearch.decode``).
     """
     order, hd, score, status, pops, edges = core.decode(
-        *inst.arrays(), beam, budget, timeout, complete_beam, goal_patience=patience, **core.kwargs(inst))
+        *inst.arrays(), beam, budget, timeout, complete_beam, goal_patience=patience,
+        tok_order=tok_order, **core.kwargs(inst))
     n = inst.n
     toks_c = inst.leaf_tok[order]
     outpos = np.empty(n, dtype=np.int64)
@@ -166,6 +169,33 @@ class Linearizer:
         return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
                       score, status, pops, edges, time.perf_counter() - t0)
 
+
+    def parse(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,
+              budget_factor: float = 200.0) -> Result:
+        """The model's best tree for the words in the order given: the same search, with edges
+        combining only when adjacent in ``words`` (a best-first parser under the word-ordering
+        model).  Its ``score`` (scaled, comparable between orders of one bag) is how this model
+        rates that string, so candidates of other systems can be reranked by it.
+
+        words: list of n str in surface order; pos: optional list of n str-or-None (given POS);
+        budget_factor: pops per word.  Returns a :class:`Result` whose order is 0..n-1 unless the
+        search ran out of budget (status "fallback"/"timeout": its order may differ).
+        Raises ValueError for an empty input.
+        """
+        n = len(words)
+        if n == 0:
+            raise ValueError("empty input")
+        pos = list(pos) if pos is not None else [None] * n
+        t0 = time.perf_counter()
+        inst = make_instance(words, pos, [-1] * n, self.model.tagdict, question_labels=self.question_labels)
+        tok_order = np.empty(n, dtype=np.int32)
+        tok_order[:] = np.asarray(inst.canon, dtype=np.int32)   # canonical token c sits at canon[c]
+        beam = max(1, int(round(self.beam_factor * n)))
+        order, idx, out_heads, score, status, pops, edges = decode_instance(
+            self.core, inst, beam, max(8, int(budget_factor * n)), self.timeout, self.complete_beam,
+            0, tok_order)
+        return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
+                      score, status, pops, edges, time.perf_counter() - t0)
 
     def linearize_file(self, input_path: str, output_path: str, **options):
         """Linearize a whole file with this linearizer's model; see :func:`run`.
