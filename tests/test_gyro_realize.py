@@ -166,3 +166,38 @@ def test_cli_jobs_give_the_same_bytes(setup, tmp_path):
                      "--jobs", jobs, "--quiet", "--beta", "2"]) == 0
         outs.append(out.read_bytes())
     assert outs[0] == outs[1] and len(outs[0].splitlines()) == 20
+
+
+def test_dependency_model_reranks_the_nbest_and_gives_the_tree(setup):
+    """``dep=``: the "+depLM" rescoring with the shipped dependency model.  Every output is a
+    permutation with a projective tree over it; weight 0 keeps the LM's choice; a large weight
+    picks the candidate the dependency model rates best; the CLI writes the tree in jsonl."""
+    from wo.dep.linearizer import Linearizer
+    from wo.io import is_projective
+    from wo.io.trees import permutation
+
+    _, lm, sents, d = setup
+    dep = Linearizer.load(str(ROOT / "corpora" / "models" / "wo-ewt-dep-lm.wo"))
+    bags = [[s[j] for j in permutation(len(s), 1, i)] for i, s in enumerate(sents) if 5 <= len(s) <= 12][:12]
+    plain = GyroRealizer(None, lm, nbest=8)
+    lm_only = GyroRealizer(None, lm, dep=dep, dep_weight=0.0, dep_nbest=8, dep_own=False)
+    heavy = GyroRealizer(None, lm, dep=dep, dep_weight=1000.0, dep_nbest=8)
+    moved = 0
+    for bag in bags:
+        p, z, h = plain.realize(bag), lm_only.realize(bag), heavy.realize(bag)
+        assert z.text == p.text                        # weight 0, same candidates: the LM's best
+        assert sorted(h.text.split()) == sorted(bag)
+        assert len(h.heads) == len(bag) and h.heads.count(0) == 1 and is_projective(h.heads)
+        cands = [t.split() for t, _ in p.nbest] + [dep.linearize(bag).tokens]
+        assert h.dep_score == pytest.approx(max(dep.parse(c).score for c in cands), abs=1e-6)
+        moved += h.text != p.text
+    assert moved >= 3                                  # the syntax model disagrees with the LM
+    src = d / "bags.txt"
+    src.write_text("".join(" ".join(b) + "\n" for b in bags[:3]), encoding="utf-8")
+    out = d / "dep.jsonl"
+    from wo.cli import main
+
+    assert main(["gyro", "realize", "--lm", str(SHIPPED_LM), "--dep-model", str(ROOT / "corpora" / "models" / "wo-ewt-dep-lm.wo"),
+                 "--input", str(src), "--input-format", "bag", "--format", "jsonl", "--output", str(out), "--quiet"]) == 0
+    recs = [json.loads(ln) for ln in out.read_text(encoding="utf-8").splitlines()]
+    assert len(recs) == 3 and all(len(r["heads"]) == len(r["text"].split()) for r in recs)

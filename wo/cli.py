@@ -542,13 +542,17 @@ def cmd_gyro_realize(a) -> int:
             report=lambda m: (bar.clear(), _err(m)), r=a.r, beta=a.beta, nbest=a.nbest,
             max_states=a.max_states, row_states=a.row_states, engine=a.engine, row_cap=a.row_cap,
             keep=a.keep, future=not a.no_future, mbr=a.mbr, mbr_scale=a.mbr_scale,
-            levels=tuple(a.levels.split(",")), min_n=a.min_n, rule_penalty=a.rule_penalty))
+            levels=tuple(a.levels.split(",")), min_n=a.min_n, rule_penalty=a.rule_penalty,
+            **({"dep_model": a.dep_model, "dep_weight": a.dep_weight, "dep_nbest": a.dep_nbest,
+                "dep_own": not a.no_dep_own} if a.dep_model else {})))
     except ValueError as exc:                  # a bad option (r, beta, nbest, format)
         _err(str(exc))
         return EXIT_USER
 
 
 def _add_gyro(sub) -> None:
+    from .gyro.realize import DEFAULT_DEP_NBEST, DEFAULT_DEP_WEIGHT
+
     gy = sub.add_parser("gyro", help="GYRO phrase-based word ordering (de Gispert et al. 2014)")
     gs = gy.add_subparsers(dest="verb", required=True, metavar="VERB")
     t = gs.add_parser("index", help="build the phrase index of a text collection (n-grams 2..N)")
@@ -595,6 +599,14 @@ def _add_gyro(sub) -> None:
     rz.add_argument("--min-n", type=int, default=3, help="shortest phrase rule of the first grammar")
     rz.add_argument("--mbr", action="store_true", help="minimum Bayes risk reranking of the output lattice (Tromble et al. 2008)")
     rz.add_argument("--mbr-scale", type=float, default=1.0, help="posterior scale of --mbr")
+    rz.add_argument("--dep-model", default=None,
+                    help="rerank the --dep-nbest best strings with this dependency model (the paper's +depLM "
+                         "rescoring with wo's syntax model; e.g. corpora/models/wo-ewt-dep-lm.wo); jsonl gets the tree")
+    rz.add_argument("--dep-weight", type=float, default=DEFAULT_DEP_WEIGHT,
+                    help="weight of the dependency model's score against log10 p (chosen on EWT dev)")
+    rz.add_argument("--dep-nbest", type=int, default=DEFAULT_DEP_NBEST, help="strings reranked by --dep-model")
+    rz.add_argument("--no-dep-own", action="store_true",
+                    help="do not add the dependency model's own output to the strings it reranks")
     rz.add_argument("--max-states", type=int, default=2_000_000,
                     help="memory bound per bag: strings of unpruned rows (chart) or acceptor states (fst)")
     rz.add_argument("--row-states", type=int, default=20_000, help="fst: states kept by a row's pruning")

@@ -37,6 +37,8 @@ LEVELS = ("phrases", "bigram", "unigram", "weighted")
 PAPER_LEVELS = ("phrases", "bigram", "unigram")       # section 3.2's fallbacks
 DEFAULT_LEVELS = ("unigram",)      # best on EWT dev with text-en (bench/results/gyro/README.md)
 ENGINES = ("chart", "fst")
+DEFAULT_DEP_WEIGHT = 0.5      # "+depLM" weight of the dependency model score (chosen on EWT dev)
+DEFAULT_DEP_NBEST = 20        # strings the dependency model reranks
 
 
 class GyroLimit(Exception):
@@ -49,7 +51,9 @@ class GyroResult:
     ``</s>``), level (phrases | bigram | unigram: the grammar that parsed), nbest (list of
     (text, log10 prob), best first), cells (cells built), states (acceptor states built, the
     memory proxy), seconds (wall clock), pool_mb (chart engine: peak MB of its pools), status (ok | limit: the last level ran out of
-    states and the greedy LM order is returned | error), message."""
+    states and the greedy LM order is returned | error), message; with a dependency model
+    (``GyroRealizer(dep=...)``): heads (1-based head position of each output word, 0 = root:
+    the model's tree of the output) and dep_score (its scaled score of that tree)."""
 
     text: str
     log10_prob: float
@@ -61,6 +65,8 @@ class GyroResult:
     status: str = "ok"
     message: str = ""
     pool_mb: float = 0.0
+    heads: List[int] = field(default_factory=list)
+    dep_score: float = 0.0
 
 
 def _weight(fst, cost: float):
@@ -164,7 +170,12 @@ class GyroRealizer:
     (chart): distinct sentences kept as the output lattice; future (chart): prune rows by
     score plus an estimate of the words left out; row_states (fst): states kept by a row's
     pruning; mbr / mbr_scale: minimum Bayes risk reranking of the output lattice
-    (:func:`mbr_rerank`, posterior scale).
+    (:func:`mbr_rerank`, posterior scale).  dep: a :class:`wo.dep.linearizer.Linearizer`
+    that reranks the dep_nbest best strings (section 3's "+depLM" rescoring, with wo's
+    dependency model in place of a parser and a dependency LM): each is parsed with its order
+    fixed (``Linearizer.parse``) and scored log10 p(string) + dep_weight * F, F the model's
+    score of its best tree (scaled score x (2n - 1)), log10 p from rescore_lm if given, else lm;
+    dep_own adds the dependency model's own output for the bag to the candidates.
     Raises ValueError for bad parameters (and for phrase levels without an index).
     """
 
@@ -172,9 +183,13 @@ class GyroRealizer:
                  min_n: int = 3, max_n: int = 5, max_states: int = 2_000_000, min_count: int = 1,
                  levels: Sequence[str] = DEFAULT_LEVELS, row_states: int = 20_000, engine: str = "chart",
                  row_cap: int = 2000, keep: int = 1000, future: bool = True, mbr: bool = False,
-                 mbr_scale: float = 1.0, rule_penalty: float = 0.5):
+                 mbr_scale: float = 1.0, rule_penalty: float = 0.5, dep=None, dep_weight: float = DEFAULT_DEP_WEIGHT,
+                 dep_nbest: int = DEFAULT_DEP_NBEST, dep_own: bool = True):
         if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n or row_cap < 1 or keep < 1:
             raise ValueError("need r >= 1, beta > 0, nbest >= 1, 1 <= min_n <= max_n, row_cap >= 1, keep >= 1")
+        if dep_nbest < 1 or dep_weight < 0:
+            raise ValueError("need dep_nbest >= 1 and dep_weight >= 0")
+        self.dep, self.dep_weight, self.dep_nbest, self.dep_own = dep, dep_weight, dep_nbest, dep_own
         if any(lv not in LEVELS for lv in levels) or not levels:
             raise ValueError(f"levels: a sequence of {LEVELS}")
         if engine not in ENGINES:
@@ -223,10 +238,33 @@ class GyroRealizer:
                             key=lambda x: -x[1])
         if self.mbr and len(finals) > 1:
             finals = mbr_rerank(finals, self.mbr_scale)
+        heads, dep_score = [], 0.0
+        if self.dep is not None:
+            finals, heads, dep_score = self._dep_rerank(bag, [t for t, _ in finals[:self.dep_nbest]])
         nb = [(" ".join(t), self.lm.score(t)) for t, _ in finals[:self.nbest]]
         text, lp = nb[0]
         return GyroResult(text, lp, level, nb, total_cells, total_states, time.perf_counter() - t0,
-                          pool_mb=round(self._pool_mb, 3))
+                          pool_mb=round(self._pool_mb, 3), heads=heads, dep_score=dep_score)
+
+    def _dep_rerank(self, bag, cands):
+        """Rerank candidate strings (token lists, best first) by log10 p + dep_weight * F (see the
+        class doc).  Returns (finals [(tokens, combined score)] best first, heads of the best,
+        its scaled dependency score).  A candidate the parse cannot cover within its budget is
+        dropped; when none is left the candidates keep their order."""
+        if self.dep_own:
+            own = self.dep.linearize(bag).tokens
+            if own not in cands:
+                cands = cands + [own]
+        lm = self.rescore_lm or self.lm
+        scored = []
+        for t in cands:
+            p = self.dep.parse(t)
+            if p.order == list(range(len(t))):
+                scored.append((lm.score(t) + self.dep_weight * p.score * (2 * len(t) - 1), t, p))
+        if not scored:
+            return [(t, lm.score(t)) for t in cands], [], 0.0
+        scored.sort(key=lambda x: -round(x[0], 6))  # stable: ties (to float error) keep the LM's order
+        return [(t, sc) for sc, t, _ in scored], scored[0][2].heads, scored[0][2].score
 
     def _run_chart(self, bag, words, mult, wid, unseen):
         """Algorithm 3 in C pools (``wo._fast._gyro.GyroChart``), level by level.  Returns
@@ -273,7 +311,7 @@ class GyroRealizer:
             total_states += states
             if top is not None:
                 lat = pynini.compose(top, (G5 or G).sentence)
-                n = max(self.nbest, self.keep if self.mbr else 1)
+                n = max(self.nbest, self.keep if self.mbr else 1, self.dep_nbest if self.dep is not None else 1)
                 best = pynini.shortestpath(lat, nshortest=n, unique=True)
                 outs = sorted(_strings(best), key=lambda x: x[1])
                 return [([words[lab - 1] for lab in labels], -c) for labels, c in outs], lv, total_cells, total_states
@@ -403,16 +441,24 @@ _CACHE: Dict[tuple, GyroRealizer] = {}
 
 
 def _load(index_path: str, lm_path: str, rescore_path: Optional[str], opts: tuple) -> GyroRealizer:
+    """The realizer of these files and options (cached per process); opts may hold dep_model,
+    the path of a dependency model for the "+depLM" reranking."""
     from ..lm.model import LanguageModel
     from .index import PhraseIndex
 
     key = (index_path, lm_path, rescore_path, opts)
     if key not in _CACHE:
         _CACHE.clear()
+        kw = dict(opts)
+        dep_model = kw.pop("dep_model", None)
+        if dep_model:
+            from ..dep.linearizer import Linearizer
+
+            kw["dep"] = Linearizer.load(dep_model)
         _CACHE[key] = GyroRealizer(PhraseIndex.load(index_path, verify=False) if index_path else None,
                                    LanguageModel.load(lm_path, verify=False),
                                    LanguageModel.load(rescore_path, verify=False) if rescore_path else None,
-                                   **dict(opts))
+                                   **kw)
     return _CACHE[key]
 
 
@@ -438,6 +484,9 @@ def to_json(res: GyroResult) -> str:
     d = asdict(res)
     if not d["message"]:
         d.pop("message")
+    if not d["heads"]:                         # no dependency model: no tree
+        d.pop("heads")
+        d.pop("dep_score")
     d["nbest"] = [{"text": t, "log10_prob": p} for t, p in res.nbest]
     return json.dumps(d, ensure_ascii=False)
 
