@@ -184,3 +184,27 @@ def test_parsing_a_given_order_keeps_it_and_finds_the_tree():
     inst = make_instance(["a", "b"], [None, None], [-1, -1], lin.model.tagdict)
     with pytest.raises(ValueError, match="permutation"):
         core.decode(*inst.arrays(), 4, 100, tok_order=np.array([0, 0], dtype=np.int32), **core.kwargs(inst))
+
+
+def test_reranking_popped_goals_with_an_lm_keeps_the_given_trees():
+    """``Linearizer(rerank_lm=...)``: full trees pop many goals; the chosen one maximises
+    F + w * log10 p, keeps the given tree, and weight 0 gives the plain decoder's output."""
+    from tests.conftest import ROOT
+    from wo.dep.linearizer import Linearizer
+
+    path = str(ROOT / "corpora" / "models" / "wo-ewt-dep-lm.wo")
+    lm = LanguageModel.load(str(ROOT / "corpora" / "models" / "wo-en-4gram.wolm"))
+    plain, zero = Linearizer.load(path), Linearizer.load(path, rerank_lm=lm, rerank_weight=0.0)
+    rr = Linearizer.load(path, rerank_lm=lm, rerank_weight=2.0)
+    changed = 0
+    for s in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:30]:
+        pos = [None if t == "_" else t for t in s.xpos]
+        a, z, r = (x.linearize(s.forms, pos, list(s.heads)) for x in (plain, zero, rr))
+        assert z.tokens == a.tokens and z.heads == a.heads
+        assert sorted(r.order) == list(range(len(s)))
+        assert [0 if h == 0 else r.order[h - 1] + 1 for h in r.heads] == [s.heads[i] for i in r.order]
+        n = len(s)
+        assert (r.score * (2 * n - 1) + 2.0 * lm.score(r.tokens)
+                >= a.score * (2 * n - 1) + 2.0 * lm.score(a.tokens) - 1e-5)
+        changed += r.tokens != a.tokens
+    assert changed >= 2

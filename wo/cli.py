@@ -61,6 +61,11 @@ def cmd_linearize(a) -> int:
 
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
             "timeout": a.timeout, "patience_factor": a.patience, "lm": a.lm}
+    if a.rerank_lm:
+        if not os.path.exists(a.rerank_lm):
+            _err(f"{a.rerank_lm}: no such LM file (--rerank-lm)")
+            return EXIT_USER
+        opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight)
     return _batch_run(a, lambda bar: run(
         a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, given=a.given,
         reveal_pos=a.reveal_pos, reveal_heads=a.reveal_heads, seed=a.seed, jobs=a.jobs, on_error=a.on_error,
@@ -703,6 +708,8 @@ def _add_dep_train(sub, name: str, help_: str) -> None:
 
 
 def _add_dep_linearize(sub, name: str, help_: str) -> None:
+    from .dep.linearizer import DEFAULT_RERANK_WEIGHT
+
     li = sub.add_parser(name, help=help_)
     li.add_argument("--model", default=None, help="model file (default: the shipped dependency model)")
     li.add_argument("--input", default="-",
@@ -729,6 +736,11 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     li.add_argument("--backend", default="loky", choices=["loky", "dask"])
     li.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     li.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
+    li.add_argument("--rerank-lm", default=None,
+                    help="rerank the popped goal edges (the n-best; hundreds for full trees) by the model score "
+                         "plus --rerank-weight x this LM's log10 p, e.g. a larger LM than the model's own")
+    li.add_argument("--rerank-weight", type=float, default=DEFAULT_RERANK_WEIGHT,
+                    help="weight of --rerank-lm's log10 p (chosen on EWT dev trees)")
     li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     li.set_defaults(func=cmd_linearize)
 

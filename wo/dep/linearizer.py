@@ -27,6 +27,7 @@ DEFAULT_BUDGET_FACTOR = 30.0
 DEFAULT_COMPLETE_BEAM = 32
 DEFAULT_TREE_BEAM_FACTOR = 32.0
 DEFAULT_TREE_BUDGET_FACTOR = 1000.0
+DEFAULT_RERANK_WEIGHT = 0.8    # F + w * log10 p over the popped goals (EWT dev trees, text-en+ewt 5-gram)
 
 
 def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: float, complete_beam: int,
@@ -44,13 +45,20 @@ def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: floa
     order, hd, score, status, pops, edges = core.decode(
         *inst.arrays(), beam, budget, timeout, complete_beam, goal_patience=patience,
         tok_order=tok_order, **core.kwargs(inst))
-    n = inst.n
+    idx, heads = map_output(inst, order, hd)
+    return order, idx, heads, float(score), STATUS_NAMES[int(status)], int(pops), int(edges)
+
+
+def map_output(inst, order, hd):
+    """(idx list[int] caller's token index per output position, heads list[int] 1-based output
+    positions, 0 = root) of a search output: order int32[n] leaf ids in output order, hd
+    int32[n] head token (canonical index) or -1 per canonical token."""
     toks_c = inst.leaf_tok[order]
-    outpos = np.empty(n, dtype=np.int64)
-    outpos[toks_c] = np.arange(n)
+    outpos = np.empty(inst.n, dtype=np.int64)
+    outpos[toks_c] = np.arange(inst.n)
     idx = [int(inst.canon[c]) for c in toks_c]
     heads = [0 if hd[c] < 0 else int(outpos[hd[c]]) + 1 for c in toks_c]
-    return order, idx, heads, float(score), STATUS_NAMES[int(status)], int(pops), int(edges)
+    return idx, heads
 
 
 @dataclass
@@ -98,7 +106,11 @@ class Linearizer:
     patience_factor: pops per word spent after the first goal edge looking for a better-scored
     one (0 = stop at the first goal, as Algorithm 4); lm: the n-gram LM whose scores are
     features (a :class:`wo.lm.LanguageModel`, a path, "none"; default: the model's own, see
-    :func:`wo.dep.core.resolve_lm`).
+    :func:`wo.dep.core.resolve_lm`); rerank_lm: an n-gram LM (:class:`wo.lm.LanguageModel` or
+    a path) that reranks the goal edges the search popped (its n-best: with goal patience,
+    full-tree inputs pop hundreds) by F + rerank_weight * log10 p(string), F the model's
+    unscaled score; a larger LM than the model's own feature LM adds what the features lack
+    (chosen on EWT dev; ``bench/tree_rerank.py``).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.  Raises ModelError via :meth:`load`.
     """
@@ -106,8 +118,14 @@ class Linearizer:
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
                  timeout: float = 0.0, complete_beam: Optional[int] = None,
-                 patience_factor: Optional[float] = None, lm=None):
+                 patience_factor: Optional[float] = None, lm=None, rerank_lm=None,
+                 rerank_weight: float = DEFAULT_RERANK_WEIGHT):
         self.model = model
+        if isinstance(rerank_lm, str):
+            from ..lm.model import LanguageModel
+
+            rerank_lm = LanguageModel.load(rerank_lm, verify=False)
+        self.rerank_lm, self.rerank_weight = rerank_lm, float(rerank_weight)
         dec = model.header.get("decode", {})
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.tree_patience_factor = decode_option(patience_factor, dec, "tree_patience_factor", 0.0)
@@ -166,9 +184,26 @@ class Linearizer:
                 budget = max(8, int(self.tree_budget_factor * n))
         order, idx, out_heads, score, status, pops, edges = decode_instance(
             self.core, inst, beam, budget, self.timeout, self.complete_beam, patience)
+        if self.rerank_lm is not None and status == "ok":
+            order, idx, out_heads, score = self._rerank(inst, words, order, idx, out_heads, score)
         return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
                       score, status, pops, edges, time.perf_counter() - t0)
 
+    def _rerank(self, inst, words, order, idx, heads, score):
+        """The popped goal with the best F + rerank_weight * log10 p (the decode's own output on
+        ties).  Returns (order, idx, heads, scaled score) as :func:`decode_instance`."""
+        search = self.core.search
+        ids, F, S = search.popped_goals()
+        n = len(words)
+        best = (round(float(score) * (2 * n - 1) + self.rerank_weight * self.rerank_lm.score([words[i] for i in idx]), 6),
+                order, idx, heads, score)
+        for e, f, sc in zip(ids, F, S):
+            o, hd = search.output_of(int(e))
+            ix, hs = map_output(inst, o, hd)
+            v = round(float(f) + self.rerank_weight * self.rerank_lm.score([words[i] for i in ix]), 6)
+            if v > best[0]:
+                best = (v, o, ix, hs, float(sc))
+        return best[1], best[2], best[3], best[4]
 
     def parse(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,
               budget_factor: float = 200.0) -> Result:
@@ -210,6 +245,10 @@ class Linearizer:
                 "max_pops": self.max_pops, "timeout": self.timeout, "complete_beam": self.complete_beam,
                 "patience_factor": self.patience_factor,
                 "lm": self.lm.path if self.lm is not None and self.lm.path else (None if self.lm else "none")}
+        if self.rerank_lm is not None:
+            if not self.rerank_lm.path:
+                raise ValueError("linearize_file needs a rerank LM loaded from a file")
+            opts.update(rerank_lm=self.rerank_lm.path, rerank_weight=self.rerank_weight)
         opts.update({k: v for k, v in options.items() if k in opts})
         rest = {k: v for k, v in options.items() if k not in opts}
         return run(self.model.path, input_path, output_path, **rest, **opts)
