@@ -145,8 +145,13 @@ def test_shipped_sr_model_realises_as_recorded(tmp_path):
     t1 = tmp_path / "in.t1"
     assert main(["sr", "make-input", "--ud", str(_first(200, tmp_path)), "--out", str(t1), "--seed", "1"]) == 0
     out = tmp_path / "sr.txt"
-    assert main(["sr", "realize", "--input", str(t1), "--output", str(out), "--quiet"]) == 0
+    assert main(["sr", "realize", "--input", str(t1), "--output", str(out), "--rerank-lm", "none", "--quiet"]) == 0
     assert (tmp_path / "sr.txt.tok").read_text(encoding="utf-8").splitlines() == _golden("ewt-test-sr-200.tok.xz")
+    # the default since session 12: the popped goals reranked with the shipped 4-gram
+    assert main(["sr", "realize", "--input", str(t1), "--output", str(out), "--quiet"]) == 0
+    rr = (tmp_path / "sr.txt.tok").read_text(encoding="utf-8").splitlines()
+    assert rr == _golden("ewt-test-sr-200-rerank.tok.xz")
+    assert 5 <= sum(a != b for a, b in zip(rr, _golden("ewt-test-sr-200.tok.xz"))) <= 100
 
 
 def _wo(args, stdin=""):

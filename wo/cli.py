@@ -66,6 +66,19 @@ def cmd_linearize(a) -> int:
             _err(f"{a.rerank_lm}: no such LM file (--rerank-lm)")
             return EXIT_USER
         opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight)
+    if a.rerank_model:
+        models = []
+        for spec in a.rerank_model:
+            path, _, w = spec.rpartition(":") if ":" in spec else (spec, "", "1")
+            try:
+                models.append((path, float(w)))
+            except ValueError:
+                _err(f"--rerank-model {spec}: expected PATH:WEIGHT")
+                return EXIT_USER
+            if not os.path.exists(path):
+                _err(f"{path}: no such model file (--rerank-model)")
+                return EXIT_USER
+        opts["rerank_models"] = tuple(models)
     return _batch_run(a, lambda bar: run(
         a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, given=a.given,
         reveal_pos=a.reveal_pos, reveal_heads=a.reveal_heads, seed=a.seed, jobs=a.jobs, on_error=a.on_error,
@@ -240,6 +253,7 @@ def cmd_sr_realize(a) -> int:
     """``wo sr realize``: T1 input -> SR submission file and its .tok twin."""
     import time
 
+    from .lm.model import LMError
     from .model import Model, ModelError, default_model
     from .sr.realizer import Realizer, realize_many, write_submission
     from .sr.t1 import read_t1
@@ -247,8 +261,8 @@ def cmd_sr_realize(a) -> int:
     a.model = a.model or default_model("sr")
     t0 = time.perf_counter()
     try:
-        Realizer(Model.load(a.model), lm=a.lm)   # fail early on a wrong model or a missing LM
-    except (ValueError, ModelError) as exc:
+        Realizer(Model.load(a.model), lm=a.lm, rerank_lm=a.rerank_lm)   # fail early on a wrong model or a missing LM
+    except (ValueError, ModelError, LMError, FileNotFoundError) as exc:
         _err(str(exc))
         return EXIT_USER
     sents = read_t1(a.input)
@@ -258,6 +272,7 @@ def cmd_sr_realize(a) -> int:
     bar = _bar(a.quiet, total=len(sents))
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
             "patience_factor": a.patience, "lm": a.lm}
+    opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight)
     res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
                        scheduler=a.scheduler, **opts)
     bar.close()
@@ -622,6 +637,8 @@ def _add_gyro(sub) -> None:
 
 
 def _add_sr(sub) -> None:
+    from .sr.realizer import DEFAULT_SR_RERANK_WEIGHT
+
     sr = sub.add_parser("sr", help="Surface Realisation shared task (SR'19 shallow track, T1)")
     ss = sr.add_subparsers(dest="verb", required=True, metavar="VERB")
     m = ss.add_parser("make-input", help="UD CoNLL-U -> T1 input (scrambled ids, lemmas, lin)")
@@ -660,6 +677,12 @@ def _add_sr(sub) -> None:
     r.add_argument("--budget-factor", type=float, default=None)
     r.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
     r.add_argument("--lm", default=None, help="LM path, or 'none' (default: the model's own, if any)")
+    r.add_argument("--rerank-lm", default=None,
+                   help="rerank the popped goal edges by the model score plus --rerank-weight x this LM's "
+                        "log10 p of the realised string; 'none' turns it off (default: the model header's, "
+                        "for the shipped model the shipped 4-gram beside it)")
+    r.add_argument("--rerank-weight", type=float, default=None,
+                   help=f"weight of --rerank-lm's log10 p (default: the model header's, else {DEFAULT_SR_RERANK_WEIGHT})")
     r.add_argument("--patience", type=float, default=None,
                    help="pops per word spent after the first goal looking for a better one (default: model's)")
     r.add_argument("--quiet", action="store_true")
@@ -741,6 +764,9 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
                          "plus --rerank-weight x this LM's log10 p, e.g. a larger LM than the model's own")
     li.add_argument("--rerank-weight", type=float, default=DEFAULT_RERANK_WEIGHT,
                     help="weight of --rerank-lm's log10 p (chosen on EWT dev trees)")
+    li.add_argument("--rerank-model", nargs="+", default=None, metavar="PATH:WEIGHT",
+                    help="other word-ordering models whose weighted scores of each candidate (its string and "
+                         "tree) are added when reranking the popped goals (an ensemble)")
     li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     li.set_defaults(func=cmd_linearize)
 

@@ -28,6 +28,7 @@ DEFAULT_COMPLETE_BEAM = 32
 DEFAULT_TREE_BEAM_FACTOR = 32.0
 DEFAULT_TREE_BUDGET_FACTOR = 1000.0
 DEFAULT_RERANK_WEIGHT = 0.8    # F + w * log10 p over the popped goals (EWT dev trees, text-en+ewt 5-gram)
+DEFAULT_RERANK_NBEST = 20      # distinct strings reranked (EWT dev: 10, 20, all popped goals within 0.04)
 
 
 def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: float, complete_beam: int,
@@ -47,6 +48,43 @@ def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: floa
         tok_order=tok_order, **core.kwargs(inst))
     idx, heads = map_output(inst, order, hd)
     return order, idx, heads, float(score), STATUS_NAMES[int(status)], int(pops), int(edges)
+
+
+def rerank_goals(search, inst, first, tokens_of, lm, weight: float, nbest: int = DEFAULT_RERANK_NBEST,
+                 extra=None):
+    """Rerank the goal edges the last decode popped (its n-best) by F + weight * log10 p
+    (+ extra(tokens, idx, heads) when given: other models' scores of the same string and tree).
+
+    search: the ``Search`` of the last decode of ``inst``; first: (order, idx, heads, scaled
+    score) of the decoder's output; tokens_of(order, idx): the output string of a goal
+    (list[str]); lm: :class:`wo.lm.LanguageModel` or None; nbest: the decoder's output and the
+    best goals by F up to this many distinct strings are scored; F: the model's unscaled score
+    (scaled x (2n - 1)); scores are compared to 1e-6, ties keep the decoder's output.  Returns
+    the best (order, idx, heads, scaled score).  Source: n-best rescoring with a larger LM, as
+    de Gispert et al. (2014, section 3) rescore GYRO's lattices with a 5-gram.
+    """
+    def value(f, toks, ix, hs):
+        v = f + (weight * lm.score(toks) if lm is not None else 0.0)
+        return round(v + (extra(toks, ix, hs) if extra is not None else 0.0), 6)
+
+    ids, F, S = search.popped_goals()
+    order, idx, heads, score = first
+    toks = tokens_of(order, idx)
+    best = (value(float(score) * (2 * inst.n - 1), toks, idx, heads), first)
+    seen = {tuple(toks)}
+    for k in np.argsort(-F, kind="stable"):
+        if len(seen) >= nbest:
+            break
+        o, hd = search.output_of(int(ids[k]))
+        ix, hs = map_output(inst, o, hd)
+        toks = tokens_of(o, ix)
+        if tuple(toks) in seen:
+            continue
+        seen.add(tuple(toks))
+        v = value(float(F[k]), toks, ix, hs)
+        if v > best[0]:
+            best = (v, (o, ix, hs, float(S[k])))
+    return best[1]
 
 
 def map_output(inst, order, hd):
@@ -110,7 +148,9 @@ class Linearizer:
     a path) that reranks the goal edges the search popped (its n-best: with goal patience,
     full-tree inputs pop hundreds) by F + rerank_weight * log10 p(string), F the model's
     unscaled score; a larger LM than the model's own feature LM adds what the features lack
-    (chosen on EWT dev; ``bench/tree_rerank.py``).
+    (chosen on EWT dev); rerank_models: sequence of (model path or :class:`Linearizer`, weight):
+    other word-ordering models whose scores of each candidate's string and tree are added,
+    weighted (an ensemble by reranking).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.  Raises ModelError via :meth:`load`.
     """
@@ -119,13 +159,14 @@ class Linearizer:
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
                  timeout: float = 0.0, complete_beam: Optional[int] = None,
                  patience_factor: Optional[float] = None, lm=None, rerank_lm=None,
-                 rerank_weight: float = DEFAULT_RERANK_WEIGHT):
+                 rerank_weight: float = DEFAULT_RERANK_WEIGHT, rerank_models=()):
         self.model = model
         if isinstance(rerank_lm, str):
             from ..lm.model import LanguageModel
 
             rerank_lm = LanguageModel.load(rerank_lm, verify=False)
         self.rerank_lm, self.rerank_weight = rerank_lm, float(rerank_weight)
+        self.rerank_models = [(Linearizer.load(m) if isinstance(m, str) else m, float(w)) for m, w in rerank_models]
         dec = model.header.get("decode", {})
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.tree_patience_factor = decode_option(patience_factor, dec, "tree_patience_factor", 0.0)
@@ -184,36 +225,35 @@ class Linearizer:
                 budget = max(8, int(self.tree_budget_factor * n))
         order, idx, out_heads, score, status, pops, edges = decode_instance(
             self.core, inst, beam, budget, self.timeout, self.complete_beam, patience)
-        if self.rerank_lm is not None and status == "ok":
-            order, idx, out_heads, score = self._rerank(inst, words, order, idx, out_heads, score)
+        if (self.rerank_lm is not None or self.rerank_models) and status == "ok":
+            order, idx, out_heads, score = self._rerank(inst, words, pos, order, idx, out_heads, score)
         return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
                       score, status, pops, edges, time.perf_counter() - t0)
 
-    def _rerank(self, inst, words, order, idx, heads, score):
-        """The popped goal with the best F + rerank_weight * log10 p (the decode's own output on
-        ties).  Returns (order, idx, heads, scaled score) as :func:`decode_instance`."""
-        search = self.core.search
-        ids, F, S = search.popped_goals()
-        n = len(words)
-        best = (round(float(score) * (2 * n - 1) + self.rerank_weight * self.rerank_lm.score([words[i] for i in idx]), 6),
-                order, idx, heads, score)
-        for e, f, sc in zip(ids, F, S):
-            o, hd = search.output_of(int(e))
-            ix, hs = map_output(inst, o, hd)
-            v = round(float(f) + self.rerank_weight * self.rerank_lm.score([words[i] for i in ix]), 6)
-            if v > best[0]:
-                best = (v, o, ix, hs, float(sc))
-        return best[1], best[2], best[3], best[4]
+    def _rerank(self, inst, words, pos, order, idx, heads, score):
+        """The popped goal with the best F + rerank_weight * log10 p + sum of w_j F_j, F_j the
+        score of rerank model j of the same string and tree (:meth:`parse` with those heads)."""
+        def extra(toks, ix, hs):
+            n, v = len(toks), 0.0
+            for other, w in self.rerank_models:
+                p = other.parse(toks, [pos[i] for i in ix], heads=hs)
+                v += w * (p.score * (2 * n - 1) if p.order == list(range(n)) else -1e9)
+            return v
+
+        return rerank_goals(self.core.search, inst, (order, idx, heads, score),
+                            lambda o, ix: [words[i] for i in ix], self.rerank_lm, self.rerank_weight,
+                            extra=extra if self.rerank_models else None)
 
     def parse(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,
-              budget_factor: float = 200.0) -> Result:
+              budget_factor: float = 200.0, heads: Optional[Sequence[int]] = None) -> Result:
         """The model's best tree for the words in the order given: the same search, with edges
         combining only when adjacent in ``words`` (a best-first parser under the word-ordering
         model).  Its ``score`` (scaled, comparable between orders of one bag) is how this model
         rates that string, so candidates of other systems can be reranked by it.
 
         words: list of n str in surface order; pos: optional list of n str-or-None (given POS);
-        budget_factor: pops per word.  Returns a :class:`Result` whose order is 0..n-1 unless the
+        heads: optional list of n int (given heads as in :meth:`linearize`: the model's score of
+        that tree in that order); budget_factor: pops per word.  Returns a :class:`Result` whose order is 0..n-1 unless the
         search ran out of budget (status "fallback"/"timeout": its order may differ).
         Raises ValueError for an empty input.
         """
@@ -222,7 +262,8 @@ class Linearizer:
             raise ValueError("empty input")
         pos = list(pos) if pos is not None else [None] * n
         t0 = time.perf_counter()
-        inst = make_instance(words, pos, [-1] * n, self.model.tagdict, question_labels=self.question_labels)
+        inst = make_instance(words, pos, list(heads) if heads is not None else [-1] * n, self.model.tagdict,
+                             question_labels=self.question_labels)
         tok_order = np.empty(n, dtype=np.int32)
         tok_order[:] = np.asarray(inst.canon, dtype=np.int32)   # canonical token c sits at canon[c]
         beam = max(1, int(round(self.beam_factor * n)))
@@ -249,6 +290,8 @@ class Linearizer:
             if not self.rerank_lm.path:
                 raise ValueError("linearize_file needs a rerank LM loaded from a file")
             opts.update(rerank_lm=self.rerank_lm.path, rerank_weight=self.rerank_weight)
+        if self.rerank_models:
+            opts["rerank_models"] = tuple((m.model.path, w) for m, w in self.rerank_models)
         opts.update({k: v for k, v in options.items() if k in opts})
         rest = {k: v for k, v in options.items() if k not in opts}
         return run(self.model.path, input_path, output_path, **rest, **opts)

@@ -37,7 +37,7 @@ LEVELS = ("phrases", "bigram", "unigram", "weighted")
 PAPER_LEVELS = ("phrases", "bigram", "unigram")       # section 3.2's fallbacks
 DEFAULT_LEVELS = ("unigram",)      # best on EWT dev with text-en (bench/results/gyro/README.md)
 ENGINES = ("chart", "fst")
-DEFAULT_DEP_WEIGHT = 0.5      # "+depLM" weight of the dependency model score (chosen on EWT dev)
+DEFAULT_DEP_WEIGHT = 0.3      # "+depLM" weight of the dependency model score (EWT dev: bench/bag_rerank.py)
 DEFAULT_DEP_NBEST = 20        # strings the dependency model reranks
 
 

@@ -2,6 +2,7 @@
 and the SR submission writer (Zhang & Clark 2015, section 5.7 on the shared search core)."""
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from .t1 import SRSentence, lin_values
 DEFAULT_SR_BEAM_FACTOR = 16.0
 DEFAULT_SR_BUDGET_FACTOR = 200.0
 DEFAULT_SR_COMPLETE_BEAM = 32
+DEFAULT_SR_RERANK_WEIGHT = 1.0   # F + w * log10 p over the popped goals (EWT dev: 85.39 with the shipped 4-gram)
 # ---------------------------------------------------------------------------------- alignment
 def align(s: SRSentence, ref: Sequence[str], lex: Lexicon, max_steps: int = 20000) -> Optional[List[int]]:
     """Gold positions of the tokens of ``s`` in the reference tokens ``ref`` (section 5.7).
@@ -272,13 +274,19 @@ class Realizer:
     :func:`wo.model.resolve_lm` takes it (None: the model's own, if it was trained with one);
     articles: for an English model, make a/an agree with the following output word after the
     search (:func:`wo.sr.inflect.agree_articles`; the search itself picks a/an as often as the
-    features allow, which is rarely right before unseen words).
+    features allow, which is rarely right before unseen words); rerank_lm (a
+    :class:`wo.lm.LanguageModel` or a path) and rerank_weight: rerank the goal edges the search
+    popped by F + rerank_weight * log10 p of their realised strings
+    (:func:`wo.dep.linearizer.rerank_goals`; chosen on EWT dev, ``bench/sr_eval.py``); None =
+    the model header's ``decode.rerank_lm`` / ``rerank_weight`` (:func:`rerank_lm_of`), "none" =
+    no reranking.
     Raises ValueError if the model is not an SR model, ModelError if its LM is missing.
     """
 
     def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
-                 patience_factor: Optional[float] = None, lm=None, articles: bool = True):
+                 patience_factor: Optional[float] = None, lm=None, articles: bool = True,
+                 rerank_lm=None, rerank_weight: Optional[float] = None):
         from ..dep.core import DepSearch
         from ..model import decode_option, resolve_lm
 
@@ -294,6 +302,8 @@ class Realizer:
         self.complete_beam = decode_option(complete_beam, dec, "complete_beam", DEFAULT_SR_COMPLETE_BEAM, int)
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.timeout = timeout
+        self.rerank_lm = rerank_lm_of(model, rerank_lm)
+        self.rerank_weight = decode_option(rerank_weight, dec, "rerank_weight", DEFAULT_SR_RERANK_WEIGHT)
         self.lm = resolve_lm(model, lm)
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
 
@@ -313,15 +323,50 @@ class Realizer:
         inst = sr_instance(s, self.lexicon, question_labels=self.question_labels)
         beam = max(1, int(round(self.beam_factor * n)))
         budget = max(8, int(self.budget_factor * n))
-        from ..dep.linearizer import decode_instance
+        from ..dep.linearizer import decode_instance, rerank_goals
 
-        order, idx, heads, _, status, pops, edges = decode_instance(
+        order, idx, heads, score, status, pops, edges = decode_instance(
             self.core, inst, beam, budget, self.timeout, self.complete_beam, int(self.patience_factor * n))
-        forms = [inst.leaf_form[leaf] for leaf in order]
-        if self.lexicon.english and self.articles:
-            forms = agree_articles(forms, [s.lemmas[i] for i in idx])
-        return SRResult(capitalise(forms), idx, heads,
+
+        def tokens_of(o, ix):
+            forms = [inst.leaf_form[leaf] for leaf in o]
+            if self.lexicon.english and self.articles:
+                forms = agree_articles(forms, [s.lemmas[i] for i in ix])
+            return capitalise(forms)
+
+        if self.rerank_lm is not None and status == "ok":
+            order, idx, heads, score = rerank_goals(self.core.search, inst, (order, idx, heads, score),
+                                                    tokens_of, self.rerank_lm, self.rerank_weight)
+        return SRResult(tokens_of(order, idx), idx, heads,
                         [s.deprels[i] for i in idx], status, pops, edges, time.perf_counter() - t0)
+
+
+def rerank_lm_of(model, rerank_lm=None):
+    """The reranking LM of a model: ``rerank_lm`` (a :class:`wo.lm.LanguageModel`, a path, or
+    "none"), or with None the file named by the model header's ``decode.rerank_lm``, looked up
+    beside the model file and in the shipped model directory (None when the header names none).
+    Raises ModelError when the named file is missing, LMError for a bad LM file."""
+    from ..lm.model import LanguageModel
+    from ..model import ModelError, default_model
+
+    if rerank_lm is None:
+        name = model.header.get("decode", {}).get("rerank_lm")
+        if not name:
+            return None
+        dirs = [os.path.dirname(os.path.abspath(model.path))] if model.path else []
+        try:
+            dirs.append(os.path.dirname(default_model("sr")))
+        except ModelError:
+            pass
+        rerank_lm = next((os.path.join(d, name) for d in dirs if os.path.exists(os.path.join(d, name))), None)
+        if rerank_lm is None:
+            raise ModelError(f"the model reranks with the LM {name}, which is not beside it; "
+                             "pass --rerank-lm PATH (or --rerank-lm none)")
+    if isinstance(rerank_lm, str):
+        if rerank_lm == "none":
+            return None
+        rerank_lm = LanguageModel.load(rerank_lm, verify=False)
+    return rerank_lm
 
 
 def fallback_result(s: SRSentence, message: str) -> SRResult:
