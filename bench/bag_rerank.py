@@ -113,16 +113,20 @@ def main(argv=None) -> int:
     dep = [json.loads(ln) for ln in open(dep_out, encoding="utf-8")]
     gy = [json.loads(ln) for ln in open(gy_out, encoding="utf-8")]
     assert len(dep) == len(gy) == len(refs)
-    cands = []
+    cands, ranks = [], []          # ranks[i][j]: GYRO rank of candidate j (None: the dependency output only)
     for d, g, r in zip(dep, gy, refs):
-        c = [d["tokens"]]
-        for x in g["nbest"] or [{"text": g["text"]}]:
+        c, rk = [d["tokens"]], [None]
+        for q, x in enumerate(g["nbest"] or [{"text": g["text"]}]):
             t = x["text"].split()
-            if t not in c:
+            if t in c:
+                rk[c.index(t)] = q if rk[c.index(t)] is None else rk[c.index(t)]
+            else:
                 c.append(t)
+                rk.append(q)
         for t in c:
             assert sorted(t) == sorted(r), (t, r)
         cands.append(c)
+        ranks.append(rk)
     feats_path = stem + f".feats{a.k}.{a.limit or ''}.json"
     if os.path.exists(feats_path):
         feats = json.load(open(feats_path))
@@ -138,12 +142,12 @@ def main(argv=None) -> int:
         times["parse_seconds"] = time.perf_counter() - t0
         json.dump(feats, open(feats_path, "w"))
 
-    def pick(lam):
-        out = []
-        for c, f in zip(cands, feats):
-            best = max(range(len(c)), key=lambda j: (f[j][1] + lam * f[j][0], -j))
-            out.append(c[best])
-        return out
+    def choice(lam, k, own, c, f, rk):
+        ok = [j for j in range(len(c)) if (rk[j] is not None and rk[j] < k) or (own and j == 0)]
+        return max(ok, key=lambda j: (round(f[j][1] + lam * f[j][0], 6), -(rk[j] if rk[j] is not None else 10 ** 6)))
+
+    def pick(lam, k=a.k, own=True):
+        return [c[choice(lam, k, own, c, f, rk)] for c, f, rk in zip(cands, feats, ranks)]
 
     def b(hyps):
         sc = bleu([" ".join(h) for h in hyps], [" ".join(r) for r in refs])
@@ -157,8 +161,9 @@ def main(argv=None) -> int:
     lams = [a.lam] if a.lam is not None else [float(x) for x in a.lams.split(",")]
     result["by_lam"] = {str(lam): b(pick(lam))[0] for lam in lams}
     result["dep_output_chosen_pct"] = {str(lam): round(100.0 * sum(
-        max(range(len(c)), key=lambda j: (f[j][1] + lam * f[j][0], -j)) == 0 for c, f in zip(cands, feats)) / len(cands), 1)
-        for lam in lams}
+        choice(lam, a.k, True, c, f, rk) == 0 for c, f, rk in zip(cands, feats, ranks)) / len(cands), 1) for lam in lams}
+    result["by_lam_without_dep_output"] = {str(lam): b(pick(lam, own=False))[0] for lam in lams}
+    result["by_k_lam"] = {f"{k}:{lam}": b(pick(lam, k=k))[0] for k in (1, 5, 10, a.k) if k <= a.k for lam in lams}
     orc = []
     from sacrebleu.metrics import BLEU
 
