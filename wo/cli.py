@@ -262,7 +262,10 @@ def cmd_sr_realize(a) -> int:
     t0 = time.perf_counter()
     try:
         Realizer(Model.load(a.model), lm=a.lm, rerank_lm=a.rerank_lm)   # fail early on a wrong model or a missing LM
-    except (ValueError, ModelError, LMError, FileNotFoundError) as exc:
+    except FileNotFoundError as exc:
+        _err(f"{exc.filename}: no such file (--model, --lm or --rerank-lm)")
+        return EXIT_USER
+    except (ValueError, ModelError, LMError) as exc:
         _err(str(exc))
         return EXIT_USER
     sents = read_t1(a.input)
