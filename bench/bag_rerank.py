@@ -66,9 +66,8 @@ def parse_chunk(model, lm5, items):
     for i, cands in items:
         row = []
         for c in cands:
-            r = lin.parse(c)
-            ok = r.order == list(range(len(c)))
-            row.append((r.score * (2 * len(c) - 1) if ok else float("-inf"), lm.score(c)))
+            f = lin.parse(c).parsed_score()
+            row.append((f if f is not None else float("-inf"), lm.score(c)))
         out.append((i, row))
     return out
 

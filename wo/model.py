@@ -263,6 +263,13 @@ def check_lm_fit(model, lm, where: str = "--lm") -> None:
                          "words); pass that LM, --lm none, or retrain with this LM")
 
 
+def file_beside(model, name: str, also=()) -> Optional[str]:
+    """The path of a file a model header names: ``name`` beside the model file, else the first
+    existing path of ``also``; None when there is none."""
+    cands = [os.path.join(os.path.dirname(os.path.abspath(model.path)), name)] if model.path else []
+    return next((p for p in cands + list(also) if p and os.path.exists(p)), None)
+
+
 def resolve_lm(model, lm=None, check: bool = True):
     """The LM a model decodes with: ``lm`` a :class:`wo.lm.LanguageModel`, a path, or "none";
     None = the LM named in the model header (``lm.file``), looked up beside the model file and
@@ -275,11 +282,7 @@ def resolve_lm(model, lm=None, check: bool = True):
         ent = model.header.get("lm")
         if not ent:
             return None
-        cands = []
-        if model.path:
-            cands.append(os.path.join(os.path.dirname(os.path.abspath(model.path)), ent["file"]))
-        cands.append(ent.get("path", ""))
-        path = next((p for p in cands if p and os.path.exists(p)), None)
+        path = file_beside(model, ent["file"], [ent.get("path", "")])
         if path is None:
             raise ModelError(f"the model was trained with the LM {ent['file']}, which is not beside it; "
                              "pass --lm PATH (or --lm none to decode without it)")

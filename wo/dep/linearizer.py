@@ -126,6 +126,13 @@ class Result:
         """The tokens joined by single spaces (tokenized output)."""
         return " ".join(self.tokens)
 
+    def parsed_score(self) -> Optional[float]:
+        """For a :meth:`Linearizer.parse` result: the model's unscaled score F (scaled x
+        (2n - 1)) of its best tree for the given order, or None when the parse could not keep
+        that order within its budget."""
+        n = len(self.tokens)
+        return self.score * (2 * n - 1) if self.order == list(range(n)) else None
+
     @classmethod
     def input_order(cls, words: Sequence[str], pos: Optional[Sequence[Optional[str]]], message: str) -> "Result":
         """The error fallback: the words in input order, chained to the first word, status "error"."""
@@ -234,10 +241,10 @@ class Linearizer:
         """The popped goal with the best F + rerank_weight * log10 p + sum of w_j F_j, F_j the
         score of rerank model j of the same string and tree (:meth:`parse` with those heads)."""
         def extra(toks, ix, hs):
-            n, v = len(toks), 0.0
+            v = 0.0
             for other, w in self.rerank_models:
-                p = other.parse(toks, [pos[i] for i in ix], heads=hs)
-                v += w * (p.score * (2 * n - 1) if p.order == list(range(n)) else -1e9)
+                f = other.parse(toks, [pos[i] for i in ix], heads=hs).parsed_score()
+                v += w * (f if f is not None else -1e9)
             return v
 
         return rerank_goals(self.core.search, inst, (order, idx, heads, score),

@@ -259,8 +259,8 @@ class GyroRealizer:
         scored = []
         for t in cands:
             p = self.dep.parse(t)
-            if p.order == list(range(len(t))):
-                scored.append((lm.score(t) + self.dep_weight * p.score * (2 * len(t) - 1), t, p))
+            if p.parsed_score() is not None:
+                scored.append((lm.score(t) + self.dep_weight * p.parsed_score(), t, p))
         if not scored:
             return [(t, lm.score(t)) for t in cands], [], 0.0
         scored.sort(key=lambda x: -round(x[0], 6))  # stable: ties (to float error) keep the LM's order

@@ -347,18 +347,17 @@ def rerank_lm_of(model, rerank_lm=None):
     beside the model file and in the shipped model directory (None when the header names none).
     Raises ModelError when the named file is missing, LMError for a bad LM file."""
     from ..lm.model import LanguageModel
-    from ..model import ModelError, default_model
+    from ..model import ModelError, default_model, file_beside
 
     if rerank_lm is None:
         name = model.header.get("decode", {}).get("rerank_lm")
         if not name:
             return None
-        dirs = [os.path.dirname(os.path.abspath(model.path))] if model.path else []
         try:
-            dirs.append(os.path.dirname(default_model("sr")))
+            shipped = [os.path.join(os.path.dirname(default_model("sr")), name)]
         except ModelError:
-            pass
-        rerank_lm = next((os.path.join(d, name) for d in dirs if os.path.exists(os.path.join(d, name))), None)
+            shipped = []
+        rerank_lm = file_beside(model, name, shipped)
         if rerank_lm is None:
             raise ModelError(f"the model reranks with the LM {name}, which is not beside it; "
                              "pass --rerank-lm PATH (or --rerank-lm none)")
