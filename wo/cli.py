@@ -52,6 +52,24 @@ def cmd_train(a) -> int:
     return EXIT_OK
 
 
+def _weighted_paths(specs, option: str, what: str, default: float) -> tuple:
+    """((path, weight), ...) of PATH[:WEIGHT] specs (``default`` weight without one).
+    Raises ValueError naming the option for a bad weight or a missing file."""
+    out = []
+    for spec in specs:
+        path, w = spec, default
+        head, sep, tail = spec.rpartition(":")
+        if sep and not os.path.exists(spec):
+            try:
+                path, w = head, float(tail)
+            except ValueError:
+                raise ValueError(f"{option} {spec}: expected PATH or PATH:WEIGHT") from None
+        if not os.path.exists(path):
+            raise ValueError(f"{path}: no such {what} file ({option})")
+        out.append((path, float(w)))
+    return tuple(out)
+
+
 def cmd_linearize(a) -> int:
     """``wo dep linearize``: batch linearization (wo.dep.run) with a progress bar on stderr."""
     from .dep.linearizer import run
@@ -61,24 +79,16 @@ def cmd_linearize(a) -> int:
 
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
             "timeout": a.timeout, "patience_factor": a.patience, "lm": a.lm}
-    if a.rerank_lm:
-        if not os.path.exists(a.rerank_lm):
-            _err(f"{a.rerank_lm}: no such LM file (--rerank-lm)")
-            return EXIT_USER
-        opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight)
-    if a.rerank_model:
-        models = []
-        for spec in a.rerank_model:
-            path, _, w = spec.rpartition(":") if ":" in spec else (spec, "", "1")
-            try:
-                models.append((path, float(w)))
-            except ValueError:
-                _err(f"--rerank-model {spec}: expected PATH:WEIGHT")
-                return EXIT_USER
-            if not os.path.exists(path):
-                _err(f"{path}: no such model file (--rerank-model)")
-                return EXIT_USER
-        opts["rerank_models"] = tuple(models)
+    if a.rerank_lm == ["none"]:
+        opts["tree_rerank"], a.rerank_lm = "none", None
+    try:
+        if a.rerank_lm:
+            opts["rerank_lms"] = _weighted_paths(a.rerank_lm, "--rerank-lm", "LM", a.rerank_weight)
+        if a.rerank_model:
+            opts["rerank_models"] = _weighted_paths(a.rerank_model, "--rerank-model", "model", 1.0)
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USER
     return _batch_run(a, lambda bar: run(
         a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, given=a.given,
         reveal_pos=a.reveal_pos, reveal_heads=a.reveal_heads, seed=a.seed, jobs=a.jobs, on_error=a.on_error,
@@ -313,17 +323,60 @@ def cmd_lm_train(a) -> int:
     from .lm.estimation import train
     from .lm.model import save_tables
 
+    if bool(a.text) == bool(a.conllu):
+        _err("give either --text (tokenized text) or --conllu (trees for --view)")
+        return EXIT_USER
+    if a.text and a.view != "words":
+        _err(f"--view {a.view} needs trees: give --conllu instead of --text")
+        return EXIT_USER
+    from .lm.files import is_arpa_name
+
+    if a.view != "words" and is_arpa_name(a.out):
+        _err(f"{a.out}: --view {a.view} is recorded in wo's binary header; ARPA cannot hold it")
+        return EXIT_USER
+    tmp = None
     try:
-        t = train(a.text, a.order, vocab_min_count=a.vocab_min_count, prune=a.prune, jobs=a.jobs,
+        paths = a.text
+        if a.conllu:
+            tmp = _view_text(a.conllu, a.view)
+            paths = [tmp]
+        t = train(paths, a.order, vocab_min_count=a.vocab_min_count, prune=a.prune, jobs=a.jobs,
                   backend=a.backend, scheduler=a.scheduler, max_tokens=a.max_tokens,
                   log=lambda m: None if a.quiet else print(m, file=sys.stderr))
     except ValueError as exc:
         _err(str(exc))
         return EXIT_USER
+    finally:
+        if tmp:
+            os.unlink(tmp)
+    if a.conllu:
+        t.meta.update(sources=[os.path.basename(p) for p in a.conllu], view=a.view)
     save_tables(t, a.out)
     if not a.quiet:
         _err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()})")
     return EXIT_OK
+
+
+def _view_text(conllu_paths, view: str) -> str:
+    """A temporary text file with the ``view`` sequences (:mod:`wo.lm.views`) of the trees of
+    the CoNLL-U files, one per line; the caller deletes it.  Raises ValueError (bad CoNLL-U,
+    naming the file and line)."""
+    import tempfile
+
+    from .io.conllu import read_conllu
+    from .lm.views import treebank_lines
+
+    fd, tmp = tempfile.mkstemp(prefix="wo-view-", suffix=".txt")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        try:
+            for path in conllu_paths:
+                for line in treebank_lines(read_conllu(path), view):
+                    out.write(line + "\n")
+        except BaseException:
+            out.close()
+            os.unlink(tmp)
+            raise
+    return tmp
 
 
 def cmd_lm_convert(a) -> int:
@@ -367,7 +420,12 @@ def _add_lm(sub) -> None:
     lm = sub.add_parser("lm", help="n-gram language models (modified Kneser-Ney, ARPA, binary)")
     ls = lm.add_subparsers(dest="verb", required=True, metavar="VERB")
     t = ls.add_parser("train", help="estimate an interpolated modified Kneser-Ney LM")
-    t.add_argument("--text", nargs="+", required=True, help="tokenized text, one sentence per line (.xz/.gz ok)")
+    t.add_argument("--text", nargs="+", default=None, help="tokenized text, one sentence per line (.xz/.gz ok)")
+    t.add_argument("--conllu", nargs="+", default=None,
+                   help="treebank files (.xz ok) instead of --text: the LM is estimated on their trees in --view")
+    t.add_argument("--view", default="words", choices=["words", "pos", "dep-mix", "dep-word"],
+                   help="with --conllu: forms (words), POS sequences (pos), or each head's dependents in order "
+                        "(dep-mix, dep-word: a dependency LM for reranking trees; recorded in the header)")
     t.add_argument("--order", type=int, default=4, help="n-gram order, 1..6")
     t.add_argument("--out", required=True, help="output: .arpa(.gz/.xz) writes ARPA, anything else wo's binary")
     t.add_argument("--vocab-min-count", type=int, default=1, help="words seen fewer times become <unk>")
@@ -579,7 +637,12 @@ def _add_gyro(sub) -> None:
     gy = sub.add_parser("gyro", help="GYRO phrase-based word ordering (de Gispert et al. 2014)")
     gs = gy.add_subparsers(dest="verb", required=True, metavar="VERB")
     t = gs.add_parser("index", help="build the phrase index of a text collection (n-grams 2..N)")
-    t.add_argument("--text", nargs="+", required=True, help="tokenized text, one sentence per line (.xz/.gz ok)")
+    t.add_argument("--text", nargs="+", default=None, help="tokenized text, one sentence per line (.xz/.gz ok)")
+    t.add_argument("--conllu", nargs="+", default=None,
+                   help="treebank files (.xz ok) instead of --text: the LM is estimated on their trees in --view")
+    t.add_argument("--view", default="words", choices=["words", "pos", "dep-mix", "dep-word"],
+                   help="with --conllu: forms (words), POS sequences (pos), or each head's dependents in order "
+                        "(dep-mix, dep-word: a dependency LM for reranking trees; recorded in the header)")
     t.add_argument("--out", required=True, help="output index file")
     t.add_argument("--max-n", type=int, default=5, help="longest phrase, 2..6")
     t.add_argument("--min-count", type=int, default=1, help="leave out phrases seen fewer times")
@@ -762,11 +825,14 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     li.add_argument("--backend", default="loky", choices=["loky", "dask"])
     li.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     li.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
-    li.add_argument("--rerank-lm", default=None,
+    li.add_argument("--rerank-lm", nargs="+", default=None, metavar="PATH[:WEIGHT]",
                     help="rerank the popped goal edges (the n-best; hundreds for full trees) by the model score "
-                         "plus --rerank-weight x this LM's log10 p, e.g. a larger LM than the model's own")
+                         "plus weight x each LM's log10 p, e.g. a larger LM than the model's own; an LM "
+                         "estimated with 'wo lm train --conllu --view V' scores the POS or the dependents "
+                         "of each head (a dependency LM) instead of the words; 'none' turns off the rerankers "
+                         "a model's header names for tree inputs (decode.tree_rerank)")
     li.add_argument("--rerank-weight", type=float, default=DEFAULT_RERANK_WEIGHT,
-                    help="weight of --rerank-lm's log10 p (chosen on EWT dev trees)")
+                    help="weight of a --rerank-lm given without one (chosen on EWT dev trees)")
     li.add_argument("--rerank-model", nargs="+", default=None, metavar="PATH:WEIGHT",
                     help="other word-ordering models whose weighted scores of each candidate (its string and "
                          "tree) are added when reranking the popped goals (an ensemble)")

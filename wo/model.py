@@ -270,6 +270,20 @@ def file_beside(model, name: str, also=()) -> Optional[str]:
     return next((p for p in cands + list(also) if p and os.path.exists(p)), None)
 
 
+def named_file(model, name: str, system: str, key: str, option: str) -> str:
+    """The path of a file the header entry ``key`` of a ``system`` model names: beside the model
+    file, else in the shipped model directory.  Raises ModelError naming ``option`` (the
+    command-line way round it) when it is in neither."""
+    try:
+        shipped = [os.path.join(os.path.dirname(default_model(system)), name)]
+    except ModelError:
+        shipped = []
+    path = file_beside(model, name, shipped)
+    if path is None:
+        raise ModelError(f"the model's {key} names {name}, which is not beside it; pass {option}")
+    return path
+
+
 def resolve_lm(model, lm=None, check: bool = True):
     """The LM a model decodes with: ``lm`` a :class:`wo.lm.LanguageModel`, a path, or "none";
     None = the LM named in the model header (``lm.file``), looked up beside the model file and

@@ -17,7 +17,8 @@ from ..io.batch import Summary, map_batches, process
 from ..io.items import Item, format_result, read_items, validate
 from ..io.trees import permutation, remap_heads
 from ..io.conllu import Sentence
-from ..model import Model, decode_option  # noqa: F401  (decode_option re-exported)
+from ..lm.views import score_view
+from ..model import Model, decode_option, named_file  # noqa: F401  (decode_option re-exported)
 from .core import DepSearch, resolve_lm
 from .instance import choose_given, make_instance, reveal
 
@@ -53,24 +54,25 @@ def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: floa
 def rerank_goals(search, inst, first, tokens_of, lm, weight: float, nbest: int = DEFAULT_RERANK_NBEST,
                  extra=None):
     """Rerank the goal edges the last decode popped (its n-best) by F + weight * log10 p
-    (+ extra(tokens, idx, heads) when given: other models' scores of the same string and tree).
+    (+ extra(order, tokens, idx, heads) when given: other scores of the same string and tree).
 
     search: the ``Search`` of the last decode of ``inst``; first: (order, idx, heads, scaled
     score) of the decoder's output; tokens_of(order, idx): the output string of a goal
-    (list[str]); lm: :class:`wo.lm.LanguageModel` or None; nbest: the decoder's output and the
+    (list[str]); extra's order: int32[n] leaf ids in output order, idx/heads as in ``first``;
+    lm: :class:`wo.lm.LanguageModel` or None; nbest: the decoder's output and the
     best goals by F up to this many distinct strings are scored; F: the model's unscaled score
     (scaled x (2n - 1)); scores are compared to 1e-6, ties keep the decoder's output.  Returns
     the best (order, idx, heads, scaled score).  Source: n-best rescoring with a larger LM, as
     de Gispert et al. (2014, section 3) rescore GYRO's lattices with a 5-gram.
     """
-    def value(f, toks, ix, hs):
+    def value(f, o, toks, ix, hs):
         v = f + (weight * lm.score(toks) if lm is not None else 0.0)
-        return round(v + (extra(toks, ix, hs) if extra is not None else 0.0), 6)
+        return round(v + (extra(o, toks, ix, hs) if extra is not None else 0.0), 6)
 
     ids, F, S = search.popped_goals()
     order, idx, heads, score = first
     toks = tokens_of(order, idx)
-    best = (value(float(score) * (2 * inst.n - 1), toks, idx, heads), first)
+    best = (value(float(score) * (2 * inst.n - 1), order, toks, idx, heads), first)
     seen = {tuple(toks)}
     for k in np.argsort(-F, kind="stable"):
         if len(seen) >= nbest:
@@ -81,10 +83,33 @@ def rerank_goals(search, inst, first, tokens_of, lm, weight: float, nbest: int =
         if tuple(toks) in seen:
             continue
         seen.add(tuple(toks))
-        v = value(float(F[k]), toks, ix, hs)
+        v = value(float(F[k]), o, toks, ix, hs)
         if v > best[0]:
             best = (v, (o, ix, hs, float(S[k])))
     return best[1]
+
+
+def tree_rerankers_of(model) -> tuple:
+    """([(LM path, weight)], [(model path, weight)]): the rerankers a model's header names for
+    tree inputs (``decode.tree_rerank``: {"lms": [[file, weight], ...], "models": [...]}, files
+    beside the model or in the shipped model directory); empty lists when it names none.
+    Raises ModelError for a named file that is missing."""
+    spec = model.header.get("decode", {}).get("tree_rerank") or {}
+
+    def where(name):
+        return named_file(model, name, "dep", "decode.tree_rerank", "--rerank-lm/--rerank-model, or --rerank-lm none")
+
+    return ([(where(n), float(w)) for n, w in spec.get("lms", [])],
+            [(where(n), float(w)) for n, w in spec.get("models", [])])
+
+
+def load_rerankers(lms, models):
+    """([(LanguageModel, weight)], [(Linearizer, weight)]) of (LM or path, weight) and (model or
+    path, weight) pairs.  Raises FileNotFoundError, LMError, ModelError for bad files."""
+    from ..lm.model import LanguageModel
+
+    return ([(LanguageModel.load(m, verify=False) if isinstance(m, str) else m, float(w)) for m, w in lms],
+            [(Linearizer.load(m) if isinstance(m, str) else m, float(w)) for m, w in models])
 
 
 def map_output(inst, order, hd):
@@ -155,9 +180,11 @@ class Linearizer:
     a path) that reranks the goal edges the search popped (its n-best: with goal patience,
     full-tree inputs pop hundreds) by F + rerank_weight * log10 p(string), F the model's
     unscaled score; a larger LM than the model's own feature LM adds what the features lack
-    (chosen on EWT dev); rerank_models: sequence of (model path or :class:`Linearizer`, weight):
-    other word-ordering models whose scores of each candidate's string and tree are added,
-    weighted (an ensemble by reranking).
+    (chosen on EWT dev); rerank_lms: sequence of (LM or path, weight), more reranking LMs, each
+    scoring a candidate in the view it was estimated on (:mod:`wo.lm.views`: words, POS, or the
+    dependents of each head, a dependency LM); rerank_models: sequence of (model path or
+    :class:`Linearizer`, weight): other word-ordering models whose scores of each candidate's
+    string and tree are added, weighted (an ensemble by reranking).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.  Raises ModelError via :meth:`load`.
     """
@@ -166,14 +193,19 @@ class Linearizer:
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
                  timeout: float = 0.0, complete_beam: Optional[int] = None,
                  patience_factor: Optional[float] = None, lm=None, rerank_lm=None,
-                 rerank_weight: float = DEFAULT_RERANK_WEIGHT, rerank_models=()):
+                 rerank_weight: float = DEFAULT_RERANK_WEIGHT, rerank_models=(), rerank_lms=(),
+                 tree_rerank: Optional[str] = None):
         self.model = model
-        if isinstance(rerank_lm, str):
-            from ..lm.model import LanguageModel
-
-            rerank_lm = LanguageModel.load(rerank_lm, verify=False)
-        self.rerank_lm, self.rerank_weight = rerank_lm, float(rerank_weight)
-        self.rerank_models = [(Linearizer.load(m) if isinstance(m, str) else m, float(w)) for m, w in rerank_models]
+        if rerank_lm == "none":
+            rerank_lm, tree_rerank = None, "none"
+        lms = ([(rerank_lm, rerank_weight)] if rerank_lm is not None else []) + list(rerank_lms)
+        self.rerank_lms, self.rerank_models = load_rerankers(lms, rerank_models)
+        # the model's default rerankers of tree inputs (header decode.tree_rerank), unless the
+        # caller gave rerankers or turned them off with tree_rerank="none"
+        self.tree_rerank = "none" if tree_rerank == "none" else None
+        self.tree_rerank_lms, self.tree_rerank_models = [], []
+        if tree_rerank != "none" and not (self.rerank_lms or self.rerank_models):
+            self.tree_rerank_lms, self.tree_rerank_models = load_rerankers(*tree_rerankers_of(model))
         dec = model.header.get("decode", {})
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.tree_patience_factor = decode_option(patience_factor, dec, "tree_patience_factor", 0.0)
@@ -225,31 +257,40 @@ class Linearizer:
         beam = max(1, int(round(self.beam_factor * n)))
         budget = self.budget(n)
         patience = int(self.patience_factor * n)
-        if 2 * sum(1 for h in heads if h >= 0) >= n:
+        tree = 2 * sum(1 for h in heads if h >= 0) >= n
+        if tree:
             patience = int(self.tree_patience_factor * n)
             if not self._fixed:
                 beam = max(1, int(round(self.tree_beam_factor * n)))
                 budget = max(8, int(self.tree_budget_factor * n))
         order, idx, out_heads, score, status, pops, edges = decode_instance(
             self.core, inst, beam, budget, self.timeout, self.complete_beam, patience)
-        if (self.rerank_lm is not None or self.rerank_models) and status == "ok":
-            order, idx, out_heads, score = self._rerank(inst, words, pos, order, idx, out_heads, score)
+        lms, models = self.rerank_lms, self.rerank_models
+        if tree and not (lms or models):
+            lms, models = self.tree_rerank_lms, self.tree_rerank_models
+        if (lms or models) and status == "ok":
+            order, idx, out_heads, score = self._rerank(inst, words, pos, (order, idx, out_heads, score),
+                                                        lms, models)
         return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
                       score, status, pops, edges, time.perf_counter() - t0)
 
-    def _rerank(self, inst, words, pos, order, idx, heads, score):
-        """The popped goal with the best F + rerank_weight * log10 p + sum of w_j F_j, F_j the
-        score of rerank model j of the same string and tree (:meth:`parse` with those heads)."""
-        def extra(toks, ix, hs):
+    def _rerank(self, inst, words, pos, first, lms, models):
+        """The popped goal with the best F + sum of w_i log10 p_i + sum of w_j F_j: p_i the
+        probability of the candidate under reranking LM i in its view (:func:`wo.lm.views.score_view`;
+        tags are the output's POS), F_j the score of rerank model j of the same string and tree
+        (:meth:`parse` with those heads)."""
+        def extra(o, toks, ix, hs):
+            tags = [inst.leaf_tag[leaf] for leaf in o]
             v = 0.0
-            for other, w in self.rerank_models:
+            for lm, w in lms:
+                v += w * score_view(lm, toks, tags, hs)
+            for other, w in models:
                 f = other.parse(toks, [pos[i] for i in ix], heads=hs).parsed_score()
                 v += w * (f if f is not None else -1e9)
             return v
 
-        return rerank_goals(self.core.search, inst, (order, idx, heads, score),
-                            lambda o, ix: [words[i] for i in ix], self.rerank_lm, self.rerank_weight,
-                            extra=extra if self.rerank_models else None)
+        return rerank_goals(self.core.search, inst, first, lambda o, ix: [words[i] for i in ix], None, 0.0,
+                            extra=extra)
 
     def parse(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,
               budget_factor: float = 200.0, heads: Optional[Sequence[int]] = None) -> Result:
@@ -293,12 +334,14 @@ class Linearizer:
                 "max_pops": self.max_pops, "timeout": self.timeout, "complete_beam": self.complete_beam,
                 "patience_factor": self.patience_factor,
                 "lm": self.lm.path if self.lm is not None and self.lm.path else (None if self.lm else "none")}
-        if self.rerank_lm is not None:
-            if not self.rerank_lm.path:
-                raise ValueError("linearize_file needs a rerank LM loaded from a file")
-            opts.update(rerank_lm=self.rerank_lm.path, rerank_weight=self.rerank_weight)
+        if self.rerank_lms:
+            if not all(lm.path for lm, _ in self.rerank_lms):
+                raise ValueError("linearize_file needs rerank LMs loaded from files")
+            opts["rerank_lms"] = tuple((lm.path, w) for lm, w in self.rerank_lms)
         if self.rerank_models:
             opts["rerank_models"] = tuple((m.model.path, w) for m, w in self.rerank_models)
+        if self.tree_rerank:
+            opts["tree_rerank"] = self.tree_rerank
         opts.update({k: v for k, v in options.items() if k in opts})
         rest = {k: v for k, v in options.items() if k not in opts}
         return run(self.model.path, input_path, output_path, **rest, **opts)
@@ -402,6 +445,8 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
     """
     model = _model(model_path)
     resolve_lm(model, decode_opts.get("lm"))       # a missing LM fails before any work
+    if decode_opts.get("tree_rerank") != "none":
+        tree_rerankers_of(model)                    # ... and so does a missing reranker
     items, fmt = read_items(input_path, input_format)
     known = model.tagdict.all_tags() if given in ("pos", "full") else None
 

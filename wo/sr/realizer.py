@@ -347,20 +347,13 @@ def rerank_lm_of(model, rerank_lm=None):
     beside the model file and in the shipped model directory (None when the header names none).
     Raises ModelError when the named file is missing, LMError for a bad LM file."""
     from ..lm.model import LanguageModel
-    from ..model import ModelError, default_model, file_beside
+    from ..model import named_file
 
     if rerank_lm is None:
         name = model.header.get("decode", {}).get("rerank_lm")
         if not name:
             return None
-        try:
-            shipped = [os.path.join(os.path.dirname(default_model("sr")), name)]
-        except ModelError:
-            shipped = []
-        rerank_lm = file_beside(model, name, shipped)
-        if rerank_lm is None:
-            raise ModelError(f"the model reranks with the LM {name}, which is not beside it; "
-                             "pass --rerank-lm PATH (or --rerank-lm none)")
+        rerank_lm = named_file(model, name, "sr", "decode.rerank_lm", "--rerank-lm PATH (or --rerank-lm none)")
     if isinstance(rerank_lm, str):
         if rerank_lm == "none":
             return None
@@ -379,8 +372,6 @@ _REALIZERS: Dict[tuple, Realizer] = {}
 
 
 def _worker(model_path: str, opts: dict, batch: List[SRSentence]) -> List[SRResult]:
-    import os
-
     st = os.stat(model_path)   # a retrained model at the same path is reloaded
     key = (model_path, st.st_mtime_ns, st.st_size, tuple(sorted(opts.items())))
     r = _REALIZERS.get(key)
