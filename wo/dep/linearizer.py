@@ -51,28 +51,19 @@ def decode_instance(core: DepSearch, inst, beam: int, budget: int, timeout: floa
     return order, idx, heads, float(score), STATUS_NAMES[int(status)], int(pops), int(edges)
 
 
-def rerank_goals(search, inst, first, tokens_of, lm, weight: float, nbest: int = DEFAULT_RERANK_NBEST,
-                 extra=None):
-    """Rerank the goal edges the last decode popped (its n-best) by F + weight * log10 p
-    (+ extra(order, tokens, idx, heads) when given: other scores of the same string and tree).
+def goal_candidates(search, inst, first, tokens_of, nbest: int = DEFAULT_RERANK_NBEST):
+    """The n-best of the last decode of ``inst``: the decoder's output, then the goal edges it
+    popped in order of F, one per distinct string, up to ``nbest`` strings.
 
-    search: the ``Search`` of the last decode of ``inst``; first: (order, idx, heads, scaled
-    score) of the decoder's output; tokens_of(order, idx): the output string of a goal
-    (list[str]); extra's order: int32[n] leaf ids in output order, idx/heads as in ``first``;
-    lm: :class:`wo.lm.LanguageModel` or None; nbest: the decoder's output and the
-    best goals by F up to this many distinct strings are scored; F: the model's unscaled score
-    (scaled x (2n - 1)); scores are compared to 1e-6, ties keep the decoder's output.  Returns
-    the best (order, idx, heads, scaled score).  Source: n-best rescoring with a larger LM, as
-    de Gispert et al. (2014, section 3) rescore GYRO's lattices with a 5-gram.
+    search: the ``Search`` of that decode; first: (order, idx, heads, scaled score) of the
+    decoder's output; tokens_of(order, idx): a goal's output string (list[str]).  Returns a
+    list of (F, (order int32[n] leaf ids, idx list[int], heads list[int] 1-based output
+    positions, scaled score), tokens), F the model's unscaled score (scaled x (2n - 1)).
     """
-    def value(f, o, toks, ix, hs):
-        v = f + (weight * lm.score(toks) if lm is not None else 0.0)
-        return round(v + (extra(o, toks, ix, hs) if extra is not None else 0.0), 6)
-
     ids, F, S = search.popped_goals()
     order, idx, heads, score = first
     toks = tokens_of(order, idx)
-    best = (value(float(score) * (2 * inst.n - 1), order, toks, idx, heads), first)
+    out = [(float(score) * (2 * inst.n - 1), first, toks)]
     seen = {tuple(toks)}
     for k in np.argsort(-F, kind="stable"):
         if len(seen) >= nbest:
@@ -83,9 +74,27 @@ def rerank_goals(search, inst, first, tokens_of, lm, weight: float, nbest: int =
         if tuple(toks) in seen:
             continue
         seen.add(tuple(toks))
-        v = value(float(F[k]), o, toks, ix, hs)
-        if v > best[0]:
-            best = (v, (o, ix, hs, float(S[k])))
+        out.append((float(F[k]), (o, ix, hs, float(S[k])), toks))
+    return out
+
+
+def rerank_goals(search, inst, first, tokens_of, lm, weight: float, nbest: int = DEFAULT_RERANK_NBEST,
+                 extra=None):
+    """Rerank the goal edges the last decode popped (its n-best, :func:`goal_candidates`) by
+    F + weight * log10 p (+ extra(order, tokens, idx, heads) when given: other scores of the
+    same string and tree).
+
+    search, inst, first, tokens_of, nbest: as for :func:`goal_candidates`; lm:
+    :class:`wo.lm.LanguageModel` or None; scores are compared to 1e-6, ties keep the decoder's
+    output.  Returns the best (order, idx, heads, scaled score).  Source: n-best rescoring with
+    a larger LM, as de Gispert et al. (2014, section 3) rescore GYRO's lattices with a 5-gram.
+    """
+    best = None
+    for f, cand, toks in goal_candidates(search, inst, first, tokens_of, nbest):
+        v = f + (weight * lm.score(toks) if lm is not None else 0.0)
+        v = round(v + (extra(cand[0], toks, cand[1], cand[2]) if extra is not None else 0.0), 6)
+        if best is None or v > best[0]:
+            best = (v, cand)
     return best[1]
 
 
