@@ -637,12 +637,7 @@ def _add_gyro(sub) -> None:
     gy = sub.add_parser("gyro", help="GYRO phrase-based word ordering (de Gispert et al. 2014)")
     gs = gy.add_subparsers(dest="verb", required=True, metavar="VERB")
     t = gs.add_parser("index", help="build the phrase index of a text collection (n-grams 2..N)")
-    t.add_argument("--text", nargs="+", default=None, help="tokenized text, one sentence per line (.xz/.gz ok)")
-    t.add_argument("--conllu", nargs="+", default=None,
-                   help="treebank files (.xz ok) instead of --text: the LM is estimated on their trees in --view")
-    t.add_argument("--view", default="words", choices=["words", "pos", "dep-mix", "dep-word"],
-                   help="with --conllu: forms (words), POS sequences (pos), or each head's dependents in order "
-                        "(dep-mix, dep-word: a dependency LM for reranking trees; recorded in the header)")
+    t.add_argument("--text", nargs="+", required=True, help="tokenized text, one sentence per line (.xz/.gz ok)")
     t.add_argument("--out", required=True, help="output index file")
     t.add_argument("--max-n", type=int, default=5, help="longest phrase, 2..6")
     t.add_argument("--min-count", type=int, default=1, help="leave out phrases seen fewer times")
