@@ -193,7 +193,11 @@ class Linearizer:
     scoring a candidate in the view it was estimated on (:mod:`wo.lm.views`: words, POS, or the
     dependents of each head, a dependency LM); rerank_models: sequence of (model path or
     :class:`Linearizer`, weight): other word-ordering models whose scores of each candidate's
-    string and tree are added, weighted (an ensemble by reranking).
+    string and tree are added, weighted (an ensemble by reranking); tree_rerank: None = tree
+    inputs (at least half of the heads given) that get no reranker from the caller are reranked
+    by the ones the model header names (``decode.tree_rerank``, :func:`tree_rerankers_of`;
+    the shipped LM model names the 4-gram, three EWT view LMs and the no-LM model), "none" =
+    not (``rerank_lm="none"`` says the same).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.  Raises ModelError via :meth:`load`.
     """
@@ -454,7 +458,8 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
     """
     model = _model(model_path)
     resolve_lm(model, decode_opts.get("lm"))       # a missing LM fails before any work
-    if decode_opts.get("tree_rerank") != "none":
+    if decode_opts.get("tree_rerank") != "none" and not (decode_opts.get("rerank_lms") or
+                                                         decode_opts.get("rerank_models")):
         tree_rerankers_of(model)                    # ... and so does a missing reranker
     items, fmt = read_items(input_path, input_format)
     known = model.tagdict.all_tags() if given in ("pos", "full") else None

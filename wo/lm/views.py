@@ -47,8 +47,8 @@ def sequences(view: str, words: Sequence[str], tags: Sequence[str], heads: Seque
     """The token sequences of one linearized tree under ``view``.
 
     words, tags: list of n str in surface order; heads: list of n int, 1-based surface position
-    of each token's head (0 = root; the tree must be complete for the dep views: a head
-    outside 0..n raises IndexError).  Returns list of token lists (the dep views: one per head
+    of each token's head (0 = root, -1 = unknown: the token is left out of its head's
+    sequence and its own sequence starts ``G_ROOT``; a head above n raises IndexError).  Returns list of token lists (the dep views: one per head
     with at least one dependent, heads in surface order).  Raises ValueError for an unknown view.
     """
     check_view(view)
