@@ -7,7 +7,7 @@ score F are reranked by
 
 (``wo.dep.linearizer.rerank_goals``; views in ``wo.lm.views``).  ``dump`` decodes an EWT split
 the way ``wo linearize --given full`` does (scrambled per sentence, seed 1; the shipped model
-with its own rerankers off) and scores every candidate with every reranker once; ``grid`` then
+without its rerankers) and scores every candidate with every reranker once; ``grid`` then
 chooses weights by corpus BLEU on those lists and checks them by 2-fold cross-validation (the
 split's sentences halved at random, tuned on one half and scored on the other, both ways).
 
@@ -58,7 +58,7 @@ def dump(split: str, out: str, model: str) -> None:
     from wo.lm import LanguageModel
     from wo.lm.views import score_view
 
-    lin = Linearizer.load(model, tree_rerank="none")
+    lin = Linearizer.load(model)
     nolm = Linearizer.load(os.path.join(MODELS, "wo-ewt-dep.wo"))
     lms = {k: LanguageModel.load(p) for k, p in LMS.items() if os.path.exists(p)}
     sents = read_conllu(os.path.join(EWT, f"en_ewt-ud-{split}.conllu.xz"))

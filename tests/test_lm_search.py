@@ -194,8 +194,7 @@ def test_reranking_popped_goals_with_an_lm_keeps_the_given_trees():
 
     path = str(ROOT / "corpora" / "models" / "wo-ewt-dep-lm.wo")
     lm = LanguageModel.load(str(ROOT / "corpora" / "models" / "wo-en-4gram.wolm"))
-    plain = Linearizer.load(path, tree_rerank="none")            # not the header's default rerankers
-    zero = Linearizer.load(path, rerank_lm=lm, rerank_weight=0.0)   # given rerankers replace them
+    plain, zero = Linearizer.load(path), Linearizer.load(path, rerank_lm=lm, rerank_weight=0.0)
     rr = Linearizer.load(path, rerank_lm=lm, rerank_weight=2.0)
     changed = 0
     for s in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:30]:

@@ -1,5 +1,5 @@
 """LMs over views of a tree (wo.lm.views): POS and dependency LMs, and the shipped model's
-default rerankers of tree inputs (decode.tree_rerank)."""
+rerankers of tree inputs (decode.tree_rerank, ``--tree-rerank``)."""
 import random
 import shutil
 
@@ -83,13 +83,14 @@ def test_view_lm_needs_trees_and_the_binary_format(tmp_path, capsys):
 
 
 def test_shipped_model_reranks_tree_inputs_by_its_header_and_not_bags(tmp_path):
-    """wo-ewt-dep-lm.wo names rerankers for tree inputs (decode.tree_rerank).  The chosen
-    output maximises F + sum of w log10 p (each LM in its view) + w F(no-LM model) against the
-    plain decoder's output; bags are decoded as before; "none" and a missing file behave."""
+    """wo-ewt-dep-lm.wo names rerankers for tree inputs (decode.tree_rerank), used when asked
+    for (tree_rerank=True).  The chosen output maximises F + sum of w log10 p (each LM in its
+    view) + w F(no-LM model) against the plain decoder's output; bags are decoded as before;
+    a missing file is refused."""
     from wo.dep.linearizer import Linearizer, tree_rerankers_of
 
     path = str(MODELS / "wo-ewt-dep-lm.wo")
-    dflt, plain = Linearizer.load(path), Linearizer.load(path, tree_rerank="none")
+    dflt, plain = Linearizer.load(path, tree_rerank=True), Linearizer.load(path)
     lms, models = dflt.tree_rerank_lms, dflt.tree_rerank_models
     assert {view_of(lm) for lm, _ in lms} == {"words", "pos", "dep-mix", "dep-word"} and len(models) == 1
     assert plain.tree_rerank_lms == [] and plain.tree_rerank_models == []
@@ -118,26 +119,35 @@ def test_shipped_model_reranks_tree_inputs_by_its_header_and_not_bags(tmp_path):
     shutil.copy(MODELS / "wo-en-4gram.wolm", tmp_path / "wo-en-4gram.wolm")
     with pytest.raises(ModelError, match="missing-view.wolm"):
         tree_rerankers_of(Model.load(str(tmp_path / "m.wo")))
-    assert Linearizer.load(str(tmp_path / "m.wo"), tree_rerank="none").tree_rerank_lms == []
+    assert Linearizer.load(str(tmp_path / "m.wo")).tree_rerank_lms == []        # not asked for: not loaded
+    with pytest.raises(ModelError, match="missing-view.wolm"):
+        Linearizer.load(str(tmp_path / "m.wo"), tree_rerank=True)
 
 
-def test_cli_rerank_lm_weights_and_none(tmp_path, capsys):
+def test_cli_tree_rerank_and_rerank_lm_weights(tmp_path, capsys):
+    """``--tree-rerank`` reranks with the header's files, ``--rerank-lm PATH:W`` with one LM:
+    each output is a permutation of its input; bad specs are user errors."""
     src = tmp_path / "in.conllu"
     src.write_text(_first_sentences(3), encoding="utf-8")
     outs = {}
-    for name, extra in (("default", []), ("none", ["--rerank-lm", "none"]),
+    for name, extra in (("default", []), ("tree", ["--tree-rerank"]),
                         ("pos", ["--rerank-lm", str(MODELS / "wo-ewt-pos6.wolm") + ":0.5"])):
         out = tmp_path / f"{name}.txt"
         assert main(["dep", "linearize", "--input", str(src), "--output", str(out), "--given", "full",
                      "--quiet"] + extra) == 0
         outs[name] = out.read_text(encoding="utf-8").splitlines()
         assert len(outs[name]) == 3
+        assert [sorted(x.split()) for x in outs[name]] == [sorted(x.split()) for x in _first_texts(3)]
     assert main(["dep", "linearize", "--input", str(src), "--output", str(tmp_path / "x"),
                  "--rerank-lm", str(MODELS / "wo-ewt-pos6.wolm") + ":heavy"]) == 2
     assert main(["dep", "linearize", "--input", str(src), "--output", str(tmp_path / "x"),
                  "--rerank-lm", str(tmp_path / "nope.wolm")]) == 2
     err = capsys.readouterr().err
     assert "expected PATH or PATH:WEIGHT" in err and "nope.wolm: no such LM file" in err
+
+
+def _first_texts(n):
+    return [" ".join(s.forms) for s in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:n]]
 
 
 def _first_sentences(n):

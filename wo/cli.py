@@ -79,8 +79,8 @@ def cmd_linearize(a) -> int:
 
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
             "timeout": a.timeout, "patience_factor": a.patience, "lm": a.lm}
-    if a.rerank_lm == ["none"]:
-        opts["tree_rerank"], a.rerank_lm = "none", None
+    if a.tree_rerank:
+        opts["tree_rerank"] = True
     try:
         if a.rerank_lm:
             opts["rerank_lms"] = _weighted_paths(a.rerank_lm, "--rerank-lm", "LM", a.rerank_weight)
@@ -824,10 +824,13 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
                     help="rerank the popped goal edges (the n-best; hundreds for full trees) by the model score "
                          "plus weight x each LM's log10 p, e.g. a larger LM than the model's own; an LM "
                          "estimated with 'wo lm train --conllu --view V' scores the POS or the dependents "
-                         "of each head (a dependency LM) instead of the words; 'none' turns off the rerankers "
-                         "a model's header names for tree inputs (decode.tree_rerank)")
+                         "of each head (a dependency LM) instead of the words")
     li.add_argument("--rerank-weight", type=float, default=DEFAULT_RERANK_WEIGHT,
                     help="weight of a --rerank-lm given without one (chosen on EWT dev trees)")
+    li.add_argument("--tree-rerank", action="store_true",
+                    help="rerank tree inputs with the rerankers the model header names (decode.tree_rerank; the "
+                         "shipped model: its 4-gram, three dependency/POS LMs of EWT trees and the no-LM model; "
+                         "EWT test trees 78.65 -> 80.74 BLEU at 1.6x the time)")
     li.add_argument("--rerank-model", nargs="+", default=None, metavar="PATH:WEIGHT",
                     help="other word-ordering models whose weighted scores of each candidate (its string and "
                          "tree) are added when reranking the popped goals (an ensemble)")

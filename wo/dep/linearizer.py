@@ -106,7 +106,7 @@ def tree_rerankers_of(model) -> tuple:
     spec = model.header.get("decode", {}).get("tree_rerank") or {}
 
     def where(name):
-        return named_file(model, name, "dep", "decode.tree_rerank", "--rerank-lm/--rerank-model, or --rerank-lm none")
+        return named_file(model, name, "dep", "decode.tree_rerank", "--rerank-lm/--rerank-model instead")
 
     return ([(where(n), float(w)) for n, w in spec.get("lms", [])],
             [(where(n), float(w)) for n, w in spec.get("models", [])])
@@ -193,11 +193,11 @@ class Linearizer:
     scoring a candidate in the view it was estimated on (:mod:`wo.lm.views`: words, POS, or the
     dependents of each head, a dependency LM); rerank_models: sequence of (model path or
     :class:`Linearizer`, weight): other word-ordering models whose scores of each candidate's
-    string and tree are added, weighted (an ensemble by reranking); tree_rerank: None = tree
-    inputs (at least half of the heads given) that get no reranker from the caller are reranked
-    by the ones the model header names (``decode.tree_rerank``, :func:`tree_rerankers_of`;
-    the shipped LM model names the 4-gram, three EWT view LMs and the no-LM model), "none" =
-    not (``rerank_lm="none"`` says the same).
+    string and tree are added, weighted (an ensemble by reranking); tree_rerank: when true,
+    tree inputs (at least half of the heads given) that get no reranker from the caller are
+    reranked by the ones the model header names (``decode.tree_rerank``,
+    :func:`tree_rerankers_of`; the shipped LM model names the 4-gram, three EWT view LMs and the
+    no-LM model: EWT test trees 78.65 -> 80.74 BLEU, 1.6x the decoding time).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.  Raises ModelError via :meth:`load`.
     """
@@ -207,17 +207,17 @@ class Linearizer:
                  timeout: float = 0.0, complete_beam: Optional[int] = None,
                  patience_factor: Optional[float] = None, lm=None, rerank_lm=None,
                  rerank_weight: float = DEFAULT_RERANK_WEIGHT, rerank_models=(), rerank_lms=(),
-                 tree_rerank: Optional[str] = None):
+                 tree_rerank: bool = False):
         self.model = model
         if rerank_lm == "none":
-            rerank_lm, tree_rerank = None, "none"
+            rerank_lm = None
         lms = ([(rerank_lm, rerank_weight)] if rerank_lm is not None else []) + list(rerank_lms)
         self.rerank_lms, self.rerank_models = load_rerankers(lms, rerank_models)
-        # the model's default rerankers of tree inputs (header decode.tree_rerank), unless the
-        # caller gave rerankers or turned them off with tree_rerank="none"
-        self.tree_rerank = "none" if tree_rerank == "none" else None
+        # the model's own rerankers of tree inputs (header decode.tree_rerank), when asked for
+        # and the caller gave none (off by default: they cost 1.6x the tree decoding time)
+        self.tree_rerank = bool(tree_rerank)
         self.tree_rerank_lms, self.tree_rerank_models = [], []
-        if tree_rerank != "none" and not (self.rerank_lms or self.rerank_models):
+        if self.tree_rerank and not (self.rerank_lms or self.rerank_models):
             self.tree_rerank_lms, self.tree_rerank_models = load_rerankers(*tree_rerankers_of(model))
         dec = model.header.get("decode", {})
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
@@ -458,8 +458,7 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
     """
     model = _model(model_path)
     resolve_lm(model, decode_opts.get("lm"))       # a missing LM fails before any work
-    if decode_opts.get("tree_rerank") != "none" and not (decode_opts.get("rerank_lms") or
-                                                         decode_opts.get("rerank_models")):
+    if decode_opts.get("tree_rerank") and not (decode_opts.get("rerank_lms") or decode_opts.get("rerank_models")):
         tree_rerankers_of(model)                    # ... and so does a missing reranker
     items, fmt = read_items(input_path, input_format)
     known = model.tagdict.all_tags() if given in ("pos", "full") else None
