@@ -51,8 +51,7 @@ GRIDS = {
 
 
 def dump(split: str, out: str, model: str) -> None:
-    from wo.dep.instance import make_instance
-    from wo.dep.linearizer import Linearizer, decode_instance, goal_candidates
+    from wo.dep.linearizer import Linearizer
     from wo.io import read_conllu
     from wo.io.trees import scramble
     from wo.lm import LanguageModel
@@ -65,23 +64,13 @@ def dump(split: str, out: str, model: str) -> None:
     rows, t0 = [], time.perf_counter()
     for i, s in enumerate(sents):
         sc, _ = scramble(s, 1, i)
-        n = len(sc)
         pos = [None if t == "_" else t for t in sc.xpos]
-        inst = make_instance(sc.forms, pos, list(sc.heads), lin.model.tagdict, question_labels=lin.question_labels)
-        first = decode_instance(lin.core, inst, max(1, int(round(lin.tree_beam_factor * n))),
-                                max(8, int(lin.tree_budget_factor * n)), 0.0, lin.complete_beam,
-                                int(lin.tree_patience_factor * n))
-        cands = [(float(first[3]) * (2 * n - 1), (first[0], first[1], first[2], first[3]))]
-        if first[4] == "ok":
-            cands = [(f, c) for f, c, _ in goal_candidates(lin.core.search, inst, first[:4],
-                                                           lambda o, ix: [sc.forms[j] for j in ix])]
         row = []
-        for f, (o, ix, hs, _) in cands:
-            toks, tags = [sc.forms[j] for j in ix], [inst.leaf_tag[leaf] for leaf in o]
-            feats = {"F": f, **{k: score_view(lm, toks, tags, hs) for k, lm in lms.items()}}
-            p = nolm.parse(toks, [pos[j] for j in ix], heads=hs).parsed_score()
+        for f, r in lin.nbest(sc.forms, pos, list(sc.heads)):
+            feats = {"F": f, **{k: score_view(lm, r.tokens, r.pos, r.heads) for k, lm in lms.items()}}
+            p = nolm.parse(r.tokens, [pos[j] for j in r.order], heads=r.heads).parsed_score()
             feats["nolm"] = -1e9 if p is None else p
-            row.append((" ".join(toks), feats))
+            row.append((" ".join(r.tokens), feats))
         rows.append(row)
     with open(out, "wb") as fh:
         pickle.dump({"split": split, "model": os.path.basename(model), "rows": rows,

@@ -108,6 +108,8 @@ def test_shipped_model_reranks_tree_inputs_by_its_header_and_not_bags(tmp_path):
         a, r = plain.linearize(s.forms, pos, list(s.heads)), dflt.linearize(s.forms, pos, list(s.heads))
         assert [0 if h == 0 else r.order[h - 1] + 1 for h in r.heads] == [s.heads[i] for i in r.order]
         assert combined(r, n) >= combined(a, n) - 1e-4
+        cands = [c for _, c in plain.nbest(s.forms, pos, list(s.heads))]    # what the rerankers choose from
+        assert cands[0].tokens == a.tokens and r.tokens in [c.tokens for c in cands] and len(cands) <= 20
         changed += r.tokens != a.tokens
     assert changed >= 3
     for s in sents[:8]:

@@ -255,6 +255,40 @@ class Linearizer:
         list of n int (1-based index into ``words`` of the given head, 0 = root, -1 = unknown).
         Returns a :class:`Result`.  Raises ValueError for an empty input or heads out of range.
         """
+        t0 = time.perf_counter()
+        pos, heads = self._inputs(words, pos, heads)
+        inst, tree, first, status, pops, edges = self._search(words, pos, heads)
+        lms, models = self.rerank_lms, self.rerank_models
+        if tree and not (lms or models):
+            lms, models = self.tree_rerank_lms, self.tree_rerank_models
+        if (lms or models) and status == "ok":
+            first = self._rerank(inst, words, pos, first, lms, models)
+        order, idx, out_heads, score = first
+        return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
+                      score, status, pops, edges, time.perf_counter() - t0)
+
+    def nbest(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,
+              heads: Optional[Sequence[int]] = None, k: int = DEFAULT_RERANK_NBEST) -> List[tuple]:
+        """The n-best of one decode without reranking (what the rerankers choose from): the
+        output, then the popped goal edges by F, one per distinct string, up to ``k`` strings
+        (:func:`goal_candidates`; only the output when no goal was popped).
+
+        words, pos, heads: as in :meth:`linearize`.  Returns list of (F, :class:`Result`), F
+        the model's unscaled score (scaled x (2n - 1)); each Result carries the candidate's
+        tokens, order, heads and POS.  Raises ValueError as :meth:`linearize`.
+        """
+        pos, heads = self._inputs(words, pos, heads)
+        inst, _, first, status, pops, edges = self._search(words, pos, heads)
+        if status == "ok":
+            cands = goal_candidates(self.core.search, inst, first, lambda o, ix: [words[i] for i in ix], k)
+        else:
+            cands = [(first[3] * (2 * inst.n - 1), first, [words[i] for i in first[1]])]
+        return [(f, Result(toks, ix, hs, [inst.leaf_tag[leaf] for leaf in o], sc, status, pops, edges))
+                for f, (o, ix, hs, sc), toks in cands]
+
+    def _inputs(self, words, pos, heads):
+        """(pos, heads) as full lists; raises ValueError for an empty input, wrong lengths or
+        heads out of range."""
         n = len(words)
         if n == 0:
             raise ValueError("empty input")
@@ -265,7 +299,13 @@ class Linearizer:
         for h in heads:
             if h < -1 or h > n:
                 raise ValueError(f"head {h} out of range for {n} words")
-        t0 = time.perf_counter()
+        return pos, heads
+
+    def _search(self, words, pos, heads):
+        """One decode with the settings of the input type: (instance, tree input?, (order, idx,
+        heads, scaled score) of the output, status, pops, edges).  Inputs with at least half of
+        their heads given use the tree settings."""
+        n = len(words)
         inst = make_instance(words, pos, heads, self.model.tagdict, question_labels=self.question_labels)
         beam = max(1, int(round(self.beam_factor * n)))
         budget = self.budget(n)
@@ -278,14 +318,7 @@ class Linearizer:
                 budget = max(8, int(self.tree_budget_factor * n))
         order, idx, out_heads, score, status, pops, edges = decode_instance(
             self.core, inst, beam, budget, self.timeout, self.complete_beam, patience)
-        lms, models = self.rerank_lms, self.rerank_models
-        if tree and not (lms or models):
-            lms, models = self.tree_rerank_lms, self.tree_rerank_models
-        if (lms or models) and status == "ok":
-            order, idx, out_heads, score = self._rerank(inst, words, pos, (order, idx, out_heads, score),
-                                                        lms, models)
-        return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
-                      score, status, pops, edges, time.perf_counter() - t0)
+        return inst, tree, (order, idx, out_heads, score), status, pops, edges
 
     def _rerank(self, inst, words, pos, first, lms, models):
         """The popped goal with the best F + sum of w_i log10 p_i + sum of w_j F_j: p_i the
