@@ -240,7 +240,13 @@ def cmd_sr_train(a) -> int:
     if train_refs is not None and len(train_refs) != len(train):
         _err(f"{a.train_ref}: {len(train_refs)} sentences but {a.train} has {len(train)}")
         return EXIT_USER
-    lex = Lexicon.build(_lexicon_sentences(train, ref_ud), english=(a.lang == "en"))
+    if not a.lang:
+        _err("wo sr train needs --lang CODE (ISO 639-1, e.g. en, fr, tr; 'xx' for no language module)")
+        return EXIT_USER
+    lex = Lexicon.build(_lexicon_sentences(train, ref_ud), lang=a.lang)
+    from .sr.mwt import Contractions
+    mwt_files = a.mwt or ([a.train_ref] if a.train_ref else [])
+    contractions = Contractions.build(mwt_files) if mwt_files else None
     dev, dev_refs = [], []
     if a.dev:
         dev = read_t1(a.dev)
@@ -254,7 +260,9 @@ def cmd_sr_train(a) -> int:
                    hash_bits=a.hash_bits, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
                    seed=a.seed,
                    meta={"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""),
-                         "lang": a.lang}, lm=a.lm, question_labels=not a.no_question_labels)
+                         "lang": a.lang}, lm=a.lm, question_labels=not a.no_question_labels,
+                   contractions=contractions, compact=a.compact, jobs=a.jobs, backend=a.backend,
+                   scheduler=a.scheduler)
     print(json.dumps({k: v for k, v in rec.items()}, indent=1))
     return EXIT_OK
 
@@ -271,7 +279,7 @@ def cmd_sr_realize(a) -> int:
     a.model = a.model or default_model("sr")
     t0 = time.perf_counter()
     try:
-        Realizer(Model.load(a.model), lm=a.lm, rerank_lm=a.rerank_lm)   # fail early on a wrong model or a missing LM
+        first = Realizer(Model.load(a.model), lm=a.lm, rerank_lm=a.rerank_lm)   # fail early on a wrong model or a missing LM
     except FileNotFoundError as exc:
         _err(f"{exc.filename}: no such file (--model, --lm or --rerank-lm)")
         return EXIT_USER
@@ -285,7 +293,7 @@ def cmd_sr_realize(a) -> int:
     bar = _bar(a.quiet, total=len(sents))
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
             "patience_factor": a.patience, "lm": a.lm}
-    opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight)
+    opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms)
     res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
                        scheduler=a.scheduler, **opts)
     bar.close()
@@ -295,7 +303,7 @@ def cmd_sr_realize(a) -> int:
             _err(f"{a.input}:{s.line}: {r.message}")
     if a.tok is None and a.output != "-":
         a.tok = a.output + ".tok"
-    write_submission(a.output, sents, res, tok=a.tok)
+    write_submission(a.output, sents, res, tok=a.tok, lang=first.lexicon.lang)
     secs = time.perf_counter() - t0
     if not a.quiet:
         wrote = display_name(a.output, "stdout") + (f" and {a.tok}" if a.tok else "")
@@ -719,7 +727,17 @@ def _add_sr(sub) -> None:
     t.add_argument("--hash-bits", type=int, default=23, help="weight table of 2^b float32 (2^23: SR labels double the features)")
     t.add_argument("--beam-factor", type=float, default=8.0, help="chart size k*n during training")
     t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
-    t.add_argument("--lang", default="en", help="language code; 'en' adds lemminflect and English rules")
+    t.add_argument("--lang", default=None, help="ISO 639-1 language code (required): selects the language "
+                   "module (en: lemminflect, a/an, contractions) and the detokenizer; 'xx' for none")
+    t.add_argument("--jobs", type=int, default=1,
+                   help="iterative parameter mixing over N shards trained in parallel (McDonald et al. 2010)")
+    t.add_argument("--backend", default="loky", choices=["loky", "dask"])
+    t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
+    t.add_argument("--compact", action="store_true",
+                   help="save float16 weights and a compressed header (about half the size)")
+    t.add_argument("--mwt", nargs="+", default=None,
+                   help="UD CoNLL-U file(s) whose multiword-token lines teach the contractions "
+                        "(fr du = de le); default: --train-ref")
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--lm", default=None, help="n-gram LM over lower-cased forms (real-valued features); "
                    "its text must not contain the training sentences")
@@ -746,6 +764,9 @@ def _add_sr(sub) -> None:
                    help=f"weight of --rerank-lm's log10 p (default: the model header's, else {DEFAULT_SR_RERANK_WEIGHT})")
     r.add_argument("--patience", type=float, default=None,
                    help="pops per word spent after the first goal looking for a better one (default: model's)")
+    r.add_argument("--no-gold-forms", action="store_true",
+                   help="inflect even when the T1 input carries gold forms in column 3 (by default they "
+                        "are used, so only the order is predicted)")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_sr_realize)
     e = ss.add_parser("evaluate", help="SR metrics: BLEU, NIST, DIST (lower-cased tokens) + sacrebleu")

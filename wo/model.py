@@ -9,7 +9,11 @@ Layout (little-endian)::
     H bytes   UTF-8 JSON header (hash_bits, feature_set, tag dictionary, training record,
               weights_crc32, ...)
     padding   zero bytes up to a multiple of 64
-    4*2^b     float32 weights
+    4*2^b     float32 weights (or 2*2^b float16 when the header's ``weights_dtype`` is
+              "float16": the compact form of shipped models, widened to float32 on load)
+
+A compact header stores its JSON zlib-compressed and base64-encoded under ``header_zlib``
+(the lexicons of SR models are large and compress about tenfold).
 
 The weights start at a 64-byte aligned offset so ``np.memmap`` (mode "r") shares the pages
 between joblib worker processes instead of copying the model per process.
@@ -148,10 +152,15 @@ class Model:
         self.header = dict(header or {})
         self.path = path
 
-    def save(self, path: str) -> None:
-        """Write atomically (temporary file + rename).  Raises OSError on I/O failure."""
-        w = np.ascontiguousarray(self.weights, dtype="<f4")
+    def save(self, path: str, compact: bool = False) -> None:
+        """Write atomically (temporary file + rename).  compact: float16 weights and a
+        zlib-compressed header (about half the size; decoding outputs can differ where two
+        scores tie within float16 precision).  Raises OSError on I/O failure."""
+        import base64
+
+        w = np.ascontiguousarray(self.weights, dtype="<f2" if compact else "<f4")
         head = dict(self.header)
+        head.pop("weights_dtype", None)
         head.update({
             "format_version": FORMAT_VERSION,
             "feature_set": FEATURE_SET,
@@ -160,6 +169,11 @@ class Model:
             "weights_crc32": zlib.crc32(w.tobytes()) & 0xFFFFFFFF,
             "weights_bytes": int(w.nbytes),
         })
+        if compact:
+            keep = {k: head.pop(k) for k in ("format_version", "feature_set", "hash_bits", "weights_crc32",
+                                              "weights_bytes")}
+            blob = zlib.compress(json.dumps(head, sort_keys=True).encode("utf-8"), 9)
+            head = dict(keep, weights_dtype="float16", header_zlib=base64.b64encode(blob).decode("ascii"))
         hb = json.dumps(head, sort_keys=True).encode("utf-8")
         pre = MAGIC + struct.pack("<II", FORMAT_VERSION, len(hb)) + hb
         pad = (-len(pre)) % 64
@@ -191,17 +205,28 @@ class Model:
         if head.get("feature_set") != FEATURE_SET:
             raise ModelError(f"{path}: feature set {head.get('feature_set')!r}, expected {FEATURE_SET!r}")
         bits = int(head["hash_bits"])
+        half = head.get("weights_dtype") == "float16"
+        if "header_zlib" in head:
+            import base64
+
+            try:
+                head.update(json.loads(zlib.decompress(base64.b64decode(head.pop("header_zlib")))))
+            except (ValueError, zlib.error) as exc:
+                raise ModelError(f"{path}: corrupt model header ({exc})")
         offset = 16 + hlen
         offset += (-offset) % 64
-        need = offset + 4 * (1 << bits)
+        need = offset + (2 if half else 4) * (1 << bits)
         if size != need:
             raise ModelError(f"{path}: truncated or padded model file ({size} bytes, expected {need})")
-        if mmap:
-            w = np.memmap(path, dtype="<f4", mode="r", offset=offset, shape=(1 << bits,))
+        dt = "<f2" if half else "<f4"
+        if mmap and not half:
+            w = np.memmap(path, dtype=dt, mode="r", offset=offset, shape=(1 << bits,))
         else:
-            w = np.fromfile(path, dtype="<f4", count=1 << bits, offset=offset)
+            w = np.fromfile(path, dtype=dt, count=1 << bits, offset=offset)
         if verify and (zlib.crc32(memoryview(w).cast("B")) & 0xFFFFFFFF) != head.get("weights_crc32"):
             raise ModelError(f"{path}: corrupt model file (weights checksum mismatch)")
+        if half:
+            w = w.astype(np.float32)
         tagdict = TagDictionary.from_json(head.pop("tagdict"))
         return cls(w, bits, tagdict, head, path)
 

@@ -102,6 +102,59 @@ def train_epoch(core: DepSearch, insts: Sequence, rng: random.Random, beam_facto
             "reached_gold": round(reached / max(1, len(insts)), 4), "pops": int(pops)}
 
 
+_IPM_LMS: dict = {}
+
+
+def _ipm_shard(state: tuple, batch: list) -> list:
+    """One shard's epoch of iterative parameter mixing (a joblib/Dask worker): from the shared
+    weights W (float32[2^b]), accumulator U (float64[2^b]) and averaging count c, train
+    ``train_epoch`` on the shard; returns [(W, U, sentences trained, epoch record)]."""
+    W0, U0, c0, bits, max_tau, beam_factor, budget_factor, easy_first, lm_path = state
+    out = []
+    for insts, seed in batch:
+        lm = None
+        if lm_path:
+            from ..lm.model import LanguageModel
+            lm = _IPM_LMS.get(lm_path) or _IPM_LMS.setdefault(lm_path, LanguageModel.load(lm_path))
+        W, U = np.array(W0, dtype=np.float32), np.array(U0, dtype=np.float64)
+        core = DepSearch(W, bits, U, lm=lm)
+        core.max_tau = max_tau
+        core.avg_count = c0
+        ent = train_epoch(core, insts, random.Random(seed), beam_factor, budget_factor, easy_first)
+        out.append((W, U, len(insts), ent))
+    return out
+
+
+def mix_epoch(core: DepSearch, W: np.ndarray, U: np.ndarray, hash_bits: int, insts: Sequence, epoch: int,
+              seed: int, jobs: int, beam_factor: float, budget_factor: float, easy_first: bool, lm=None,
+              backend: str = "loky", scheduler: Optional[str] = None) -> dict:
+    """One epoch of iterative parameter mixing (McDonald, Hall & Mann 2010, Algorithm 2, uniform
+    mixture): the instances are cut into ``jobs`` shards (a fixed-seed shuffle per epoch), each
+    shard trains one epoch from the same weights in its own process (joblib, or a Dask cluster
+    with ``backend="dask"``), and the shards' weights W and averaging accumulators U are
+    averaged in place (float32/float64[2^b]); the averaging count advances by the mean shard
+    size, so ``W - U / c`` stays the average of the mixed weight vectors over training.
+    Returns the epoch record of :func:`train_epoch`, summed over shards (seconds = wall time).
+    """
+    from ..io.batch import map_batches
+
+    t0 = time.perf_counter()
+    idx = list(range(len(insts)))
+    random.Random(seed * 1000003 + epoch).shuffle(idx)
+    shards = [([insts[j] for j in idx[k::jobs]], seed * 7919 + epoch * 101 + k) for k in range(jobs)]
+    state = (W, U, core.avg_count, hash_bits, core.max_tau, beam_factor, budget_factor, easy_first,
+             getattr(lm, "path", None) if lm is not None else None)
+    res = map_batches(_ipm_shard, (state,), shards, jobs=jobs, chunk=1, backend=backend, scheduler=scheduler)
+    W[:] = np.mean([r[0] for r in res], axis=0, dtype=np.float64).astype(np.float32)
+    U[:] = np.mean([r[1] for r in res], axis=0)
+    core.avg_count = core.avg_count + float(np.mean([r[2] for r in res]))
+    ents = [r[3] for r in res]
+    n = max(1, len(insts))
+    return {"seconds": round(time.perf_counter() - t0, 2), "updates": int(sum(e["updates"] for e in ents)),
+            "reached_gold": round(sum(e["reached_gold"] * r[2] for e, r in zip(ents, res)) / n, 4),
+            "pops": int(sum(e["pops"] for e in ents)), "shards": jobs}
+
+
 def decode_bags(model: Model, sents: Sequence[Sentence], seed: int = 1, given: str = "none",
                 **opts) -> List[str]:
     """Decode scrambled sentences in-process; returns tokenized outputs.
@@ -206,14 +259,19 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
                  max_tau: float = 0.05, seed: int = 1, beam_factor: float = TRAIN_BEAM_FACTOR,
                  budget_factor: float = 30.0, easy_first: bool = True,
                  log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-                 t_all: Optional[float] = None, lm=None, lm_of: Optional[Sequence] = None) -> dict:
+                 t_all: Optional[float] = None, lm=None, lm_of: Optional[Sequence] = None,
+                 compact: bool = False, jobs: int = 1, backend: str = "loky",
+                 scheduler: Optional[str] = None) -> dict:
     """The epoch loop shared by word-ordering and SR training (Algorithm 3, averaged weights).
 
     Weights: float32[2**hash_bits] with a float64 accumulator for averaging.  After each epoch
     the averaged model (``make_model(avg)``) is scored by ``dev_eval`` (BLEU, or None without
     dev data: every epoch is saved) and saved to ``out`` when it is the best so far; the final
     header's ``training`` entry carries ``record`` plus per-epoch figures, best epoch and total
-    seconds.  lm: the search's LM; lm_of: optional per-instance LMs (see :func:`train_epoch`).
+    seconds.  lm: the search's LM; lm_of: optional per-instance LMs (see :func:`train_epoch`);
+    compact: save the final model in the compact form (:meth:`wo.model.Model.save`).
+    jobs > 1 (or backend "dask"): iterative parameter mixing over that many shards
+    (:func:`mix_epoch`); jackknifed ``lm_of`` LMs are not supported there (ValueError).
     Returns that entry.  Raises OSError if ``out`` cannot be written.
     """
     t_all = time.perf_counter() if t_all is None else t_all
@@ -223,8 +281,14 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
     core.max_tau = max_tau
     rng = random.Random(seed)
     best = None
+    if (jobs > 1 or backend == "dask") and lm_of is not None:
+        raise ValueError("parameter mixing (--jobs) does not support jackknifed LMs")
     for ep in range(1, epochs + 1):
-        ent = train_epoch(core, insts, rng, beam_factor, budget_factor, easy_first, lm_of)
+        if jobs > 1 or backend == "dask":
+            ent = mix_epoch(core, W, U, hash_bits, insts, ep, seed, max(1, jobs), beam_factor, budget_factor, easy_first,
+                            lm, backend, scheduler)
+        else:
+            ent = train_epoch(core, insts, rng, beam_factor, budget_factor, easy_first, lm_of)
         model = make_model(averaged(W, U, core.avg_count))
         model.header["training"] = dict(record, epoch=ep)
         t1 = time.perf_counter()
@@ -241,5 +305,5 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
     final.header["training"] = dict(record, best_epoch=best[1],
                                     dev_bleu=best[0] if dev_eval is not None else None,
                                     total_seconds=round(time.perf_counter() - t_all, 1))
-    final.save(out)
+    final.save(out, compact=compact)
     return final.header["training"]

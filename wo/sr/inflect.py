@@ -10,13 +10,14 @@ Sources of candidates, in order:
 1. the **lexicon** learned from a training treebank: (lemma, UPOS, XPOS, FEATS) -> forms with
    counts, backed off to (lemma, UPOS, FEATS); forms seen with a share of at least
    ``min_share`` are candidates.  Works for any UD language from its treebank alone.
-2. for English, **lemminflect** (``english=True``) for unseen lemma/feature combinations;
-3. **suffix rules** learned from the same treebank: per (UPOS, FEATS), the most frequent
-   lemma -> form edit (strip k characters, add a suffix) among lemmas with the longest shared
-   ending (language independent);
+2. the language module's dictionary, where it has one (:mod:`wo.sr.lang`; English:
+   lemminflect) for unseen lemma/feature combinations;
+3. the **learned inflection model** (:mod:`wo.sr.morph`): edit-script classification over the
+   lemma's suffixes and the features, language independent (models trained before it have the
+   older per-(UPOS, FEATS) suffix rules instead);
 4. the lexicon at (lemma, UPOS), then the lemma itself.
-For English, context rules add what the lexicon cannot decide: a/an, not/n't, the contracted
-forms of be, have, will, would ('s, 're, 'm, 've, 'll, 'd).
+The language module adds the forms only the context decides (English: a/an, not/n't, the
+contracted forms of be, have, will, would).
 
 Case: forms are stored as they occur, except that a sentence-initial capital is removed unless
 the lemma itself is capitalised (proper nouns, "I"); sentence-initial capitalisation is
@@ -29,41 +30,6 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 # SR'19 FEATS that are task annotations, not morphology
 TASK_FEATS = ("lin", "original_id")
-
-# English context rules: lemma -> extra candidates that only the context decides
-EN_CONTEXT = {
-    "a": ["a", "an"],
-    "an": ["a", "an"],
-    "not": ["not", "n't"],
-}
-# contracted alternatives of auxiliary forms (full form -> contraction)
-EN_CONTRACT = {"is": "'s", "are": "'re", "am": "'m", "has": "'s", "have": "'ve", "will": "'ll",
-               "would": "'d", "had": "'d"}
-
-# UD morphology -> Penn Treebank tag, for lemminflect
-def _ptb_tag(upos: str, feats: Dict[str, str]) -> Optional[str]:
-    if upos in ("NOUN", "PROPN"):
-        plural = feats.get("Number") == "Plur"
-        return ("NNPS" if plural else "NNP") if upos == "PROPN" else ("NNS" if plural else "NN")
-    if upos in ("VERB", "AUX"):
-        vf, tense = feats.get("VerbForm"), feats.get("Tense")
-        if vf == "Ger" or (vf == "Part" and tense == "Pres"):
-            return "VBG"
-        if vf == "Part":
-            return "VBN"
-        if vf == "Inf":
-            return "VB"
-        if tense == "Past":
-            return "VBD"
-        if tense == "Pres":
-            return "VBZ" if feats.get("Person") == "3" and feats.get("Number") == "Sing" else "VBP"
-        return "VB"
-    if upos in ("ADJ", "ADV"):
-        deg = feats.get("Degree")
-        base = "JJ" if upos == "ADJ" else "RB"
-        return base + ("R" if deg == "Cmp" else "S" if deg == "Sup" else "")
-    return None
-
 
 def parse_feats(feats: str) -> Dict[str, str]:
     """``Number=Sing|Tense=Past`` -> dict; ``_`` or empty -> {}."""
@@ -92,19 +58,33 @@ def _edit(lemma: str, form: str) -> Tuple[int, str]:
 class Lexicon:
     """Candidate forms for (lemma, UPOS, XPOS, FEATS), learned from a treebank.
 
-    ``table``: dict key -> Counter(form -> count) at three back-off levels; ``rules``: dict
-    (UPOS, FEATS) -> dict lemma ending (0-3 characters) -> Counter((strip, suffix)).
+    ``table``: dict key -> Counter(form -> count) at three back-off levels (:meth:`keys`);
+    ``inflector``: the learned edit-script classifier (:class:`wo.sr.morph.EditInflector`) for
+    combinations the table lacks; ``rules``: the suffix rules of models trained before the
+    edit-script classifier (dict (UPOS, FEATS) -> dict lemma ending (0-3 characters) ->
+    Counter((strip, suffix))), used only when a model has no ``inflector``; ``lang``: ISO 639-1
+    code selecting the language module (:func:`wo.sr.lang.language`).
     Build with :meth:`build`; store with :meth:`to_json` / :meth:`from_json` (model header).
     """
 
-    def __init__(self, table: Dict[str, Dict[str, int]], rules: Dict[str, Dict[str, Dict[str, int]]],
-                 english: bool, min_share: float = 0.05, max_forms: int = 4):
+    def __init__(self, table: Dict[str, Dict[str, int]], rules: Optional[Dict[str, Dict[str, Dict[str, int]]]],
+                 lang: Optional[str], min_share: float = 0.05, max_forms: int = 4, inflector=None,
+                 inflect_k: int = 2):
+        from .lang import language
+
         self.table = table
-        self.rules = rules
-        self.english = english
+        self.rules = rules or {}
+        self.lang = lang or "xx"
+        self.language = language(self.lang)
         self.min_share = min_share
         self.max_forms = max_forms
-        self._lemminflect = None
+        self.inflector = inflector
+        self.inflect_k = inflect_k
+
+    @property
+    def english(self) -> bool:
+        """True for an English model (the English language module applies)."""
+        return self.lang == "en"
 
     # ----------------------------------------------------------------- building
     @staticmethod
@@ -118,14 +98,27 @@ class Lexicon:
         """The form as stored: sentence-initial capitals removed unless the lemma has one."""
         if index == 0 and form[:1].isupper() and not lemma[:1].isupper() and not (
                 len(form) > 1 and form.isupper()):   # acronyms keep their case
-            return form[:1].lower() + form[1:]
+            low = form[:1].lower()
+            if len(low) > 1:   # Turkish İ lower-cases to i + combining dot
+                low = low[:1]
+            return low + form[1:]
         return form
 
     @classmethod
-    def build(cls, sents: Iterable, english: bool = False, min_share: float = 0.05) -> "Lexicon":
-        """Learn the lexicon and suffix rules from UD sentences (:class:`wo.data.Sentence`)."""
+    def build(cls, sents: Iterable, lang: Optional[str] = None, min_share: float = 0.05,
+              english: Optional[bool] = None, learned: bool = True) -> "Lexicon":
+        """Learn the lexicon and the inflection model from UD sentences (:class:`wo.io.Sentence`).
+
+        lang: ISO 639-1 code of the language module (``english=True`` is the older spelling of
+        ``lang="en"``); learned: the edit-script classifier (:mod:`wo.sr.morph`), else the
+        older suffix rules."""
+        from .morph import EditInflector
+
+        if english is not None and lang is None:
+            lang = "en" if english else None
         table: Dict[str, Counter] = defaultdict(Counter)
         rules: Dict[str, Dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        examples = []
         for s in sents:
             for i in range(len(s)):
                 lemma, form = s.lemmas[i], s.forms[i]
@@ -134,24 +127,39 @@ class Lexicon:
                 f = cls.surface(form, lemma, i)
                 for k in cls.keys(lemma, s.upos[i], s.xpos[i], s.feats[i]):
                     table[k][f] += 1
+                mk = morph_key(parse_feats(s.feats[i]))
+                if learned:
+                    examples.append((lemma, s.upos[i], mk, f))
+                    continue
                 strip, suf = _edit(lemma.lower(), f.lower())
-                rk = f"{s.upos[i]}\t{morph_key(parse_feats(s.feats[i]))}"
+                rk = f"{s.upos[i]}\t{mk}"
                 for n in range(0, 4):
                     if n <= len(lemma):
                         rules[rk][lemma.lower()[len(lemma) - n:]][f"{strip}\t{suf}"] += 1
         return cls({k: dict(v) for k, v in table.items()},
                    {k: {e: dict(c) for e, c in v.items()} for k, v in rules.items()},
-                   english, min_share)
+                   lang, min_share, inflector=EditInflector.build(examples) if learned else None)
 
     def to_json(self) -> dict:
         """JSON-serialisable form (stored in the model header)."""
-        return {"table": self.table, "rules": self.rules, "english": self.english,
-                "min_share": self.min_share, "max_forms": self.max_forms}
+        d = {"table": self.table, "english": self.english, "lang": self.lang,
+             "min_share": self.min_share, "max_forms": self.max_forms}
+        if self.inflector is not None:
+            d["inflector"] = self.inflector.to_json()
+            d["inflect_k"] = self.inflect_k
+        else:
+            d["rules"] = self.rules
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "Lexicon":
-        """Inverse of :meth:`to_json`."""
-        return cls(d["table"], d["rules"], d["english"], d.get("min_share", 0.05), d.get("max_forms", 4))
+        """Inverse of :meth:`to_json` (models without ``lang`` have ``english``)."""
+        from .morph import EditInflector
+
+        lang = d.get("lang") or ("en" if d.get("english") else None)
+        inf = EditInflector.from_json(d["inflector"]) if "inflector" in d else None
+        return cls(d["table"], d.get("rules"), lang, d.get("min_share", 0.05), d.get("max_forms", 4),
+                   inflector=inf, inflect_k=d.get("inflect_k", 2))
 
     # ----------------------------------------------------------------- candidates
     def _rule_form(self, lemma: str, upos: str, feats: str) -> Optional[str]:
@@ -168,21 +176,12 @@ class Lexicon:
                 return stem + suf
         return None
 
-    def _en_form(self, lemma: str, upos: str, feats: str) -> Optional[str]:
-        tag = _ptb_tag(upos, parse_feats(feats))
-        if tag is None:
-            return None
-        if self._lemminflect is None:
-            import lemminflect
-            self._lemminflect = lemminflect
-        out = self._lemminflect.getInflection(lemma, tag=tag)
-        return out[0] if out else None
-
     def candidates(self, lemma: str, upos: str, xpos: str, feats: str) -> Tuple[List[str], str]:
         """Candidate forms of one token, best first, and the source that gave them.
 
-        Returns (list of 1..max_forms distinct str, source in {"lexicon", "backoff", "rules",
-        "lemminflect", "lemma"}).  English context rules add a/an, not/n't and contractions.
+        Returns (list of 1..max_forms distinct str, source in {"lexicon", "backoff", "learned",
+        "rules", "dictionary", "lemma"}); the language module may add context forms (English:
+        a/an, not/n't, contractions).
         """
         forms: List[str] = []
         source = "lemma"
@@ -201,11 +200,14 @@ class Lexicon:
             if forms:
                 source = "lexicon" if level == 0 else "backoff"
                 break
-        if not forms and self.english:
-            f = self._en_form(lemma, upos, feats)
-            if f:
-                forms, source = [f], "lemminflect"
         if not forms:
+            f = self.language.inflect(lemma, upos, feats)
+            if f:
+                forms, source = [f], "dictionary"
+        if not forms and self.inflector is not None:
+            forms = self.inflector.predict(lemma, upos, morph_key(parse_feats(feats)), k=self.inflect_k)
+            source = "learned" if forms else source
+        elif not forms:
             f = self._rule_form(lemma, upos, feats)
             if f:
                 forms, source = [f], "rules"
@@ -214,74 +216,10 @@ class Lexicon:
             source = "backoff" if forms else source
         if not forms:
             forms = [lemma]
-        if self.english:
-            extra = EN_CONTEXT.get(lemma.lower(), [])
-            for f in list(forms):
-                if f.lower() in EN_CONTRACT and upos == "AUX":
-                    extra = extra + [EN_CONTRACT[f.lower()]]
-            for f in extra:
-                if f not in forms:
-                    forms.append(f)
+        for f in self.language.extra_candidates(lemma, upos, list(forms)):
+            if f not in forms:
+                forms.append(f)
         return forms, source
-
-
-# word beginnings spelt with a vowel but said with a consonant, and silent-h words
-_A_BEFORE = ("uni", "use", "usu", "uti", "ure", "uro", "eu", "ewe", "one", "once", "ubiq", "ufo")
-_AN_BEFORE = ("hour", "honest", "honor", "honour", "heir", "herb")
-_AN_LETTERS = set("aefhilmnorsx")   # letter names said with a vowel first: "an FBI", "an MRI"
-
-
-def article(next_word: str) -> str:
-    """The English indefinite article before ``next_word``: "an" before a vowel sound, else "a".
-
-    By spelling: vowel-spelt words said with a consonant ("a university", "a one") and a silent
-    h ("an hour") come from prefix lists; an all-capital word of two to five letters is read
-    letter by letter ("an FBI", "a CD"), and so is a single letter, alone or before a hyphen ("an
-    X-ray"); a number by its spoken start ("an 8", "an 11", "an
-    18,000").  A heuristic: the EWT training treebank's exceptions to it are mostly its writers'
-    slips ("a answer", "an Nikon"), so none are learned.
-    """
-    w = next_word.strip("\"'“”‘’`(")
-    if not w:
-        return "a"
-    low = w.lower()
-    if w[0].isdigit():
-        digits = "".join(ch for ch in w if ch.isdigit() or ch == ",").replace(",", "")
-        if digits.startswith("8"):
-            return "an"
-        if digits[:2] in ("11", "18") and len(digits) in (2, 5, 8):
-            return "an"
-        return "a"
-    if (1 < len(w) <= 5 and w.isupper() and w.isalpha()) or (w[0].isalpha() and (len(w) == 1 or w[1] == "-")):
-        return "an" if low[0] in _AN_LETTERS else "a"   # read letter by letter: "an FBI", "an X-ray"
-    if low.startswith(_AN_BEFORE):
-        return "an"
-    if low.startswith(_A_BEFORE):
-        return "a"
-    return "an" if low[0] in "aeiou" else "a"
-
-
-def agree_articles(tokens: Sequence[str], lemmas: Sequence[str]) -> List[str]:
-    """Make every a/an token agree with the next word that has a letter or digit
-    (:func:`article`).
-
-    tokens: output forms (list of n str); lemmas: the lemma of each (n str).  Tokens whose lemma
-    is not a/an, and an article with no word after it, are kept; so is the case of the first
-    letter.  Returns a new list of n str.
-    """
-    out = list(tokens)
-    for j in range(len(out) - 1):
-        t = out[j]
-        if t.lower() not in ("a", "an") or lemmas[j].lower() not in ("a", "an"):
-            continue
-        k = j + 1
-        while k < len(out) and not any(ch.isalnum() for ch in out[k]):
-            k += 1
-        if k == len(out):
-            continue
-        a = article(out[k])
-        out[j] = a if t[:1].islower() else a[:1].upper() + a[1:]
-    return out
 
 
 def coverage(lex: Lexicon, sents: Sequence, lower: bool = True) -> dict:

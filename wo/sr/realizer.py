@@ -14,7 +14,7 @@ from ..dep.instance import QUESTION_MARKS, ROOT, SearchArrays, gold_arrays
 from ..io.conllu import Sentence
 from ..io.trees import is_projective, projectivize
 from ..model import atom
-from .inflect import Lexicon, agree_articles
+from .inflect import Lexicon
 from .t1 import SRSentence, lin_values
 
 DEFAULT_SR_BEAM_FACTOR = 16.0
@@ -142,7 +142,7 @@ def question_heads(s: SRSentence) -> List[bool]:
 
 
 def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[int]] = None,
-                question_labels: bool = False) -> SRInstance:
+                question_labels: bool = False, gold_forms: bool = False) -> SRInstance:
     """Build the search arrays for a T1 sentence.
 
     question_labels: the label of every dependent of a question clause's head
@@ -152,7 +152,10 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
 
     With ``gold_positions`` (1-based reference position per token, e.g. ``s.orig``) and gold
     forms in ``s.forms``, the reference arrays are added for training; a gold form missing from
-    the candidates is added (counted in ``added_gold``); a reference tree that is not projective
+    the candidates is added (counted in ``added_gold``).  gold_forms (decoding only): when every
+    token has its gold form in column 3 (``wo sr make-input --with-gold``), that form is its only
+    candidate, so the search orders the given words (ordering measured apart from inflection,
+    as the peers' "gold forms" figures are); a reference tree that is not projective
     in the reference order is projectivised by lifting, and the lifted heads become the given
     heads, so no word is lost.  Raises ValueError on an empty sentence.
     """
@@ -160,6 +163,7 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
     if n == 0:
         raise ValueError("empty sentence")
     heads, lin = list(s.heads), list(s.lin)
+    use_gold = gold_forms and gold_positions is None and n > 0 and all(s.forms)
     was_lifted = False
     if gold_positions is not None:
         surf = [0] * n
@@ -177,6 +181,9 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
     lin = _rerank(heads, lin)
     cands, gold_form, added = [], [""] * n, 0
     for i in range(n):
+        if use_gold:   # ordering only: the T1 input's gold forms are the candidates
+            cands.append([s.forms[i]])
+            continue
         c, _ = lex.candidates(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])
         if gold_positions is not None and s.forms[i]:
             g = s.forms[i]
@@ -236,7 +243,8 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
 class SRResult:
     """One realised sentence: tokens (list[str], output order, sentence-initial capital),
     order (list[int]: input token index of each output token), heads (1-based output positions,
-    0 root), labels (list[str]), status ("ok", "completed", "fallback", "timeout", "error"),
+    0 root), labels (list[str]), surface (list[str] or None: the surface tokens with multiword
+    tokens contracted, see :meth:`surface_tokens`), status ("ok", "completed", "fallback", "timeout", "error"),
     pops, edges, seconds, message."""
 
     tokens: List[str]
@@ -248,20 +256,16 @@ class SRResult:
     edges: int = 0
     seconds: float = 0.0
     message: str = ""
+    surface: Optional[List[str]] = None
+
+    def surface_tokens(self) -> List[str]:
+        """The surface tokens: multiword tokens contracted (:mod:`wo.sr.mwt`); the syntactic
+        words when the model has no contractions."""
+        return list(self.surface) if self.surface is not None else list(self.tokens)
 
     def text(self) -> str:
         """Tokens joined by spaces."""
         return " ".join(self.tokens)
-
-
-def capitalise(tokens: List[str]) -> List[str]:
-    """Sentence-initial capital as in running text (first token with a letter)."""
-    out = list(tokens)
-    for j, t in enumerate(out):
-        if any(ch.isalpha() for ch in t):
-            out[j] = t[:1].upper() + t[1:]
-            break
-    return out
 
 
 class Realizer:
@@ -272,22 +276,27 @@ class Realizer:
     patience_factor (pops per word spent after the first goal looking for a better one); lm:
     the n-gram LM over the candidate forms (Zhang, Blackwood & Clark 2012), as
     :func:`wo.model.resolve_lm` takes it (None: the model's own, if it was trained with one);
-    articles: for an English model, make a/an agree with the following output word after the
-    search (:func:`wo.sr.inflect.agree_articles`; the search itself picks a/an as often as the
+    articles: apply the language module's rules to the realised tokens
+    (:meth:`wo.sr.lang.Language.postprocess`; English: a/an agree with the following output word,
+    :func:`wo.sr.lang.en.agree_articles`, since the search itself picks a/an as often as the
     features allow, which is rarely right before unseen words); rerank_lm (a
     :class:`wo.lm.LanguageModel` or a path) and rerank_weight: rerank the goal edges the search
     popped by F + rerank_weight * log10 p of their realised strings
     (:func:`wo.dep.linearizer.rerank_goals`; chosen on EWT dev, ``bench/sr_eval.py``); None =
     the model header's ``decode.rerank_lm`` / ``rerank_weight`` (:func:`rerank_lm_of`), "none" =
-    no reranking.
+    no reranking.  gold_forms: a T1 sentence that carries every gold form (column 3) is ordered
+    with those forms (no inflection; ``wo sr make-input --with-gold``).  The model header's
+    ``sr.lang`` selects the language module (:mod:`wo.sr.lang`) and ``sr.mwt`` the multiword
+    token contractions (:mod:`wo.sr.mwt`) of :attr:`SRResult.surface`.
     Raises ValueError if the model is not an SR model, ModelError if its LM is missing.
     """
 
     def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
                  patience_factor: Optional[float] = None, lm=None, articles: bool = True,
-                 rerank_lm=None, rerank_weight: Optional[float] = None):
+                 rerank_lm=None, rerank_weight: Optional[float] = None, gold_forms: bool = True):
         from ..dep.core import DepSearch
+        from .mwt import Contractions
         from ..model import decode_option, resolve_lm
 
         if "sr" not in model.header:
@@ -295,7 +304,9 @@ class Realizer:
         self.model = model
         self.lexicon = Lexicon.from_json(model.header["sr"]["lexicon"])
         self.question_labels = bool(model.header["sr"].get("question_labels", False))
+        self.contractions = Contractions.from_json(model.header["sr"].get("mwt", {}))
         self.articles = articles
+        self.gold_forms = gold_forms
         dec = model.header.get("decode", {})
         self.beam_factor = decode_option(beam_factor, dec, "beam_factor", DEFAULT_SR_BEAM_FACTOR)
         self.budget_factor = decode_option(budget_factor, dec, "budget_factor", DEFAULT_SR_BUDGET_FACTOR)
@@ -320,7 +331,8 @@ class Realizer:
             raise ValueError(s.error)
         t0 = time.perf_counter()
         n = len(s)
-        inst = sr_instance(s, self.lexicon, question_labels=self.question_labels)
+        gold = self.gold_forms and n > 0 and all(s.forms)
+        inst = sr_instance(s, self.lexicon, question_labels=self.question_labels, gold_forms=gold)
         beam = max(1, int(round(self.beam_factor * n)))
         budget = max(8, int(self.budget_factor * n))
         from ..dep.linearizer import decode_instance, rerank_goals
@@ -328,17 +340,21 @@ class Realizer:
         order, idx, heads, score, status, pops, edges = decode_instance(
             self.core, inst, beam, budget, self.timeout, self.complete_beam, int(self.patience_factor * n))
 
+        lang = self.lexicon.language
+
         def tokens_of(o, ix):
             forms = [inst.leaf_form[leaf] for leaf in o]
-            if self.lexicon.english and self.articles:
-                forms = agree_articles(forms, [s.lemmas[i] for i in ix])
-            return capitalise(forms)
+            if self.articles and not gold:
+                forms = lang.postprocess(forms, [s.lemmas[i] for i in ix])
+            return lang.capitalise(forms)
 
         if self.rerank_lm is not None and status == "ok":
             order, idx, heads, score = rerank_goals(self.core.search, inst, (order, idx, heads, score),
                                                     tokens_of, self.rerank_lm, self.rerank_weight)
-        return SRResult(tokens_of(order, idx), idx, heads,
-                        [s.deprels[i] for i in idx], status, pops, edges, time.perf_counter() - t0)
+        toks = tokens_of(order, idx)
+        return SRResult(toks, idx, heads, [s.deprels[i] for i in idx], status, pops, edges,
+                        time.perf_counter() - t0,
+                        surface=self.contractions.apply(toks) if len(self.contractions) else None)
 
 
 def rerank_lm_of(model, rerank_lm=None):
@@ -400,19 +416,23 @@ def realize_many(model_path: str, sents: Sequence[SRSentence], jobs: int = 1, ch
                        cost=lambda s: len(s) ** 2)
 
 def write_submission(path: str, sents: Sequence[SRSentence], results: Sequence[SRResult],
-                     tok: Optional[str] = "auto") -> None:
-    """Write the SR submission file (``# sent_id`` and ``# text`` = detokenized sentence per
-    sentence, blank line after each) and the tokenized twin ``tok`` (one tokenized sentence per
+                     tok: Optional[str] = "auto", lang: Optional[str] = "en") -> None:
+    """Write the SR submission file (``# sent_id`` and ``# text`` = the surface tokens,
+    multiword tokens contracted, detokenized for ``lang`` (:meth:`wo.sr.lang.Language.detokenize`)
+    per sentence, blank line after each) and the tokenized twin ``tok`` (one tokenized sentence per
     line; "auto" = ``path + '.tok'``, none when ``path`` is ``-`` or tok is None).  Both are
     written atomically.  Raises OSError when a file cannot be written."""
-    from ..io.text import STDIO, AtomicWriter, detokenize
+    from ..io.text import STDIO, AtomicWriter
+    from .lang import language
+
+    detok = language(lang).detokenize
 
     if tok == "auto":
         tok = None if path == STDIO else path + ".tok"
     writers = [AtomicWriter(path)] + ([AtomicWriter(tok)] if tok else [])
     try:
         for s, r in zip(sents, results):
-            writers[0].write(f"# sent_id = {s.sent_id}\n# text = {detokenize(r.tokens)}\n")
+            writers[0].write(f"# sent_id = {s.sent_id}\n# text = {detok(r.surface_tokens())}\n")
             if tok:
                 writers[1].write(r.text())
         for w in writers:

@@ -35,7 +35,9 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
              hash_bits: int = 23, beam_factor: float = 8.0, train_budget_factor: float = 100.0,
              max_tau: float = 0.05, seed: int = 1,
              log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
-             lm: Optional[str] = None, question_labels: bool = True) -> dict:
+             lm: Optional[str] = None, question_labels: bool = True, contractions=None,
+             compact: bool = False, jobs: int = 1, backend: str = "loky",
+             scheduler: Optional[str] = None) -> dict:
     """Train an SR model (Zhang & Clark 2015, Algorithm 3 with the section 5.7 search) and save
     the best epoch (by dev BLEU, SR metric on lower-cased tokens) to ``out``.
 
@@ -48,6 +50,11 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     loaded from beside the model when decoding; its text must not contain the training
     sentences (no jackknifing here).  question_labels: mark the labels of question clauses'
     dependents (:func:`wo.sr.realizer.sr_instance`); recorded in the model header.
+    contractions: the multiword-token table (:class:`wo.sr.mwt.Contractions`) stored in the
+    header (``sr.mwt``); the language is the lexicon's (``sr.lang``).  compact: save float16
+    weights and a compressed header (:meth:`wo.model.Model.save`).  jobs/backend/scheduler:
+    iterative parameter mixing over ``jobs`` shards in joblib processes or on a Dask cluster
+    (:func:`wo.dep.train.mix_epoch`; McDonald, Hall & Mann 2010).
     Returns the training record (dropped sentences by reason, gold forms added, per-epoch
     seconds/updates/dev BLEU).
     """
@@ -96,7 +103,9 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
 
     def make_model(avg: np.ndarray) -> Model:
         return Model(avg, hash_bits, TagDictionary({}, ["_"]), dict(extra, **{
-            "kind": "sr", "sr": {"lexicon": lexicon.to_json(), "question_labels": question_labels},
+            "kind": "sr", "sr": {"lexicon": lexicon.to_json(), "question_labels": question_labels,
+                                 "lang": lexicon.lang,
+                                 **({"mwt": contractions.to_json()} if contractions is not None else {})},
             "decode": {"beam_factor": DEFAULT_SR_BEAM_FACTOR, "budget_factor": DEFAULT_SR_BUDGET_FACTOR,
                        "complete_beam": DEFAULT_SR_COMPLETE_BEAM}}))
 
@@ -108,4 +117,4 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     return run_training(insts, epochs, out, record, make_model, dev_eval if dev else None,
                         hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
                         budget_factor=train_budget_factor, easy_first=True, log=log, t_all=t_all,
-                        lm=lm_model)
+                        lm=lm_model, compact=compact, jobs=jobs, backend=backend, scheduler=scheduler)

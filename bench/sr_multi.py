@@ -1,0 +1,285 @@
+"""Multilingual surface realisation: every UD treebank, wo against IMSurReal and ZGen_SR.
+
+    python bench/sr_multi.py prepare [--tb CODE ...]     # data into out/sr-multi/CODE/
+    python bench/sr_multi.py train   [--tb CODE ...]     # wo sr train (models in out/sr-multi/CODE/)
+    python bench/sr_multi.py eval    [--tb CODE ...] [--split test|dev]
+    python bench/sr_multi.py table                       # docs/sr-multi.md from bench/results/sr_multi/
+
+Data protocol (the same for wo and the peers):
+* a treebank with a train file: train on train, choose epochs on dev, decode test once;
+* a dev/test-only treebank (SR'19 languages whose train file could not be obtained): the first
+  90 % of dev sentences train, the last 10 % choose epochs, test is decoded once; every figure
+  of such a treebank is marked "trained on dev";
+* zh: UD Chinese 1.3 train (traditional script, UD v1 labels) converted by
+  ``bench/smt_parsers.py``'s ``v1_to_v2`` (OpenCC t2s, v1 -> v2 labels), GSDSimp dev, GSDSimp test.
+* T1 inputs: ``wo sr make-input --seed 3`` (test and dev, no gold); training T1 with
+  ``--with-gold`` (gold forms in column 3, ``original_id``).
+* References: the syntactic words of the UD file (the SR'19 metrics on lower-cased tokens).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+SHARED = os.environ.get("WO_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
+MULTI = os.path.join(SHARED, "corpora", "ud-multi")
+WORK = os.path.join(ROOT, "out", "sr-multi")
+RES = os.path.join(ROOT, "bench", "results", "sr_multi")
+
+# code -> language; with a train file or dev/test only
+WITH_TRAIN = ["en_lines", "fr_sequoia", "fr_partut", "it_partut", "pt_bosque", "pt_gsd", "tr_imst",
+              "el_gdt", "vi_vtb"]
+DEV_ONLY = ["ja_gsd", "ko_gsd", "ru_gsd", "id_gsd", "es_gsd", "fr_gsd", "de_gsd"]
+OTHER = ["en_ewt", "en_partut", "zh_gsdsimp"]
+ALL = ["en_ewt", "en_partut"] + WITH_TRAIN + ["zh_gsdsimp"] + DEV_ONLY
+
+
+def lang_of(tb: str) -> str:
+    """ISO 639-1 code of a treebank code (``pt_bosque`` -> ``pt``)."""
+    return tb.split("_")[0]
+
+
+def read_text(path: str) -> str:
+    if path.endswith(".xz"):
+        with lzma.open(path, "rt", encoding="utf-8") as f:
+            return f.read()
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def blocks(text: str):
+    """CoNLL-U sentence blocks (str, no trailing blank line)."""
+    return [b.strip("\n") for b in text.split("\n\n") if b.strip("\n")]
+
+
+def sources(tb: str) -> dict:
+    """Source files: {"train": [paths] or blocks, "dev", "test", "trained_on": "train"|"dev"}."""
+    if tb == "en_ewt":
+        d = os.path.join(ROOT, "corpora", "ud-en-ewt")
+        return {"train": os.path.join(d, "en_ewt-ud-train.conllu.xz"),
+                "dev": os.path.join(d, "en_ewt-ud-dev.conllu.xz"),
+                "test": os.path.join(d, "en_ewt-ud-test.conllu.xz"), "trained_on": "train"}
+    if tb == "en_partut":
+        d = os.path.join(SHARED, "corpora", "sr19-en_partut")
+        return {"train": os.path.join(d, "UD-en_partut-ud-train.conllu"),
+                "dev": os.path.join(d, "UD-en_partut-ud-dev.conllu"), "test": None, "trained_on": "train"}
+    if tb == "zh_gsdsimp":
+        d = os.path.join(SHARED, "corpora", "ud-zh")
+        return {"train": os.path.join(d, "zh-ud-train.v1.3.conllu"), "dev": os.path.join(d, "zh_gsdsimp-ud-dev.conllu"),
+                "test": os.path.join(d, "zh_gsdsimp-ud-test.conllu"), "trained_on": "train (UD 1.3, converted)"}
+    d = os.path.join(MULTI, tb)
+    f = lambda s: os.path.join(d, f"{tb}-ud-{s}.conllu.xz")  # noqa: E731
+    if tb in DEV_ONLY:
+        return {"train": None, "dev": f("dev"), "test": f("test"), "trained_on": "dev"}
+    return {"train": f("train"), "dev": f("dev"), "test": f("test"), "trained_on": "train"}
+
+
+def convert_zh_train(path: str) -> str:
+    """UD Chinese 1.3 train -> CoNLL-U text in simplified script with UD v2 labels (smt_parsers.v1_to_v2)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from smt_parsers import read_sentences, v1_to_v2
+
+    dev = read_sentences(sources("zh_gsdsimp")["dev"])
+    known = {w["deprel"] for s in dev for w in s}
+    sents = v1_to_v2(read_sentences(path), known)
+    out = []
+    for i, s in enumerate(sents):
+        rows = [f"# sent_id = zh-v1.3-train-{i + 1}"]
+        for j, w in enumerate(s):
+            misc = "_" if w["space"] else "SpaceAfter=No"
+            rows.append("\t".join([str(j + 1), w["form"], w["lemma"] if w["lemma"] != "_" else w["form"], w["upos"],
+                                   w["xpos"], w["feats"] or "_", str(w["head"] + 1), w["deprel"], "_", misc]))
+        out.append("\n".join(rows))
+    return "\n\n".join(out) + "\n\n"
+
+
+def prepare(tb: str, log) -> dict:
+    """Write out/sr-multi/TB/{train,dev,test}.conllu and T1 files; return the data record."""
+    from wo.io import read_conllu
+    from wo.sr.t1 import format_t1, make_input
+
+    src = sources(tb)
+    w = os.path.join(WORK, tb)
+    os.makedirs(w, exist_ok=True)
+    if tb == "zh_gsdsimp":
+        parts = {"train": blocks(convert_zh_train(src["train"])), "dev": blocks(read_text(src["dev"])),
+                 "test": blocks(read_text(src["test"]))}
+    elif src["trained_on"] == "dev":
+        dv = blocks(read_text(src["dev"]))
+        k = len(dv) - len(dv) // 10
+        parts = {"train": dv[:k], "dev": dv[k:], "test": blocks(read_text(src["test"]))}
+    else:
+        parts = {s: blocks(read_text(src[s])) for s in ("train", "dev", "test") if src[s]}
+    rec = {"treebank": tb, "lang": lang_of(tb), "trained_on": src["trained_on"]}
+    for split, bl in parts.items():
+        p = os.path.join(w, f"{split}.conllu")
+        with open(p, "w", encoding="utf-8") as f:
+            f.write("\n\n".join(bl) + "\n\n")
+        sents = read_conllu(p)
+        gold = split == "train"
+        with open(os.path.join(w, f"{split}.t1"), "w", encoding="utf-8") as f:
+            for i, s in enumerate(sents):
+                f.write(format_t1(make_input(s, 3, i, gold), gold) + "\n")
+        if split == "test":   # the same T1 with the gold forms: ordering-only figures
+            with open(os.path.join(w, "test.gold.t1"), "w", encoding="utf-8") as f:
+                for i, s in enumerate(sents):
+                    x = make_input(s, 3, i, True)
+                    x.orig = None   # gold forms in column 3, no original_id (the order stays hidden)
+                    f.write(format_t1(x, True) + "\n")
+        rec[split] = {"sentences": len(sents), "words": sum(len(s) for s in sents)}
+        log(f"{tb} {split}: {len(sents)} sentences, {rec[split]['words']} words")
+    with open(os.path.join(w, "data.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    return rec
+
+
+def wo(*args, log=None):
+    """Run ``wo ARGS`` in a subprocess; returns (CompletedProcess, wall seconds, peak RSS MB)."""
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "wo.cli", *args],
+                       capture_output=True, text=True, cwd=ROOT)
+    secs = time.perf_counter() - t0
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"wo {' '.join(args)} failed:\n{p.stderr[-3000:]}")
+    rss = float(p.stderr.strip().splitlines()[-1]) / 1024.0
+    return p, secs, rss
+
+
+def train(tb: str, log, epochs: int = 5, hash_bits: int = 21, suffix: str = "") -> dict:
+    """``wo sr train`` on out/sr-multi/TB (best epoch by dev BLEU) -> out/sr-multi/TB/wo{suffix}.wo."""
+    w = os.path.join(WORK, tb)
+    model = os.path.join(w, f"wo{suffix}.wo")
+    args = ["sr", "train", "--train", f"{w}/train.t1", "--dev", f"{w}/dev.t1", "--dev-ref", f"{w}/dev.conllu",
+            "--lang", lang_of(tb), "--mwt", f"{w}/train.conllu", "--epochs", str(epochs),
+            "--hash-bits", str(hash_bits), "--compact", "--model", model]
+    log(f"{tb}: wo {' '.join(args)}")
+    p, secs, rss = wo(*args)
+    rec = json.loads(p.stdout)
+    rec.update(command="wo " + " ".join(os.path.relpath(x, ROOT) if x.startswith(ROOT) else x for x in args),
+               wall_seconds=round(secs, 1), peak_rss_mb=round(rss), model_bytes=os.path.getsize(model))
+    with open(os.path.join(w, f"train{suffix}.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: trained in {secs:.0f}s, best epoch {rec.get('best_epoch')} dev {rec.get('dev_bleu')}")
+    return rec
+
+
+def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1, suffix: str = "") -> dict:
+    """Decode SPLIT of TB once with ``wo sr realize`` (timed whole process) and score it.
+
+    Figures: SR'19 BLEU/NIST/DIST (lower-cased syntactic words, :func:`wo.eval.sr_score`) with
+    sacrebleu's signature; BLEU with gold forms (``test.gold.t1``: ordering only); surface BLEU
+    (multiword tokens contracted on both sides); inflection accuracy of the realised forms
+    (overall and for lemmas unseen in training); non-projective sentences (share, exact match
+    and BLEU of wo's output on them); sentences/s, peak RSS, model size.
+    """
+    from wo.eval import sr_score
+    from wo.io import is_projective, read_conllu
+    from wo.sr.mwt import read_ranges, surface_tokens
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import read_t1
+
+    w = os.path.join(WORK, tb)
+    model = model or os.path.join(w, f"wo{suffix}.wo")
+    out = os.path.join(w, f"{split}{suffix}.hyp")
+    ref_path = os.path.join(w, f"{split}.conllu")
+    refs = read_conllu(ref_path)
+    ref_tok = [" ".join(s.forms) for s in refs]
+    rec = {"treebank": tb, "lang": lang_of(tb), "split": split, "model": os.path.relpath(model, ROOT),
+           "model_bytes": os.path.getsize(model), "sentences": len(refs), "words": sum(len(s) for s in refs),
+           "trained_on": sources(tb)["trained_on"]}
+    # 1. the timed decode (whole process)
+    args = ["sr", "realize", "--model", model, "--input", f"{w}/{split}.t1", "--output", out, "--jobs", str(jobs),
+            "--quiet"]
+    p, secs, rss = wo(*args)
+    hyp = [ln.rstrip("\n") for ln in open(out + ".tok", encoding="utf-8")]
+    sc = sr_score(hyp, ref_tok)
+    rec.update(command="wo " + " ".join(os.path.relpath(x, ROOT) if x.startswith(ROOT) else x for x in args),
+               seconds=round(secs, 2), sentences_per_second=round(len(refs) / secs, 1), peak_rss_mb=round(rss),
+               bleu=round(sc.bleu, 2), nist=round(sc.nist, 2), dist=round(sc.dist, 2), sacrebleu=round(sc.sacrebleu, 2),
+               exact=round(sc.exact, 2), signature=sc.signature)
+    log(f"{tb} {split}: BLEU {sc.bleu:.2f} NIST {sc.nist:.2f} DIST {sc.dist:.2f} ({secs:.1f}s)")
+    # 2. ordering only, with the gold forms
+    if split == "test":
+        gout = os.path.join(w, f"{split}{suffix}.gold.hyp")
+        p, gsecs, _ = wo("sr", "realize", "--model", model, "--input", f"{w}/{split}.gold.t1", "--output", gout,
+                         "--jobs", str(jobs), "--quiet")
+        g = sr_score([ln.rstrip("\n") for ln in open(gout + ".tok", encoding="utf-8")], ref_tok)
+        rec.update(gold_bleu=round(g.bleu, 2), gold_sacrebleu=round(g.sacrebleu, 2), gold_exact=round(g.exact, 2),
+                   gold_seconds=round(gsecs, 2))
+        log(f"{tb} {split}: gold-form BLEU {g.bleu:.2f}")
+    # 3. the same decode in process: per-token forms, surface tokens (identical output checked)
+    r = Realizer.load(model)
+    sents = read_t1(f"{w}/{split}.t1")
+    res = [r.realize(s) for s in sents]
+    same = sum(1 for x, h in zip(res, hyp) if x.text() == h)
+    rec["in_process_identical"] = same == len(hyp)
+    train_lemmas = {l for s in read_conllu(os.path.join(w, "train.conllu")) for l in s.lemmas}
+    hit = tot = uhit = utot = 0
+    from wo.io import permutation
+
+    for k, (s, u, x) in enumerate(zip(sents, refs, res)):
+        perm = permutation(len(u), 3, k)   # T1 token j is UD word perm[j] (wo sr make-input --seed 3)
+        for pos, j in enumerate(x.order):
+            gold = u.forms[perm[j]]
+            ok = x.tokens[pos].lower() == gold.lower()
+            hit += ok
+            tot += 1
+            if u.lemmas[perm[j]] not in train_lemmas:
+                uhit += ok
+                utot += 1
+    rec.update(inflection=round(100.0 * hit / max(1, tot), 2), inflection_unseen=round(100.0 * uhit / max(1, utot), 2),
+               unseen_lemma_share=round(100.0 * utot / max(1, tot), 2))
+    surf_ref = [" ".join(surface_tokens(wd, rg)) for wd, rg in read_ranges(ref_path)]
+    if len(surf_ref) == len(res):
+        ss = sr_score([" ".join(x.surface_tokens()) for x in res], surf_ref)
+        rec["surface_bleu"] = round(ss.bleu, 2)
+    npi = [k for k, u in enumerate(refs) if not is_projective(u.heads)]
+    rec["nonprojective_share"] = round(100.0 * len(npi) / max(1, len(refs)), 2)
+    if npi:
+        nsc = sr_score([hyp[k] for k in npi], [ref_tok[k] for k in npi])
+        rec.update(nonprojective_exact=round(nsc.exact, 2), nonprojective_bleu=round(nsc.bleu, 2))
+        pj = [k for k in range(len(refs)) if k not in set(npi)]
+        psc = sr_score([hyp[k] for k in pj], [ref_tok[k] for k in pj])
+        rec.update(projective_exact=round(psc.exact, 2), projective_bleu=round(psc.bleu, 2))
+    tr = os.path.join(w, f"train{suffix}.json")
+    if os.path.exists(tr):
+        t = json.load(open(tr))
+        rec.update(train_seconds=t.get("wall_seconds"), best_epoch=t.get("best_epoch"), dev_bleu=t.get("dev_bleu"))
+    os.makedirs(RES, exist_ok=True)
+    with open(os.path.join(RES, f"{tb}.{split}{suffix}.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb} {split}: {json.dumps(rec)}")
+    return rec
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step", choices=["prepare", "train", "eval"])
+    ap.add_argument("--split", default="test", choices=["test", "dev"])
+    ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--hash-bits", type=int, default=21)
+    ap.add_argument("--suffix", default="", help="model name suffix (experiments)")
+    ap.add_argument("--tb", nargs="*", default=None, help="treebank codes (default: all)")
+    a = ap.parse_args(argv)
+    log = lambda m: print(f"[sr_multi {time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True)  # noqa: E731
+    tbs = a.tb or ALL
+    for tb in tbs:
+        if a.step == "prepare":
+            prepare(tb, log)
+        elif a.step == "train":
+            train(tb, log, a.epochs, a.hash_bits, a.suffix)
+        elif a.step == "eval":
+            evaluate(tb, log, a.split, a.model, suffix=a.suffix)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
