@@ -276,6 +276,16 @@ def cmd_sr_realize(a) -> int:
     from .sr.realizer import Realizer, realize_many, write_submission
     from .sr.t1 import read_t1
 
+    from .sr.models import find_model
+
+    want = a.model or a.lang
+    if want:
+        path = find_model(want)
+        if path is None:
+            _err(f"{want}: no such model file, and no shipped SR model for that treebank or language "
+                 f"(`wo sr models` lists them)")
+            return EXIT_USER
+        a.model = path
     a.model = a.model or default_model("sr")
     t0 = time.perf_counter()
     try:
@@ -310,6 +320,28 @@ def cmd_sr_realize(a) -> int:
         print(f"wo: {len(sents)} sentences realised in {secs:.2f}s ({len(sents) / max(secs, 1e-9):.1f} "
               f"sentences/s); {failed} failed; wrote {wrote}", file=sys.stderr)
     return EXIT_SOME_FAILED if failed else EXIT_OK
+
+
+def cmd_sr_models(a) -> int:
+    """``wo sr models``: the shipped SR models with their language, training data, licence and
+    test figures."""
+    from .sr.models import list_models
+
+    rows = list_models()
+    if a.json:
+        print(json.dumps(rows, indent=1))
+        return EXIT_OK
+    print(f"{'model':<12} {'lang':<5} {'MB':>5}  {'trained on':<34} {'test BLEU':>9} {'gold-form':>9}  licence")
+    for r in rows:
+        d, res = r["data"], r["results"]
+        on = d.get("trained_on", "")
+        if d.get("train_sentences"):
+            on = f"{on} ({d['train_sentences']:,} sentences)"
+        bleu = f"{res['bleu']:.2f}" if "bleu" in res else "-"
+        gold = f"{res['gold_bleu']:.2f}" if "gold_bleu" in res else "-"
+        print(f"{r['code']:<12} {r['lang']:<5} {r['bytes'] / 1e6:>5.1f}  {on:<34} {bleu:>9} {gold:>9}  "
+              f"{d.get('licence', '')}")
+    return EXIT_OK
 
 
 def cmd_sr_evaluate(a) -> int:
@@ -745,7 +777,10 @@ def _add_sr(sub) -> None:
                    help="do not mark the labels of a question clause's dependents (as models trained before this option)")
     t.set_defaults(func=cmd_sr_train)
     r = ss.add_parser("realize", help="T1 input -> SR submission file (+ .tok)")
-    r.add_argument("--model", default=None, help="model file (default: the shipped SR model)")
+    r.add_argument("--model", default=None,
+                   help="model file, or a shipped model's treebank code (pt_bosque) or language code (pt); "
+                        "default: the shipped English model")
+    r.add_argument("--lang", default=None, help="language or treebank code of a shipped model (`wo sr models`)")
     r.add_argument("--input", default="-", help=f"T1 input {STDIO_HELP}; default -")
     r.add_argument("--output", default="-", help=f"submission file {STDIO_HELP}; default -")
     r.add_argument("--tok", default=None, help="tokenized twin (default: OUTPUT.tok; none for -)")
@@ -769,6 +804,9 @@ def _add_sr(sub) -> None:
                         "are used, so only the order is predicted)")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_sr_realize)
+    ls = ss.add_parser("models", help="list the shipped SR models (language, data, licence, test figures)")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=cmd_sr_models)
     e = ss.add_parser("evaluate", help="SR metrics: BLEU, NIST, DIST (lower-cased tokens) + sacrebleu")
     e.add_argument("--hyp", required=True, help=f"tokenized lines, or an SR submission file with its .tok {STDIO_HELP}")
     e.add_argument("--ref", required=True, help="UD CoNLL-U, T1 with gold, or tokenized lines")

@@ -193,6 +193,20 @@ class Model:
                 os.unlink(tmp)
             raise
 
+    @staticmethod
+    def read_header(path: str):
+        """The JSON header of a model file (a compact header expanded) and its stored length in
+        bytes, without reading the weights.  Raises ModelError / FileNotFoundError."""
+        head, hlen = read_header(path, MAGIC, FORMAT_VERSION, ModelError, "model")
+        if "header_zlib" in head:
+            import base64
+
+            try:
+                head.update(json.loads(zlib.decompress(base64.b64decode(head.pop("header_zlib")))))
+            except (ValueError, zlib.error) as exc:
+                raise ModelError(f"{path}: corrupt model header ({exc})")
+        return head, hlen
+
     @classmethod
     def load(cls, path: str, mmap: bool = True, verify: bool = True) -> "Model":
         """Load a model; weights are memory-mapped read-only when ``mmap``.
@@ -201,18 +215,11 @@ class Model:
         truncated file or a checksum mismatch; FileNotFoundError if it does not exist.
         """
         size = os.path.getsize(path)
-        head, hlen = read_header(path, MAGIC, FORMAT_VERSION, ModelError, "model")
+        head, hlen = cls.read_header(path)
         if head.get("feature_set") != FEATURE_SET:
             raise ModelError(f"{path}: feature set {head.get('feature_set')!r}, expected {FEATURE_SET!r}")
         bits = int(head["hash_bits"])
         half = head.get("weights_dtype") == "float16"
-        if "header_zlib" in head:
-            import base64
-
-            try:
-                head.update(json.loads(zlib.decompress(base64.b64decode(head.pop("header_zlib")))))
-            except (ValueError, zlib.error) as exc:
-                raise ModelError(f"{path}: corrupt model header ({exc})")
         offset = 16 + hlen
         offset += (-offset) % 64
         need = offset + (2 if half else 4) * (1 << bits)

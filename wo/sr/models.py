@@ -1,0 +1,83 @@
+"""The shipped SR models: one per UD treebank, chosen by treebank or language code.
+
+``corpora/models/sr/CODE.wo`` (CODE a UD treebank code such as ``pt_bosque``), plus the English
+EWT model ``corpora/models/wo-ewt-sr.wo``.  Each model's header records its language
+(``sr.lang``), its training data and licence (``sr.data``) and its test figures
+(``sr.results``); :func:`list_models` reads them for ``wo sr models``.  ``wo sr realize --lang
+CODE`` (or ``--model CODE``) takes a treebank code or a language code; a language code picks
+the language's default treebank (:data:`DEFAULT_TREEBANK`, else the model trained on the most
+words).
+"""
+from __future__ import annotations
+
+import glob
+import os
+from typing import Dict, List, Optional
+
+# a language's default treebank where it has several
+DEFAULT_TREEBANK = {"en": "en_ewt", "fr": "fr_sequoia", "pt": "pt_gsd"}
+
+
+def model_dir() -> str:
+    """The directory of the shipped SR models: ``$WO_MODEL_DIR/sr`` when set, else
+    ``corpora/models/sr`` of the source tree the package runs from."""
+    import pathlib
+
+    if os.environ.get("WO_MODEL_DIR"):
+        return os.path.join(os.environ["WO_MODEL_DIR"], "sr")
+    return str(pathlib.Path(__file__).resolve().parent.parent.parent / "corpora" / "models" / "sr")
+
+
+def shipped() -> Dict[str, str]:
+    """Treebank code -> path of every shipped SR model (the English EWT model included)."""
+    out = {}
+    from ..model import ModelError, default_model
+
+    try:
+        out["en_ewt"] = default_model("sr")
+    except ModelError:
+        pass
+    for p in sorted(glob.glob(os.path.join(model_dir(), "*.wo"))):
+        out[os.path.basename(p)[:-3]] = p
+    return out
+
+
+def find_model(name: str) -> Optional[str]:
+    """The model file for ``name``: an existing path, a treebank code (``pt_bosque``) or a
+    language code (``pt``: :data:`DEFAULT_TREEBANK`, else the only or largest model of that
+    language).  None when nothing matches."""
+    if os.path.exists(name):
+        return name
+    models = shipped()
+    if name in models:
+        return models[name]
+    lang = name.lower()
+    if lang in DEFAULT_TREEBANK and DEFAULT_TREEBANK[lang] in models:
+        return models[DEFAULT_TREEBANK[lang]]
+    cands = [c for c in models if c.split("_")[0] == lang]
+    if not cands:
+        return None
+    sizes = {c: _header(models[c]).get("sr", {}).get("data", {}).get("train_words", 0) for c in cands}
+    return models[max(sorted(cands), key=lambda c: sizes[c])]
+
+
+def _header(path: str) -> dict:
+    from ..model import Model, ModelError
+
+    try:
+        return Model.read_header(path)[0]
+    except (ModelError, OSError, ValueError):   # a broken file is listed with what can be said of it
+        return {}
+
+
+def list_models() -> List[dict]:
+    """One record per shipped SR model: code, path, bytes, lang, data (treebank, splits,
+    sentences, licence) and results (test figures) from its header."""
+    out = []
+    for code, path in shipped().items():
+        h = _header(path)
+        sr = h.get("sr", {})
+        out.append({"code": code, "path": path, "bytes": os.path.getsize(path),
+                    "lang": sr.get("lang") or ("en" if sr.get("lexicon", {}).get("english") else "?"),
+                    "data": sr.get("data", {}), "results": sr.get("results", {})})
+    return out
