@@ -181,6 +181,23 @@ def train(tb: str, log, epochs: int = 5, hash_bits: int = 21, suffix: str = "") 
     return rec
 
 
+def add_lift(tb: str, model: str, log) -> None:
+    """Give a model trained before lifting (:mod:`wo.sr.nonproj`) its lifting model, learned from
+    out/sr-multi/TB/train.t1 exactly as ``wo sr train`` now does (the weights are unchanged)."""
+    from wo.model import Model
+    from wo.sr.t1 import read_t1
+    from wo.sr.train import lift_training
+
+    head, _ = Model.read_header(model)
+    if "lift" in head.get("sr", {}):
+        return
+    tr = [s for s in read_t1(os.path.join(WORK, tb, "train.t1")) if not s.error and s.orig]
+    m = Model.load(model, mmap=False)
+    m.header["sr"] = dict(m.header["sr"], lift=lift_training(tr, [s.orig for s in tr]).to_json())
+    m.save(model, compact=head.get("weights_dtype") == "float16")
+    log(f"{tb}: lifting model added to {model}")
+
+
 def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1, suffix: str = "") -> dict:
     """Decode SPLIT of TB once with ``wo sr realize`` (timed whole process) and score it.
 
@@ -198,6 +215,8 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
 
     w = os.path.join(WORK, tb)
     model = model or os.path.join(w, f"wo{suffix}.wo")
+    if not os.path.relpath(model, ROOT).startswith("corpora"):
+        add_lift(tb, model, log)
     out = os.path.join(w, f"{split}{suffix}.hyp")
     ref_path = os.path.join(w, f"{split}.conllu")
     refs = read_conllu(ref_path)
@@ -229,6 +248,9 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
     r = Realizer.load(model)
     sents = read_t1(f"{w}/{split}.t1")
     res = [r.realize(s) for s in sents]
+    r.lift_threshold = 2.0   # before: no lifting (every output projective)
+    before = [r.realize(s).text() for s in sents]
+    rec["lifted_sentences"] = sum(1 for a, b in zip(res, before) if a.text() != b)
     same = sum(1 for x, h in zip(res, hyp) if x.text() == h)
     rec["in_process_identical"] = same == len(hyp)
     train_lemmas = {l for s in read_conllu(os.path.join(w, "train.conllu")) for l in s.lemmas}
@@ -254,11 +276,13 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
     npi = [k for k, u in enumerate(refs) if not is_projective(u.heads)]
     rec["nonprojective_share"] = round(100.0 * len(npi) / max(1, len(refs)), 2)
     if npi:
-        nsc = sr_score([hyp[k] for k in npi], [ref_tok[k] for k in npi])
-        rec.update(nonprojective_exact=round(nsc.exact, 2), nonprojective_bleu=round(nsc.bleu, 2))
         pj = [k for k in range(len(refs)) if k not in set(npi)]
-        psc = sr_score([hyp[k] for k in pj], [ref_tok[k] for k in pj])
-        rec.update(projective_exact=round(psc.exact, 2), projective_bleu=round(psc.bleu, 2))
+        for tag, hs in (("", hyp), ("_before", before)):
+            nsc = sr_score([hs[k] for k in npi], [ref_tok[k] for k in npi])
+            psc = sr_score([hs[k] for k in pj], [ref_tok[k] for k in pj])
+            rec.update({f"nonprojective_exact{tag}": round(nsc.exact, 2), f"nonprojective_bleu{tag}": round(nsc.bleu, 2),
+                        f"projective_exact{tag}": round(psc.exact, 2), f"projective_bleu{tag}": round(psc.bleu, 2)})
+        rec["bleu_before"] = round(sr_score(before, ref_tok).bleu, 2)
     tr = os.path.join(w, f"train{suffix}.json")
     if os.path.exists(tr):
         t = json.load(open(tr))

@@ -303,7 +303,8 @@ def cmd_sr_realize(a) -> int:
     bar = _bar(a.quiet, total=len(sents))
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
             "patience_factor": a.patience, "lm": a.lm}
-    opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms)
+    opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms,
+                lift_threshold=a.lift_threshold)
     res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
                        scheduler=a.scheduler, **opts)
     bar.close()
@@ -799,6 +800,9 @@ def _add_sr(sub) -> None:
                    help=f"weight of --rerank-lm's log10 p (default: the model header's, else {DEFAULT_SR_RERANK_WEIGHT})")
     r.add_argument("--patience", type=float, default=None,
                    help="pops per word spent after the first goal looking for a better one (default: model's)")
+    r.add_argument("--lift-threshold", type=float, default=None,
+                   help="probability at which a token is lifted for a non-projective order (default: the "
+                        "model's; 2 = never)")
     r.add_argument("--no-gold-forms", action="store_true",
                    help="inflect even when the T1 input carries gold forms in column 3 (by default they "
                         "are used, so only the order is predicted)")

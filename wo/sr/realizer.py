@@ -2,6 +2,7 @@
 and the SR submission writer (Zhang & Clark 2015, section 5.7 on the shared search core)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections import defaultdict
@@ -287,14 +288,18 @@ class Realizer:
     no reranking.  gold_forms: a T1 sentence that carries every gold form (column 3) is ordered
     with those forms (no inflection; ``wo sr make-input --with-gold``).  The model header's
     ``sr.lang`` selects the language module (:mod:`wo.sr.lang`) and ``sr.mwt`` the multiword
-    token contractions (:mod:`wo.sr.mwt`) of :attr:`SRResult.surface`.
+    token contractions (:mod:`wo.sr.mwt`) of :attr:`SRResult.surface`; ``sr.lift`` the lifting
+    model of non-projective orders (:mod:`wo.sr.nonproj`): tokens it lifts are re-attached to an
+    ancestor before the search (lift_threshold: its probability threshold, None = the model's,
+    above 1 = no lifting; the output tree is always the given one).
     Raises ValueError if the model is not an SR model, ModelError if its LM is missing.
     """
 
     def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
                  patience_factor: Optional[float] = None, lm=None, articles: bool = True,
-                 rerank_lm=None, rerank_weight: Optional[float] = None, gold_forms: bool = True):
+                 rerank_lm=None, rerank_weight: Optional[float] = None, gold_forms: bool = True,
+                 lift_threshold: Optional[float] = None):
         from ..dep.core import DepSearch
         from .mwt import Contractions
         from ..model import decode_option, resolve_lm
@@ -305,6 +310,10 @@ class Realizer:
         self.lexicon = Lexicon.from_json(model.header["sr"]["lexicon"])
         self.question_labels = bool(model.header["sr"].get("question_labels", False))
         self.contractions = Contractions.from_json(model.header["sr"].get("mwt", {}))
+        from .nonproj import LiftModel
+        lift = model.header["sr"].get("lift")
+        self.lift = LiftModel.from_json(lift) if lift else None
+        self.lift_threshold = lift_threshold
         self.articles = articles
         self.gold_forms = gold_forms
         dec = model.header.get("decode", {})
@@ -332,6 +341,11 @@ class Realizer:
         t0 = time.perf_counter()
         n = len(s)
         gold = self.gold_forms and n > 0 and all(s.forms)
+        given = s
+        if self.lift is not None:
+            lifted = self.lift.predict(s.heads, s.deprels, s.upos, s.lin, self.lift_threshold)
+            if lifted != s.heads:   # linearize the lifted tree: a non-projective order of the given one
+                s = dataclasses.replace(s, heads=lifted)
         inst = sr_instance(s, self.lexicon, question_labels=self.question_labels, gold_forms=gold)
         beam = max(1, int(round(self.beam_factor * n)))
         budget = max(8, int(self.budget_factor * n))
@@ -352,6 +366,10 @@ class Realizer:
             order, idx, heads, score = rerank_goals(self.core.search, inst, (order, idx, heads, score),
                                                     tokens_of, self.rerank_lm, self.rerank_weight)
         toks = tokens_of(order, idx)
+        if s is not given:   # the output tree is the given one, not the lifted one
+            at = {t: p for p, t in enumerate(idx)}
+            heads = [0 if given.heads[t] == 0 else at[given.heads[t] - 1] + 1 for t in idx]
+            s = given
         return SRResult(toks, idx, heads, [s.deprels[i] for i in idx], status, pops, edges,
                         time.perf_counter() - t0,
                         surface=self.contractions.apply(toks) if len(self.contractions) else None)

@@ -16,6 +16,26 @@ from .realizer import (DEFAULT_SR_BEAM_FACTOR, DEFAULT_SR_BUDGET_FACTOR, DEFAULT
 from .t1 import SRSentence
 
 # ---------------------------------------------------------------------------------- training
+def lift_training(sents: Sequence[SRSentence], positions: Sequence[Sequence[int]]):
+    """The lifting model (:class:`wo.sr.nonproj.LiftModel`) of training sentences with their
+    gold positions (1-based reference position per token)."""
+    from .nonproj import LiftModel, lift_steps
+
+    trees = []
+    for s, pos in zip(sents, positions):
+        n = len(s)
+        surf = [0] * n
+        for i, p in enumerate(pos):
+            surf[p - 1] = i
+        sh = [0 if s.heads[surf[q]] == 0 else pos[s.heads[surf[q]] - 1] for q in range(n)]
+        try:
+            st = lift_steps(sh)
+        except ValueError:
+            continue
+        trees.append((list(s.heads), list(s.deprels), list(s.upos), list(s.lin), [st[pos[i] - 1] for i in range(n)]))
+    return LiftModel.build(trees)
+
+
 def gold_positions_for(s: SRSentence, ref: Optional[Sequence[str]], lex: Lexicon) -> Tuple[Optional[List[int]], str]:
     """Reference positions of a training sentence: ``original_id`` if present, else the
     section-5.7 alignment (:func:`align`) against the reference tokens.  Returns (positions or
@@ -51,7 +71,8 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     sentences (no jackknifing here).  question_labels: mark the labels of question clauses'
     dependents (:func:`wo.sr.realizer.sr_instance`); recorded in the model header.
     contractions: the multiword-token table (:class:`wo.sr.mwt.Contractions`) stored in the
-    header (``sr.mwt``); the language is the lexicon's (``sr.lang``).  compact: save float16
+    header (``sr.mwt``); the language is the lexicon's (``sr.lang``); the lifting model of
+    non-projective orders (:mod:`wo.sr.nonproj`) is learned from the training trees (``sr.lift``).  compact: save float16
     weights and a compressed header (:meth:`wo.model.Model.save`).  jobs/backend/scheduler:
     iterative parameter mixing over ``jobs`` shards in joblib processes or on a Dask cluster
     (:func:`wo.dep.train.mix_epoch`; McDonald, Hall & Mann 2010).
@@ -65,6 +86,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     t_all = time.perf_counter()
     insts, reasons = [], Counter()
     added = 0
+    kept, kept_pos = [], []
     for i, s in enumerate(train):
         if s.error or len(s) == 0:
             reasons["unusable input"] += 1
@@ -81,6 +103,8 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
         if not all(s.forms):
             s = dataclasses.replace(s, forms=[ref[p - 1] for p in pos])
         inst = sr_instance(s, lexicon, pos, question_labels=question_labels)
+        kept.append(s)
+        kept_pos.append(pos)
         added += inst.added_gold
         insts.append(inst)
     lifted = sum(1 for i in insts if i.lifted)
@@ -92,6 +116,8 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
               "question_labels": question_labels}
     record.update(meta or {})
 
+    lift = lift_training(kept, kept_pos)
+    record["lift_contexts"] = len(lift.table)
     extra, lm_model = {}, None
     if lm:
         import os
@@ -104,7 +130,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     def make_model(avg: np.ndarray) -> Model:
         return Model(avg, hash_bits, TagDictionary({}, ["_"]), dict(extra, **{
             "kind": "sr", "sr": {"lexicon": lexicon.to_json(), "question_labels": question_labels,
-                                 "lang": lexicon.lang,
+                                 "lang": lexicon.lang, "lift": lift.to_json(),
                                  **({"mwt": contractions.to_json()} if contractions is not None else {})},
             "decode": {"beam_factor": DEFAULT_SR_BEAM_FACTOR, "budget_factor": DEFAULT_SR_BUDGET_FACTOR,
                        "complete_beam": DEFAULT_SR_COMPLETE_BEAM}}))
