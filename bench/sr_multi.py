@@ -198,6 +198,88 @@ def add_lift(tb: str, model: str, log) -> None:
     log(f"{tb}: lifting model added to {model}")
 
 
+RERANK_GRID = ((0.0, 0.5, 1.0, 2.0), (0.0, 0.25, 0.5, 1.0))   # words LM weights, dep-mix LM weights
+PATIENCE = 100.0   # pops per word after the first goal, as the English model (the n-best to rerank)
+
+
+def rerank(tb: str, log, k: int = 20) -> dict:
+    """Reranking LMs over the treebank's own training trees, weights chosen on dev.
+
+    Builds out/sr-multi/TB/TB.words4.wolm (``wo lm train --conllu train.conllu --view words
+    --order 4 --prune 0 1 1``) and TB.depmix4.wolm (``--view dep-mix``: each head's dependents in
+    order), scores the dev n-best (:meth:`wo.sr.realizer.Realizer.nbest`, k strings) with both,
+    picks the weights (w_words, w_depmix) in RERANK_GRID x RERANK_GRID with the best dev BLEU
+    (0, 0 = no reranking; the decodes use PATIENCE pops per word after the first goal, which
+    gives the n-best) and writes them and the patience into the model header (``decode.rerank_lm``,
+    ``rerank_weight``, ``rerank_lms``).  Returns the record (grid, choice, LM sizes)."""
+    from wo.eval import sr_score
+    from wo.lm.model import LanguageModel
+    from wo.lm.views import score_view
+    from wo.model import Model
+    from wo.sr.realizer import Realizer, _pos
+    from wo.sr.t1 import read_t1
+    from wo.io import read_conllu
+
+    w = os.path.join(WORK, tb)
+    model = os.path.join(w, "wo.wo")
+    add_lift(tb, model, log)
+    lms = {}
+    for view in ("words", "dep-mix"):
+        out = os.path.join(w, f"{tb}.{view.replace('-', '')}4.wolm")
+        wo("lm", "train", "--conllu", f"{w}/train.conllu", "--view", view, "--order", "4", "--prune", "0", "1", "1",
+           "--out", out, "--quiet")
+        lms[view] = out
+    words = LanguageModel.load(lms["words"], verify=False)
+    dep = LanguageModel.load(lms["dep-mix"], verify=False)
+    r = Realizer.load(model, rerank_lm="none", patience_factor=PATIENCE)
+    dev = read_t1(f"{w}/dev.t1")
+    refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]
+    cands = []
+    for s in dev:
+        if s.error:
+            cands.append([(0.0, s.lemmas, 0.0, 0.0)])
+            continue
+        nb = r.nbest(s, k)
+        cands.append([(f, toks, words.score(toks), score_view(dep, toks, [_pos(s, i) for i in idx], hs))
+                      for f, toks, idx, hs in nb])
+    grid = {}
+    for a in RERANK_GRID[0]:
+        for b in RERANK_GRID[1]:
+            hyp = [" ".join(max(c, key=lambda x: round(x[0] + a * x[2] + b * x[3], 6))[1]) if len(c) > 1
+                   else " ".join(c[0][1]) for c in cands]
+            grid[f"{a}/{b}"] = round(sr_score(hyp, refs).bleu, 2)
+    best = max(grid, key=lambda key: (grid[key], -sum(map(float, key.split("/")))))
+    a, b = map(float, best.split("/"))
+    tj = os.path.join(w, "train.json")
+    plain = json.load(open(tj)).get("dev_bleu") if os.path.exists(tj) else None
+    use = plain is None or grid[best] > plain + 0.05   # else the plain decode (no patience) stays
+    m = Model.load(model, mmap=False)
+    head, _ = Model.read_header(model)
+    dec = dict(m.header.get("decode", {}))
+    dec.pop("rerank_lm", None), dec.pop("rerank_lms", None), dec.pop("rerank_weight", None)
+    if use:
+        dec["patience_factor"] = PATIENCE
+    else:
+        dec.pop("patience_factor", None)
+        a = b = 0.0
+    if a > 0:
+        dec.update(rerank_lm=os.path.basename(lms["words"]), rerank_weight=a)
+    if b > 0:
+        dec["rerank_lms"] = [[os.path.basename(lms["dep-mix"]), b]]
+    m.header["decode"] = dec
+    m.save(model, compact=head.get("weights_dtype") == "float16")
+    rec = {"treebank": tb, "dev_grid": grid, "words_weight": a, "depmix_weight": b, "patience_factor": PATIENCE if use else 0,
+           "dev_bleu_no_patience": plain, "dev_bleu_patience": grid["0.0/0.0"], "dev_bleu_best": grid[best],
+           "used": use, "k": k,
+           "lm_bytes": {v: os.path.getsize(p) for v, p in lms.items()}}
+    with open(os.path.join(w, "rerank.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: dev {plain} (no patience), {grid['0.0/0.0']} (patience), {grid[best]} reranked; used {use}: "
+        f"words {a}, dep-mix {b}; "
+        f"LMs {rec['lm_bytes']}")
+    return rec
+
+
 def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1, suffix: str = "") -> dict:
     """Decode SPLIT of TB once with ``wo sr realize`` (timed whole process) and score it.
 
@@ -313,6 +395,11 @@ def ship(tb: str, log) -> str:
     os.makedirs(SHIP, exist_ok=True)
     out = os.path.join(SHIP, f"{tb}.wo")
     m.save(out, compact=True)
+    import shutil
+
+    dec = m.header.get("decode", {})
+    for name in ([dec["rerank_lm"]] if dec.get("rerank_lm") else []) + [f for f, _ in dec.get("rerank_lms", [])]:
+        shutil.copyfile(os.path.join(w, name), os.path.join(SHIP, name))
     log(f"{tb}: shipped {out} ({os.path.getsize(out) / 1e6:.1f} MB)")
     return out
 
@@ -414,9 +501,46 @@ def table(log) -> str:
     return text
 
 
+def models_readme(log) -> None:
+    """corpora/models/sr/README.md: the shipped SR models with their training data and licence."""
+    from wo.model import Model
+
+    rows = []
+    for tb in ALL:
+        p = os.path.join(SHIP, f"{tb}.wo")
+        if not os.path.exists(p):
+            continue
+        sr = Model.read_header(p)[0]["sr"]
+        d = sr.get("data", {})
+        src = {"train": "train split", "dev": "90 % of the dev split (no train file could be obtained)"}.get(
+            d.get("trained_on"), d.get("trained_on", ""))
+        rows.append(f"| `{tb}.wo` | {sr.get('lang')} | UD {tb} ({src}): {d.get('train_sentences', 0):,} sentences, "
+                    f"{d.get('train_words', 0):,} words | {os.path.getsize(p) / 1e6:.1f} MB | {d.get('licence')} |")
+    text = "\n".join([
+        "# Shipped SR models (`wo sr realize --lang CODE`, `wo sr models`)",
+        "",
+        "One `wo sr` model per UD treebank, trained by `python bench/sr_multi.py prepare train ship` from "
+        "`../shared/corpora/ud-multi` (and `ud-zh` for zh): `wo sr train --lang CODE --mwt train.conllu "
+        "--epochs 5 --hash-bits 21 --compact`, best epoch by dev BLEU; float16 weights, compressed header. "
+        "The English EWT model is `../wo-ewt-sr.wo`. Test figures: `../../../docs/sr-multi.md`.",
+        "",
+        "A model is a work derived from its treebank and carries the treebank's licence; **several are "
+        "non-commercial (CC BY-NC-SA)**. Upstream licence texts: `../shared/corpora/ud-multi/CODE/LICENSE.txt` "
+        "(not copied here; the models contain no sentences, only weights, a lexicon of word forms and "
+        "inflection/contraction/lifting tables learned from the treebank).",
+        "",
+        "| file | lang | trained on | size | licence |",
+        "|---|---|---|---|---|",
+    ] + rows) + "\n"
+    path = os.path.join(SHIP, "README.md")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    log(f"wrote {path}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["prepare", "train", "eval", "ship", "table"])
+    ap.add_argument("step", choices=["prepare", "train", "rerank", "eval", "ship", "table"])
     ap.add_argument("--split", default="test", choices=["test", "dev"])
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
     ap.add_argument("--epochs", type=int, default=5)
@@ -427,6 +551,7 @@ def main(argv=None) -> int:
     log = lambda m: print(f"[sr_multi {time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True)  # noqa: E731
     if a.step == "table":
         table(log)
+        models_readme(log)
         return 0
     tbs = a.tb or ALL
     for tb in tbs:
@@ -436,6 +561,8 @@ def main(argv=None) -> int:
             train(tb, log, a.epochs, a.hash_bits, a.suffix)
         elif a.step == "eval":
             evaluate(tb, log, a.split, a.model, suffix=a.suffix)
+        elif a.step == "rerank":
+            rerank(tb, log)
         elif a.step == "ship":
             ship(tb, log)
     return 0

@@ -192,3 +192,53 @@ def test_shipped_model_lookup_by_language_and_treebank():
     assert "en_ewt" in p.stdout
     q = wo("sr", "realize", "--lang", "qq", "--input", "-", check=False)
     assert q.returncode == 2 and "wo sr models" in q.stderr
+
+
+def test_lifting_gives_non_projective_orders(pt):
+    from wo.io import is_projective
+    from wo.sr.nonproj import LiftModel, contexts, lift_steps
+
+    # "a1 b2 c3 d4": 2->4, 4->0, 1->3, 3->4 gives crossing arcs (1,3) and (2,4); lifting 1 fixes it
+    heads = [3, 4, 4, 0]
+    assert not is_projective(heads) and lift_steps(heads) == [1, 0, 0, 0]
+    # a lifting model that lifts every token of one context, one step
+    s = make_input(pt["test"][0], 3, 0)
+    r = Realizer.load(pt["model"])
+    cand = [i for i in range(len(s)) if s.heads[i] and s.heads[s.heads[i] - 1] and not s.lin[i]]
+    assert cand
+    i = cand[0]
+    ctx = contexts(i, s.heads, s.deprels, s.upos)[0]
+    r.lift = LiftModel({ctx: [10, 10, {"1": 10}]}, threshold=0.5)
+    res = r.realize(s)
+    # the output tree is the given one (in output positions), the order that of the lifted tree
+    given = [0 if s.heads[t] == 0 else res.order.index(s.heads[t] - 1) + 1 for t in res.order]
+    assert res.heads == given
+    lifted = r.lift.predict(s.heads, s.deprels, s.upos, s.lin)
+    assert lifted[i] == s.heads[s.heads[i] - 1] and sum(a != b for a, b in zip(lifted, s.heads)) >= 1
+    lifted_out = [0 if lifted[t] == 0 else res.order.index(lifted[t] - 1) + 1 for t in res.order]
+    assert is_projective(lifted_out)
+    r.lift_threshold = 2.0         # lifting off: the order is projective in the given tree
+    off = r.realize(s)
+    assert is_projective([0 if s.heads[t] == 0 else off.order.index(s.heads[t] - 1) + 1 for t in off.order])
+    # the model trained by wo sr train carries a lifting model learned from its training trees
+    from wo.model import Model
+    assert Model.read_header(pt["model"])[0]["sr"]["lift"]["table"]
+
+
+def test_view_lm_reranking_picks_the_best_combined_candidate(pt, tmp_path):
+    from wo.lm.model import LanguageModel
+    from wo.lm.views import score_view
+    from wo.sr.realizer import _pos
+
+    lm = tmp_path / "dep.wolm"
+    wo("lm", "train", "--conllu", TRAIN, "--view", "dep-mix", "--order", "3", "--out", lm, "--quiet")
+    s = make_input(pt["test"][1], 3, 1)
+    plain = Realizer.load(pt["model"], rerank_lm="none", patience_factor=100)
+    nb = plain.nbest(s, 20)
+    assert len(nb) >= 2 and len({tuple(c[1]) for c in nb}) == len(nb)   # distinct strings
+    r = Realizer.load(pt["model"], rerank_lm="none", patience_factor=100)
+    r.rerank_lms = [(LanguageModel.load(str(lm)), 5.0)]
+    out = r.realize(s)
+    dep = r.rerank_lms[0][0]
+    best = max(nb, key=lambda c: round(c[0] + 5.0 * score_view(dep, c[1], [_pos(s, i) for i in c[2]], c[3]), 6))
+    assert out.tokens == best[1]

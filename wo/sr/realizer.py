@@ -291,7 +291,10 @@ class Realizer:
     token contractions (:mod:`wo.sr.mwt`) of :attr:`SRResult.surface`; ``sr.lift`` the lifting
     model of non-projective orders (:mod:`wo.sr.nonproj`): tokens it lifts are re-attached to an
     ancestor before the search (lift_threshold: its probability threshold, None = the model's,
-    above 1 = no lifting; the output tree is always the given one).
+    above 1 = no lifting; the output tree is always the given one).  rerank_lms: (LM or path,
+    weight) pairs of LMs over views of the tree (:mod:`wo.lm.views`, e.g. the order of each
+    head's dependents, ``wo lm train --conllu --view dep-mix``) added to the reranking score;
+    None = the header's ``decode.rerank_lms``, "none" = none (``rerank_lm="none"`` turns both off).
     Raises ValueError if the model is not an SR model, ModelError if its LM is missing.
     """
 
@@ -299,7 +302,7 @@ class Realizer:
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
                  patience_factor: Optional[float] = None, lm=None, articles: bool = True,
                  rerank_lm=None, rerank_weight: Optional[float] = None, gold_forms: bool = True,
-                 lift_threshold: Optional[float] = None):
+                 lift_threshold: Optional[float] = None, rerank_lms=None):
         from ..dep.core import DepSearch
         from .mwt import Contractions
         from ..model import decode_option, resolve_lm
@@ -323,6 +326,7 @@ class Realizer:
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.timeout = timeout
         self.rerank_lm = rerank_lm_of(model, rerank_lm)
+        self.rerank_lms = rerank_lms_of(model, "none" if rerank_lm == "none" else rerank_lms)
         self.rerank_weight = decode_option(rerank_weight, dec, "rerank_weight", DEFAULT_SR_RERANK_WEIGHT)
         self.lm = resolve_lm(model, lm)
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
@@ -334,11 +338,11 @@ class Realizer:
 
         return cls(Model.load(path), **options)
 
-    def realize(self, s: SRSentence) -> SRResult:
-        """Realise one T1 sentence.  Raises ValueError for an unusable sentence."""
+    def _decode(self, s: SRSentence):
+        """Decode one sentence: (inst, the sentence searched (lifted heads), the given one,
+        (order, idx, heads, score), status, pops, edges, tokens_of)."""
         if s.error:
             raise ValueError(s.error)
-        t0 = time.perf_counter()
         n = len(s)
         gold = self.gold_forms and n > 0 and all(s.forms)
         given = s
@@ -349,22 +353,54 @@ class Realizer:
         inst = sr_instance(s, self.lexicon, question_labels=self.question_labels, gold_forms=gold)
         beam = max(1, int(round(self.beam_factor * n)))
         budget = max(8, int(self.budget_factor * n))
-        from ..dep.linearizer import decode_instance, rerank_goals
+        from ..dep.linearizer import decode_instance
 
         order, idx, heads, score, status, pops, edges = decode_instance(
             self.core, inst, beam, budget, self.timeout, self.complete_beam, int(self.patience_factor * n))
-
         lang = self.lexicon.language
+        searched = s
 
         def tokens_of(o, ix):
             forms = [inst.leaf_form[leaf] for leaf in o]
             if self.articles and not gold:
-                forms = lang.postprocess(forms, [s.lemmas[i] for i in ix])
+                forms = lang.postprocess(forms, [searched.lemmas[i] for i in ix])
             return lang.capitalise(forms)
 
-        if self.rerank_lm is not None and status == "ok":
-            order, idx, heads, score = rerank_goals(self.core.search, inst, (order, idx, heads, score),
-                                                    tokens_of, self.rerank_lm, self.rerank_weight)
+        return inst, s, given, (order, idx, heads, score), status, pops, edges, tokens_of
+
+    def _views(self, s: SRSentence):
+        """extra(order, tokens, idx, heads): the weighted view-LM scores of a candidate."""
+        if not self.rerank_lms:
+            return None
+        from ..lm.views import score_view
+
+        def extra(order, toks, idx, heads):
+            tags = [_pos(s, i) for i in idx]
+            return sum(w * score_view(lm, toks, tags, heads) for lm, w in self.rerank_lms)
+        return extra
+
+    def nbest(self, s: SRSentence, k: int = 20) -> List[tuple]:
+        """The plain decode's n-best, the candidates reranking chooses from: a list of up to k
+        (F the model's score, tokens list[str], idx list[int] input token per output position,
+        heads list[int] 1-based output positions of the searched tree).  Raises ValueError for
+        an unusable sentence."""
+        from ..dep.linearizer import goal_candidates
+
+        inst, _, _, first, status, _, _, tokens_of = self._decode(s)
+        return [(f, toks, cand[1], cand[2]) for f, cand, toks in
+                goal_candidates(self.core.search, inst, first, tokens_of, k)]
+
+    def realize(self, s: SRSentence) -> SRResult:
+        """Realise one T1 sentence.  Raises ValueError for an unusable sentence."""
+        t0 = time.perf_counter()
+        from ..dep.linearizer import rerank_goals
+
+        inst, s, given, first, status, pops, edges, tokens_of = self._decode(s)
+        order, idx, heads, score = first
+        if (self.rerank_lm is not None or self.rerank_lms) and status == "ok":
+            order, idx, heads, score = rerank_goals(self.core.search, inst, first, tokens_of, self.rerank_lm,
+                                                    self.rerank_weight if self.rerank_lm is not None else 0.0,
+                                                    extra=self._views(s))
         toks = tokens_of(order, idx)
         if s is not given:   # the output tree is the given one, not the lifted one
             at = {t: p for p, t in enumerate(idx)}
@@ -373,6 +409,23 @@ class Realizer:
         return SRResult(toks, idx, heads, [s.deprels[i] for i in idx], status, pops, edges,
                         time.perf_counter() - t0,
                         surface=self.contractions.apply(toks) if len(self.contractions) else None)
+
+
+def rerank_lms_of(model, rerank_lms=None) -> list:
+    """The view LMs a model reranks with: ``rerank_lms`` ((LM or path, weight) pairs; "none" or
+    [] for none), or with None the model header's ``decode.rerank_lms`` ([[file, weight], ...],
+    files beside the model or in the shipped model directory).  Returns [(LanguageModel,
+    weight)].  Raises ModelError for a named file that is missing, LMError for a bad LM."""
+    from ..dep.linearizer import load_rerankers
+    from ..model import named_file
+
+    if rerank_lms == "none":
+        return []
+    if rerank_lms is None:
+        spec = model.header.get("decode", {}).get("rerank_lms") or []
+        rerank_lms = [(named_file(model, f, "sr", "decode.rerank_lms", "--rerank-lm none"), float(w))
+                      for f, w in spec]
+    return load_rerankers(list(rerank_lms), [])[0]
 
 
 def rerank_lm_of(model, rerank_lm=None):
