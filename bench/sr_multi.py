@@ -79,8 +79,14 @@ def sources(tb: str) -> dict:
                 "test": os.path.join(d, "en_ewt-ud-test.conllu.xz"), "trained_on": "train"}
     if tb == "en_partut":
         d = os.path.join(SHARED, "corpora", "sr19-en_partut")
+        # the official SR'19 test is not in ../shared; IMSurReal's repository (data/) has it
+        ims = os.path.join(os.environ.get("IMS_SRC", os.path.expanduser("~/imsurreal-src")), "data")
+        test = os.path.join(ims, "UD", "en_partut-ud-test.conllu")
         return {"train": os.path.join(d, "UD-en_partut-ud-train.conllu"),
-                "dev": os.path.join(d, "UD-en_partut-ud-dev.conllu"), "test": None, "trained_on": "train"}
+                "dev": os.path.join(d, "UD-en_partut-ud-dev.conllu"),
+                "test": test if os.path.exists(test) else None,
+                "official_t1_test": os.path.join(ims, "T1", "en_partut-ud-test.conllu") if os.path.exists(test) else None,
+                "trained_on": "train"}
     if tb == "zh_gsdsimp":
         d = os.path.join(SHARED, "corpora", "ud-zh")
         return {"train": os.path.join(d, "zh-ud-train.v1.3.conllu"), "dev": os.path.join(d, "zh_gsdsimp-ud-dev.conllu"),
@@ -144,6 +150,12 @@ def prepare(tb: str, log) -> dict:
                     x = make_input(s, 3, i, True)
                     x.orig = None   # gold forms in column 3, no original_id (the order stays hidden)
                     f.write(format_t1(x, True) + "\n")
+        if split == "test" and src.get("official_t1_test"):   # decode the official SR'19 T1 input
+            import shutil
+
+            shutil.copyfile(os.path.join(w, "test.t1"), os.path.join(w, "test.seed3.t1"))
+            shutil.copyfile(src["official_t1_test"], os.path.join(w, "test.t1"))
+            rec["test_t1"] = "official SR'19 T1 test (IMSurReal repository, data/T1)"
         rec[split] = {"sentences": len(sents), "words": sum(len(s) for s in sents)}
         log(f"{tb} {split}: {len(sents)} sentences, {rec[split]['words']} words")
     with open(os.path.join(w, "data.json"), "w") as f:
@@ -328,13 +340,14 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
         log(f"{tb} {split}: gold-form BLEU {g.bleu:.2f}")
     # 3. the same decode in process: per-token forms, surface tokens (identical output checked)
     r = Realizer.load(model)
-    sents = read_t1(f"{w}/{split}.t1")
+    own = f"{w}/{split}.seed3.t1"   # en_partut: the official T1 is decoded above; per-token figures on wo's own
+    sents = read_t1(own if os.path.exists(own) else f"{w}/{split}.t1")
     res = [r.realize(s) for s in sents]
     r.lift_threshold = 2.0   # before: no lifting (every output projective)
     before = [r.realize(s).text() for s in sents]
     rec["lifted_sentences"] = sum(1 for a, b in zip(res, before) if a.text() != b)
     same = sum(1 for x, h in zip(res, hyp) if x.text() == h)
-    rec["in_process_identical"] = same == len(hyp)
+    rec["in_process_identical"] = same == len(hyp) if not os.path.exists(own) else None
     train_lemmas = {l for s in read_conllu(os.path.join(w, "train.conllu")) for l in s.lemmas}
     hit = tot = uhit = utot = 0
     from wo.io import permutation
@@ -359,12 +372,16 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
     rec["nonprojective_share"] = round(100.0 * len(npi) / max(1, len(refs)), 2)
     if npi:
         pj = [k for k in range(len(refs)) if k not in set(npi)]
-        for tag, hs in (("", hyp), ("_before", before)):
+        after = [x.text() for x in res]
+        for tag, hs in (("", after), ("_before", before)):
             nsc = sr_score([hs[k] for k in npi], [ref_tok[k] for k in npi])
             psc = sr_score([hs[k] for k in pj], [ref_tok[k] for k in pj])
             rec.update({f"nonprojective_exact{tag}": round(nsc.exact, 2), f"nonprojective_bleu{tag}": round(nsc.bleu, 2),
                         f"projective_exact{tag}": round(psc.exact, 2), f"projective_bleu{tag}": round(psc.bleu, 2)})
         rec["bleu_before"] = round(sr_score(before, ref_tok).bleu, 2)
+        rec["bleu_after"] = round(sr_score(after, ref_tok).bleu, 2)
+    if os.path.exists(own):   # BLEU before/after lifting above are on wo's own T1 of the same sentences
+        rec["per_token_input"] = "wo sr make-input --seed 3 (the official T1 has another token order)"
     tr = os.path.join(w, f"train{suffix}.json")
     if os.path.exists(tr):
         t = json.load(open(tr))
