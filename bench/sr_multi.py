@@ -19,6 +19,7 @@ Data protocol (the same for wo and the peers):
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import lzma
 import os
@@ -508,6 +509,21 @@ def table(log) -> str:
             sig = json.load(open(p)).get("signature")
             break
     text = "\n".join(head + rows) + "\n"
+    extra = []
+    for p in sorted(glob.glob(os.path.join(RES, "ipm.*.json"))):
+        r = json.load(open(p))
+        a, b = r["runs"]["1"], r["runs"]["2"]
+        extra.append(f"* **Parallel training** (iterative parameter mixing, `python bench/sr_multi.py ipm --tb "
+                     f"{r['treebank']} --epochs {r['epochs']}`; {r['cpu']}, {r['nproc']} cores): `--jobs 1` "
+                     f"{a['wall_seconds']:.0f} s, dev BLEU {a['dev_bleu']:.2f}; `--jobs 2` {b['wall_seconds']:.0f} s, "
+                     f"dev BLEU {b['dev_bleu']:.2f}: **{r['speedup']:.2f}x** faster, {r['dev_bleu_difference']:+.2f} BLEU.")
+    for p in sorted(glob.glob(os.path.join(RES, "size.*.json"))):
+        r = json.load(open(p))
+        extra.append(f"* **Model size** ({os.path.basename(p)[5:-5]} dev): float32 {r['float32']['bytes'] / 1e6:.1f} MB, "
+                     f"BLEU {r['float32']['dev_bleu']:.2f}; compact float16 {r['float16_compact']['bytes'] / 1e6:.1f} MB, "
+                     f"BLEU {r['float16_compact']['dev_bleu']:.2f}.")
+    if extra:
+        text += "\n" + "\n".join(extra) + "\n"
     if sig:
         text += f"\nsacrebleu on the same tokens: `{sig}` (in each record as `sacrebleu`).\n"
     path = os.path.join(ROOT, "docs", "sr-multi.md")
@@ -549,15 +565,53 @@ def models_readme(log) -> None:
         "| file | lang | trained on | size | licence |",
         "|---|---|---|---|---|",
     ] + rows) + "\n"
+    if not rows:
+        return
     path = os.path.join(SHIP, "README.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     log(f"wrote {path}")
 
 
+def ipm(tb: str, log, epochs: int = 2, hash_bits: int = 21) -> dict:
+    """Iterative parameter mixing against one process, side by side in one run: ``wo sr train``
+    on TB with --jobs 1, then --jobs 2 (same epochs, data and settings), whole-process wall
+    time and best dev BLEU of each -> bench/results/sr_multi/ipm.TB.json."""
+    import platform
+
+    w = os.path.join(WORK, tb)
+    rec = {"treebank": tb, "epochs": epochs, "hash_bits": hash_bits, "cpu": platform.processor() or "",
+           "nproc": os.cpu_count(), "runs": {}}
+    try:
+        rec["cpu"] = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")][0]
+    except (OSError, IndexError):
+        pass
+    for jobs in (1, 2):
+        args = ["sr", "train", "--train", f"{w}/train.t1", "--dev", f"{w}/dev.t1", "--dev-ref", f"{w}/dev.conllu",
+                "--lang", lang_of(tb), "--epochs", str(epochs), "--hash-bits", str(hash_bits), "--jobs", str(jobs),
+                "--model", f"{w}/ipm{jobs}.wo"]
+        p, secs, rss = wo(*args)
+        t = json.loads(p.stdout)
+        rec["runs"][str(jobs)] = {"command": "wo " + " ".join(os.path.relpath(x, ROOT) if x.startswith(ROOT) else x
+                                                               for x in args),
+                                  "wall_seconds": round(secs, 1), "peak_rss_mb": round(rss),
+                                  "dev_bleu": round(t["dev_bleu"], 2), "best_epoch": t["best_epoch"],
+                                  "epoch_dev_bleu": [round(e["dev_bleu"], 2) for e in t["epochs"]],
+                                  "epoch_seconds": [e["seconds"] for e in t["epochs"]]}
+        log(f"{tb} --jobs {jobs}: {secs:.0f}s, dev {t['dev_bleu']:.2f}")
+    r1, r2 = rec["runs"]["1"], rec["runs"]["2"]
+    rec["speedup"] = round(r1["wall_seconds"] / r2["wall_seconds"], 2)
+    rec["dev_bleu_difference"] = round(r2["dev_bleu"] - r1["dev_bleu"], 2)
+    os.makedirs(RES, exist_ok=True)
+    with open(os.path.join(RES, f"ipm.{tb}.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: --jobs 2 is {rec['speedup']}x faster, dev BLEU {rec['dev_bleu_difference']:+.2f}")
+    return rec
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["prepare", "train", "rerank", "eval", "ship", "table"])
+    ap.add_argument("step", choices=["prepare", "train", "rerank", "eval", "ship", "table", "ipm"])
     ap.add_argument("--split", default="test", choices=["test", "dev"])
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
     ap.add_argument("--epochs", type=int, default=5)
@@ -582,6 +636,8 @@ def main(argv=None) -> int:
             rerank(tb, log)
         elif a.step == "ship":
             ship(tb, log)
+        elif a.step == "ipm":
+            ipm(tb, log, a.epochs)
     return 0
 
 
