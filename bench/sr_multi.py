@@ -264,7 +264,8 @@ def rerank(tb: str, log, k: int = 20) -> dict:
     best = max(grid, key=lambda key: (grid[key], -sum(map(float, key.split("/")))))
     a, b = map(float, best.split("/"))
     tj = os.path.join(w, "train.json")
-    plain = json.load(open(tj)).get("dev_bleu") if os.path.exists(tj) else None
+    plain = json.load(open(tj)).get("dev_bleu") if os.path.exists(tj) else \
+        Model.read_header(model)[0].get("training", {}).get("dev_bleu")
     use = plain is None or grid[best] > plain + 0.05   # else the plain decode (no patience) stays
     m = Model.load(model, mmap=False)
     head, _ = Model.read_header(model)
@@ -386,7 +387,13 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
     tr = os.path.join(w, f"train{suffix}.json")
     if os.path.exists(tr):
         t = json.load(open(tr))
-        rec.update(train_seconds=t.get("wall_seconds"), best_epoch=t.get("best_epoch"), dev_bleu=t.get("dev_bleu"))
+        rec.update(train_seconds=t.get("wall_seconds"), best_epoch=t.get("best_epoch"), dev_bleu=t.get("dev_bleu"),
+                   epochs=len(t.get("epochs", [])))
+    else:   # a run whose driver was stopped: the model header's training record
+        from wo.model import Model
+        t = Model.read_header(model)[0].get("training", {})
+        rec.update(train_seconds=t.get("total_seconds"), best_epoch=t.get("best_epoch"), dev_bleu=t.get("dev_bleu"),
+                   epochs=len(t.get("epochs", [])))
     os.makedirs(RES, exist_ok=True)
     with open(os.path.join(RES, f"{tb}.{split}{suffix}.json"), "w") as f:
         json.dump(rec, f, indent=1)
