@@ -242,3 +242,24 @@ def test_view_lm_reranking_picks_the_best_combined_candidate(pt, tmp_path):
     dep = r.rerank_lms[0][0]
     best = max(nb, key=lambda c: round(c[0] + 5.0 * score_view(dep, c[1], [_pos(s, i) for i in c[2]], c[3]), 6))
     assert out.tokens == best[1]
+
+
+def test_q8_quantization_keeps_signs_zeros_and_relative_precision(pt, tmp_path):
+    from wo.model import Model, quantize8
+
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal(5000) * np.exp(rng.uniform(-8, 0, 5000))).astype(np.float32)
+    w[::7] = 0.0
+    codes, book = quantize8(w)
+    back = book[codes]
+    assert np.all(back[w == 0] == 0) and np.all(np.sign(back) == np.sign(w))
+    big = np.abs(w) >= np.percentile(np.abs(w[w != 0]), 20)
+    assert np.max(np.abs(back[big] - w[big]) / np.abs(w[big])) < 0.08
+    m = Model.load(pt["model"])
+    q = tmp_path / "q8.wo"
+    m.save(str(q), compact="q8")
+    mq = Model.load(str(q))
+    assert q.stat().st_size < pathlib.Path(pt["model"]).stat().st_size * 0.7
+    assert mq.header["sr"]["lang"] == "pt" and mq.weights.dtype == np.float32
+    with pytest.raises(ValueError):
+        m.save(str(tmp_path / "x.wo"), compact="int4")
