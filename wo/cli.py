@@ -766,8 +766,8 @@ def _add_sr(sub) -> None:
                    help="iterative parameter mixing over N shards trained in parallel (McDonald et al. 2010)")
     t.add_argument("--backend", default="loky", choices=["loky", "dask"])
     t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
-    t.add_argument("--compact", action="store_true",
-                   help="save float16 weights and a compressed header (about half the size)")
+    t.add_argument("--compact", nargs="?", const="float16", default=None, choices=["float16", "q8"],
+                   help="save float16 weights (or with q8: 8-bit log-scale codes) and a compressed header")
     t.add_argument("--mwt", nargs="+", default=None,
                    help="UD CoNLL-U file(s) whose multiword-token lines teach the contractions "
                         "(fr du = de le); default: --train-ref")

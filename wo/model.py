@@ -164,7 +164,9 @@ class Model:
         if kind not in ("float32", "float16", "q8"):
             raise ValueError(f"unknown compact form {compact!r} (float16 or q8)")
         codebook = None
-        if kind == "q8":
+        if kind == "q8" and getattr(self, "_q8", None) is not None and self._q8[2] is self.weights:
+            w, codebook = self._q8[0], self._q8[1]   # loaded from a q8 file, unchanged: the same codes
+        elif kind == "q8":
             w, codebook = quantize8(np.asarray(self.weights))
         else:
             w = np.ascontiguousarray(self.weights, dtype="<f2" if kind == "float16" else "<f4")
@@ -248,15 +250,19 @@ class Model:
             w = np.fromfile(path, dtype=dt, count=1 << bits, offset=offset)
         if verify and (zlib.crc32(memoryview(w).cast("B")) & 0xFFFFFFFF) != head.get("weights_crc32"):
             raise ModelError(f"{path}: corrupt model file (weights checksum mismatch)")
+        codes = None
         if kind == "q8":
             book = np.asarray(head.pop("codebook"), dtype=np.float32)
             if book.shape != (256,):
                 raise ModelError(f"{path}: a q8 model needs a codebook of 256 values")
-            w = book[w]
+            codes, w = w, book[w]
         elif half:
             w = w.astype(np.float32)
         tagdict = TagDictionary.from_json(head.pop("tagdict"))
-        return cls(w, bits, tagdict, head, path)
+        m = cls(w, bits, tagdict, head, path)
+        if codes is not None:   # saving it as q8 again keeps these codes
+            m._q8 = (codes, book, w)
+        return m
 
 
 def quantize8(w: np.ndarray):

@@ -260,7 +260,7 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
                  budget_factor: float = 30.0, easy_first: bool = True,
                  log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
                  t_all: Optional[float] = None, lm=None, lm_of: Optional[Sequence] = None,
-                 compact: bool = False, jobs: int = 1, backend: str = "loky",
+                 compact=False, jobs: int = 1, backend: str = "loky",
                  scheduler: Optional[str] = None) -> dict:
     """The epoch loop shared by word-ordering and SR training (Algorithm 3, averaged weights).
 

@@ -56,7 +56,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
              max_tau: float = 0.05, seed: int = 1,
              log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
              lm: Optional[str] = None, question_labels: bool = True, contractions=None,
-             compact: bool = False, jobs: int = 1, backend: str = "loky",
+             compact=False, jobs: int = 1, backend: str = "loky",
              scheduler: Optional[str] = None) -> dict:
     """Train an SR model (Zhang & Clark 2015, Algorithm 3 with the section 5.7 search) and save
     the best epoch (by dev BLEU, SR metric on lower-cased tokens) to ``out``.
@@ -72,8 +72,8 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     dependents (:func:`wo.sr.realizer.sr_instance`); recorded in the model header.
     contractions: the multiword-token table (:class:`wo.sr.mwt.Contractions`) stored in the
     header (``sr.mwt``); the language is the lexicon's (``sr.lang``); the lifting model of
-    non-projective orders (:mod:`wo.sr.nonproj`) is learned from the training trees (``sr.lift``).  compact: save float16
-    weights and a compressed header (:meth:`wo.model.Model.save`).  jobs/backend/scheduler:
+    non-projective orders (:mod:`wo.sr.nonproj`) is learned from the training trees (``sr.lift``).  compact: False, True
+    or "float16", or "q8" (:meth:`wo.model.Model.save`).  jobs/backend/scheduler:
     iterative parameter mixing over ``jobs`` shards in joblib processes or on a Dask cluster
     (:func:`wo.dep.train.mix_epoch`; McDonald, Hall & Mann 2010).
     Returns the training record (dropped sentences by reason, gold forms added, per-epoch
