@@ -263,3 +263,13 @@ def test_q8_quantization_keeps_signs_zeros_and_relative_precision(pt, tmp_path):
     assert mq.header["sr"]["lang"] == "pt" and mq.weights.dtype == np.float32
     with pytest.raises(ValueError):
         m.save(str(tmp_path / "x.wo"), compact="int4")
+
+
+def test_multilingual_results_document_is_generated_from_the_records():
+    sys.path.insert(0, str(ROOT / "bench"))
+    import sr_multi
+
+    doc = (ROOT / "docs" / "sr-multi.md").read_text(encoding="utf-8")
+    assert sr_multi.table(lambda m: None, write=False) == doc
+    rows = [ln for ln in doc.splitlines() if ln.startswith("| ") and not ln.startswith("| treebank")]
+    assert any(r.startswith("| en_ewt |") for r in rows)
