@@ -214,7 +214,7 @@ def add_lift(tb: str, model: str, log) -> None:
     log(f"{tb}: lifting model added to {model}")
 
 
-RERANK_GRID = ((0.0, 0.5, 1.0, 2.0), (0.0, 0.25, 0.5, 1.0))   # words LM weights, dep-mix LM weights
+RERANK_GRID = ((0.0, 0.5, 1.0, 2.0, 3.0), (0.0, 0.25, 0.5, 1.0, 2.0))   # words LM weights, dep-mix LM weights
 PATIENCE = 100.0   # pops per word after the first goal, as the English model (the n-best to rerank)
 
 
