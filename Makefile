@@ -7,7 +7,7 @@ SRMODEL ?= corpora/models/wo-ewt-sr.wo
 TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
 OUT = out
 
-.PHONY: install demo test bench bench-quick lm clean
+.PHONY: install demo test bench bench-quick lm sr-models clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,6 +25,11 @@ demo: install
 	$(BIN)/wo sr make-input --ud $(TEST) --out $(OUT)/ewt-test.t1 --seed 1
 	$(BIN)/wo sr realize --model $(SRMODEL) --input $(OUT)/ewt-test.t1 --output $(OUT)/ewt-test.sr.txt --jobs 2
 	$(BIN)/wo sr evaluate --hyp $(OUT)/ewt-test.sr.txt --ref $(TEST)
+	$(BIN)/wo sr models
+	$(BIN)/wo sr make-input --ud tests/data/sr/pt_bosque-test-40.conllu.xz --out $(OUT)/pt-test.t1 --seed 3
+	$(BIN)/wo sr realize --lang pt_bosque --input $(OUT)/pt-test.t1 --output $(OUT)/pt-test.sr.txt
+	head -4 $(OUT)/pt-test.sr.txt
+	$(BIN)/wo sr evaluate --hyp $(OUT)/pt-test.sr.txt --ref tests/data/sr/pt_bosque-test-40.conllu.xz
 	echo 'I(finally, C(L(D(C(the, prisoners), C(the, captives))), were, released))' \
 		| $(BIN)/wo idl realize --lm corpora/models/wo-en-4gram.wolm --format jsonl
 	$(BIN)/wo ccg linearize --input corpora/ccg-en/test.auto.xz --output $(OUT)/ewt-ccg-test.txt --jobs 2
@@ -50,6 +55,16 @@ lm: install
 	$(BIN)/python -c "from wo.io import read_conllu; s = read_conllu('corpora/ud-en-ewt/en_ewt-ud-train.conllu.xz'); open('$(OUT)/ewt-train.txt', 'w').write(''.join(' '.join(x.forms) + '\n' for x in s))"
 	$(BIN)/wo lm train --text $(TEXTEN)/brown.txt.xz $(TEXTEN)/masc_tagged.txt $(TEXTEN)/state_union.txt \
 		$(TEXTEN)/inaugural.txt $(OUT)/ewt-train.txt --order 4 --prune 0 1 1 --out corpora/models/wo-en-4gram.wolm
+
+# the per-treebank SR models in corpora/models/sr and docs/sr-multi.md (needs ../shared/corpora; hours on 2 cores)
+sr-models: install
+	$(BIN)/python bench/sr_multi.py prepare
+	$(BIN)/python bench/sr_multi.py train --epochs 8 --tb en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb zh_gsdsimp ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd
+	$(BIN)/python bench/sr_multi.py rerank --tb en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb zh_gsdsimp ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd
+	$(BIN)/python bench/sr_multi.py eval --tb en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb zh_gsdsimp ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd
+	$(BIN)/python bench/sr_multi.py eval --tb en_ewt --model corpora/models/wo-ewt-sr.wo
+	$(BIN)/python bench/sr_multi.py ship --tb en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb zh_gsdsimp ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd
+	$(BIN)/python bench/sr_multi.py table
 
 clean:
 	rm -rf build $(OUT) wo/_fast/*.c wo/_fast/*.so

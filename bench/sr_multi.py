@@ -210,7 +210,7 @@ def add_lift(tb: str, model: str, log) -> None:
     tr = [s for s in read_t1(os.path.join(WORK, tb, "train.t1")) if not s.error and s.orig]
     m = Model.load(model, mmap=False)
     m.header["sr"] = dict(m.header["sr"], lift=lift_training(tr, [s.orig for s in tr]).to_json())
-    m.save(model, compact=head.get("weights_dtype") == "float16")
+    m.save(model, compact=head.get("weights_dtype") or False)
     log(f"{tb}: lifting model added to {model}")
 
 
@@ -288,7 +288,7 @@ def rerank(tb: str, log, k: int = 20) -> dict:
     if b > 0:
         dec["rerank_lms"] = [[os.path.basename(lms["dep-mix"]), b]]
     m.header["decode"] = dec
-    m.save(model, compact=head.get("weights_dtype") == "float16")
+    m.save(model, compact=head.get("weights_dtype") or False)
     rec = {"treebank": tb, "dev_grid": grid, "words_weight": a, "depmix_weight": b, "patience_factor": PATIENCE if use else 0,
            "dev_bleu_no_patience": plain, "dev_bleu_patience": grid["0.0/0.0"], "dev_bleu_best": grid[best],
            "used": use, "k": k,
