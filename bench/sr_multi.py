@@ -179,13 +179,13 @@ def wo(*args, log=None):
     return p, secs, rss
 
 
-def train(tb: str, log, epochs: int = 5, hash_bits: int = 21, suffix: str = "") -> dict:
+def train(tb: str, log, epochs: int = 5, hash_bits: int = 21, suffix: str = "", jobs: int = 1) -> dict:
     """``wo sr train`` on out/sr-multi/TB (best epoch by dev BLEU) -> out/sr-multi/TB/wo{suffix}.wo."""
     w = os.path.join(WORK, tb)
     model = os.path.join(w, f"wo{suffix}.wo")
     args = ["sr", "train", "--train", f"{w}/train.t1", "--dev", f"{w}/dev.t1", "--dev-ref", f"{w}/dev.conllu",
             "--lang", lang_of(tb), "--mwt", f"{w}/train.conllu", "--epochs", str(epochs),
-            "--hash-bits", str(hash_bits), "--compact", "q8" if hash_bits > 22 else "float16", "--model", model]
+            "--hash-bits", str(hash_bits), "--compact", "q8", "--jobs", str(jobs), "--model", model]
     log(f"{tb}: wo {' '.join(args)}")
     p, secs, rss = wo(*args)
     rec = json.loads(p.stdout)
@@ -218,6 +218,33 @@ RERANK_GRID = ((0.0, 0.5, 1.0, 2.0, 3.0), (0.0, 0.25, 0.5, 1.0, 2.0))   # words 
 PATIENCE = 100.0   # pops per word after the first goal, as the English model (the n-best to rerank)
 
 
+def relex(tb: str, log) -> bool:
+    """Give a model trained with the scheme-1 inflection contexts the current learned inflection
+    model (:mod:`wo.sr.morph`), rebuilt from its training T1 exactly as ``wo sr train`` builds it.
+    The weights are unchanged, and so is every training candidate set (training tokens are all in
+    the lexicon table, which the inflection model never overrides), so this equals retraining.
+    Refuses (ValueError) when the rebuilt lexicon table differs from the model's.  Returns True
+    when the model was updated."""
+    from wo.cli import _lexicon_sentences
+    from wo.model import Model
+    from wo.sr.inflect import Lexicon
+    from wo.sr.t1 import read_t1
+
+    model = os.path.join(WORK, tb, "wo.wo")
+    head, _ = Model.read_header(model)
+    lx = head["sr"]["lexicon"]
+    if lx.get("inflector", {}).get("scheme", 1) >= 2:
+        return False
+    new = Lexicon.build(_lexicon_sentences(read_t1(os.path.join(WORK, tb, "train.t1")), None), lang=lx.get("lang"))
+    if new.table != lx["table"]:
+        raise ValueError(f"{tb}: the rebuilt lexicon differs from the model's; retrain instead")
+    m = Model.load(model, mmap=False)
+    m.header["sr"] = dict(m.header["sr"], lexicon=new.to_json())
+    m.save(model, compact=head.get("weights_dtype") or False)
+    log(f"{tb}: inflection model rebuilt with context scheme 2")
+    return True
+
+
 def rerank(tb: str, log, k: int = 20) -> dict:
     """Reranking LMs over the treebank's own training trees, weights chosen on dev.
 
@@ -238,8 +265,9 @@ def rerank(tb: str, log, k: int = 20) -> dict:
 
     w = os.path.join(WORK, tb)
     model = os.path.join(w, "wo.wo")
+    relex(tb, log)
     h0, _ = Model.read_header(model)
-    if int(h0["hash_bits"]) > 22 and h0.get("weights_dtype") != "q8":   # what ships (<= 10 MB) is what is measured
+    if h0.get("weights_dtype") != "q8":   # every model ships as q8 (size.*.json), and what ships is what is measured
         Model.load(model, mmap=False).save(model, compact="q8")
         log(f"{tb}: {model} quantized to q8")
     add_lift(tb, model, log)
@@ -427,8 +455,7 @@ def ship(tb: str, log) -> str:
     m.header["sr"] = sr
     os.makedirs(SHIP, exist_ok=True)
     out = os.path.join(SHIP, f"{tb}.wo")
-    kind = head.get("weights_dtype", "float16")   # as trained and evaluated (2^23: q8; float16 would be 16.8 MB)
-    m.save(out, compact=kind if kind != "float32" else True)
+    m.save(out, compact=head.get("weights_dtype") or "q8")   # as evaluated (q8: the rerank step quantizes)
     import shutil
 
     dec = m.header.get("decode", {})
@@ -549,6 +576,11 @@ def table(log, write: bool = True) -> str:
                      f"BLEU {r['float16_compact']['dev_bleu']:.2f}"
                      + (f"; q8 (sign + 7-bit log magnitude) {r['q8']['bytes'] / 1e6:.1f} MB, BLEU {r['q8']['dev_bleu']:.2f}"
                         if "q8" in r else "") + ".")
+        more = r.get("more_treebanks_dev_float16_vs_q8", {})
+        if more:
+            extra.append("  float16 → q8 on other treebanks' dev: " + "; ".join(
+                f"{t} {v[0][0] / 1e6:.1f} → {v[1][0] / 1e6:.1f} MB, {v[0][1]:.2f} → {v[1][1]:.2f}"
+                for t, v in more.items() if t != "note") + ". Every shipped model is q8.")
     if extra:
         text += "\n" + "\n".join(extra) + "\n"
     if sig:
@@ -566,12 +598,15 @@ def models_readme(log) -> None:
     """corpora/models/sr/README.md: the shipped SR models with their training data and licence."""
     from wo.model import Model
 
-    rows = []
+    rows, named = [], set()
     for tb in ALL:
         p = os.path.join(SHIP, f"{tb}.wo")
         if not os.path.exists(p):
             continue
-        sr = Model.read_header(p)[0]["sr"]
+        h = Model.read_header(p)[0]
+        dec = h.get("decode", {})
+        named.update(([dec["rerank_lm"]] if dec.get("rerank_lm") else []) + [f for f, _ in dec.get("rerank_lms", [])])
+        sr = h["sr"]
         d = sr.get("data", {})
         src = {"train": "train split", "dev": "90 % of the dev split (no train file could be obtained)"}.get(
             d.get("trained_on"), d.get("trained_on", ""))
@@ -595,6 +630,10 @@ def models_readme(log) -> None:
     ] + rows) + "\n"
     if not rows:
         return
+    for p in glob.glob(os.path.join(SHIP, "*.wolm")):   # an LM no shipped model names any more
+        if os.path.basename(p) not in named:
+            os.unlink(p)
+            log(f"removed {p}")
     path = os.path.join(SHIP, "README.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
@@ -643,6 +682,7 @@ def main(argv=None) -> int:
     ap.add_argument("--split", default="test", choices=["test", "dev"])
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
     ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=1, help="train: parameter-mixing shards")
     ap.add_argument("--hash-bits", type=int, default=None, help="default: HASH_BITS, else 21")
     ap.add_argument("--suffix", default="", help="model name suffix (experiments)")
     ap.add_argument("--tb", nargs="*", default=None, help="treebank codes (default: all)")
@@ -657,7 +697,7 @@ def main(argv=None) -> int:
         if a.step == "prepare":
             prepare(tb, log)
         elif a.step == "train":
-            train(tb, log, a.epochs, a.hash_bits or HASH_BITS.get(tb, 21), a.suffix)
+            train(tb, log, a.epochs, a.hash_bits or HASH_BITS.get(tb, 21), a.suffix, a.jobs)
         elif a.step == "eval":
             evaluate(tb, log, a.split, a.model, suffix=a.suffix)
         elif a.step == "rerank":

@@ -273,3 +273,33 @@ def test_multilingual_results_document_is_generated_from_the_records():
     assert sr_multi.table(lambda m: None, write=False) == doc
     rows = [ln for ln in doc.splitlines() if ln.startswith("| ") and not ln.startswith("| treebank")]
     assert any(r.startswith("| en_ewt |") for r in rows)
+
+
+def test_every_shipped_treebank_model_is_listed_small_and_complete():
+    from wo.model import Model
+    from wo.sr.models import find_model, list_models, model_dir
+
+    rows = [r for r in list_models() if r["code"] != "en_ewt"]
+    assert len(rows) >= 15, [r["code"] for r in rows]
+    for r in rows:
+        assert r["bytes"] <= 10_000_000, r["code"]
+        assert r["lang"] == r["code"].split("_")[0]
+        assert r["data"]["licence"] and r["data"]["train_sentences"] > 300
+        assert 30 < r["results"]["bleu"] <= 100 and r["results"]["gold_bleu"] >= r["results"]["bleu"] - 1
+        dec = Model.read_header(r["path"])[0].get("decode", {})
+        for name in ([dec["rerank_lm"]] if dec.get("rerank_lm") else []) + [f for f, _ in dec.get("rerank_lms", [])]:
+            assert (pathlib.Path(model_dir()) / name).exists(), name
+    assert find_model("pt") == find_model("pt_gsd")
+    assert (pathlib.Path(model_dir()) / "README.md").read_text(encoding="utf-8").count("| `") == len(rows)
+
+
+def test_shipped_portuguese_model_realises_held_out_sentences(tmp_path):
+    test = read_conllu(str(TEST))
+    t1 = t1_file(tmp_path / "t.t1", test)
+    out = tmp_path / "o.txt"
+    wo("sr", "realize", "--lang", "pt_bosque", "--input", t1, "--output", out)
+    hyps = (tmp_path / "o.txt.tok").read_text(encoding="utf-8").splitlines()
+    sc = sr_score(hyps, [" ".join(s.forms) for s in test])
+    assert sc.bleu > 50
+    text = " ".join(ln for ln in out.read_text(encoding="utf-8").splitlines() if ln.startswith("# text"))
+    assert " de o " not in text.lower() and " em a " not in text.lower()
