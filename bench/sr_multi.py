@@ -617,7 +617,8 @@ def models_readme(log) -> None:
         "",
         "One `wo sr` model per UD treebank, trained by `python bench/sr_multi.py prepare train ship` from "
         "`../shared/corpora/ud-multi` (and `ud-zh` for zh): `wo sr train --lang CODE --mwt train.conllu "
-        "--epochs 5 --hash-bits 21 --compact`, best epoch by dev BLEU; float16 weights, compressed header. "
+        "--epochs 8 --compact q8` (2^21 weights; 2^22 for zh, en_lines, fr_sequoia; 2^23 for pt), best epoch by "
+        "dev BLEU, reranking LMs (`CODE.words4.wolm`, `CODE.depmix4.wolm`) from the same train split. "
         "The English EWT model is `../wo-ewt-sr.wo`. Test figures: `../../../docs/sr-multi.md`.",
         "",
         "A model is a work derived from its treebank and carries the treebank's licence; **several are "

@@ -28,7 +28,9 @@ line per finished run in ``PROGRESS.md``.
 
 Scoring (the SR'19 way, as wo's results count it): sacrebleu corpus BLEU, ``tokenize='none'``, lower-cased;
 references are the syntactic words of ``test.conllu``, a space inside a form written ``_`` (the same is done to
-the hypothesis tokens, so that one token stays one token).  IMSurReal's "gold order" BLEU puts the gold forms in
+the hypothesis tokens, so that one form stays one token, as ``imsurreal-peer.sh`` scores; where forms have spaces,
+e.g. vi_vtb, ``bleu_detail.space_split`` also scores them split at the spaces).  The ``.hyp.xz`` files hold the
+forms as the peers write them (joined by spaces, inner spaces kept), which is how wo's ``sr_score`` reads them.  IMSurReal's "gold order" BLEU puts the gold forms in
 its predicted order: each output row of its TSP step carries the T1 token id (column 1), and the T1 token id maps
 to the UD token through ``wo sr make-input --with-gold --seed 3`` (the same permutation as ``test.t1``, checked
 column by column against it).  ZGen is scored lower-cased and also case-sensitive (as its script prints it).
@@ -54,6 +56,8 @@ DATA = os.path.join(ROOT, "out", "sr-multi")
 RES = os.path.join(ROOT, "bench", "results", "sr_multi", "peers")
 CACHE = os.path.expanduser(os.environ.get("WO_PEERS_CACHE", "~/.cache/wo-peers"))
 IMS_VENV = os.path.expanduser(os.environ.get("IMS_VENV", "~/.cache/imsurreal-venv"))
+WO_PY = os.environ.get("WO_PY", next((p for p in (os.path.join(ROOT, ".venv", "bin", "python"),)
+                                     if os.path.exists(p)), sys.executable))            # a python with wo's deps
 SCORE_PY = os.environ.get("SCORE_PY", os.path.join(IMS_VENV, "bin", "python"))   # a python with sacrebleu
 
 ORDER = ["it_partut", "fr_partut", "el_gdt", "vi_vtb", "fr_sequoia", "en_lines", "tr_imst", "pt_bosque", "pt_gsd",
@@ -103,9 +107,24 @@ def tok(form: str) -> str:
     return form.replace(" ", "_")
 
 
-def ref_lines(test_conllu: str) -> List[str]:
-    """Reference sentences: the syntactic words of the UD test file, one sentence per line."""
-    return [" ".join(tok(c[1]) for c in s) for s in conllu_sentences(test_conllu)]
+def ref_forms(test_conllu: str) -> List[List[str]]:
+    """Reference sentences: the forms of the syntactic words of the UD test file."""
+    return [[c[1] for c in s] for s in conllu_sentences(test_conllu)]
+
+
+def score_forms(hyp: List[List[str]], ref: List[List[str]], lowercase: bool = True) -> Dict:
+    """BLEU of hypothesis forms against reference forms, one form = one token (inner spaces as ``_``, as
+    imsurreal-peer.sh scores); when a form has a space, also ``space_split`` (forms split at spaces, as
+    wo's ``sr_score`` reads the lines of the .hyp.xz files)."""
+    b = bleu([" ".join(tok(f) for f in s) for s in hyp], [" ".join(tok(f) for f in s) for s in ref], lowercase)
+    if any(" " in f for s in hyp + ref for f in s):
+        b["space_split"] = bleu([" ".join(s) for s in hyp], [" ".join(s) for s in ref], lowercase)
+    return b
+
+
+def lines(sents: List[List[str]]) -> List[str]:
+    """Sentences of forms as lines (forms joined by a space, as the peers write their hypothesis files)."""
+    return [" ".join(s) for s in sents]
 
 
 def bleu(hyp: List[str], ref: List[str], lowercase: bool = True) -> Dict:
@@ -216,7 +235,7 @@ def gold_map(code: str, work: str) -> Tuple[Optional[List[Dict[int, str]]], str]
                "with open(sys.argv[3], 'w', encoding='utf-8') as f:\n"
                "    for i, s in enumerate(read_conllu(sys.argv[2])):\n"
                "        f.write(format_t1(make_input(s, 3, i, True), True) + '\\n')\n")
-    p = subprocess.run([sys.executable, "-c", code_py, ROOT, os.path.join(d, "test.conllu"), gold_t1],
+    p = subprocess.run([WO_PY, "-c", code_py, ROOT, os.path.join(d, "test.conllu"), gold_t1],
                        capture_output=True, text=True)
     if p.returncode:
         return None, "could not regenerate the gold T1 with wo: " + p.stderr.strip()[-300:]
@@ -234,25 +253,26 @@ def gold_map(code: str, work: str) -> Tuple[Optional[List[Dict[int, str]]], str]
 def imsurreal_record(code: str, work: str, rec: Dict) -> Dict:
     """Score IMSurReal's outputs in WORK (test.inf.conllu, test.tsp.conllu), write the .hyp.xz files, fill rec."""
     d = os.path.join(DATA, code)
-    ref = ref_lines(os.path.join(d, "test.conllu"))
+    ref = ref_forms(os.path.join(d, "test.conllu"))
     tsp = conllu_sentences(os.path.join(work, "test.tsp.conllu"), ud=False)
     inf = conllu_sentences(os.path.join(work, "test.inf.conllu"), ud=False)
-    hyp = [" ".join(tok(c[2]) for c in s) for s in inf]          # column 3: predicted form
-    lem = [" ".join(tok(c[1]) for c in s) for s in tsp]          # column 2: lemma, in the predicted order
+    hyp = [[c[2] for c in s] for s in inf]          # column 3: predicted form
+    lem = [[c[1] for c in s] for s in tsp]          # column 2: lemma, in the predicted order
     spaced = sum(" " in c[2] for s in inf for c in s)
     rec["sentences"] = {"ref": len(ref), "tsp_out": len(tsp), "inf_out": len(inf)}
     if [[c[0] for c in s] for s in tsp] != [[c[0] for c in s] for s in inf]:
         rec["note_inf_order"] = "the inflection output's token order differs from the TSP output's"
-    b = bleu(hyp, ref)
+    b = score_forms(hyp, ref)
     rec["bleu"] = b.get("score")
     rec["bleu_detail"] = b
     rec["sacrebleu_signature"] = b.get("signature")
-    bl = bleu(lem, ref)
+    bl = score_forms(lem, ref)
     rec["bleu_lemma_order"] = bl.get("score")
     if spaced:
-        rec["note_spaces"] = f"{spaced} predicted forms contain a space; written with '_' as in the references"
-    write_xz(os.path.join(RES, f"{code}.imsurreal.hyp.xz"), hyp)
-    write_xz(os.path.join(RES, f"{code}.imsurreal.lemma.hyp.xz"), lem)
+        rec["note_spaces"] = (f"{spaced} predicted forms contain a space: BLEU counts each form as one token "
+                              "('_' for the space, in hypothesis and reference); *_detail.space_split splits them")
+    write_xz(os.path.join(RES, f"{code}.imsurreal.hyp.xz"), lines(hyp))
+    write_xz(os.path.join(RES, f"{code}.imsurreal.lemma.hyp.xz"), lines(lem))
     maps, why = gold_map(code, work)
     if maps is None:
         rec["bleu_gold_order"] = None
@@ -263,12 +283,12 @@ def imsurreal_record(code: str, work: str, rec: Dict) -> Dict:
         ids = [int(c[0]) for c in s]
         if sorted(ids) != sorted(m):
             bad.append(i + 1)
-        gold.append(" ".join(tok(m[j]) for j in ids if j in m))
+        gold.append([m[j] for j in ids if j in m])
     if len(tsp) != len(maps):
         rec["bleu_gold_order"] = None
         rec["gold_order_unavailable"] = f"TSP output has {len(tsp)} sentences, T1 {len(maps)}"
         return rec
-    gb = bleu(gold, ref)
+    gb = score_forms(gold, ref)
     rec["bleu_gold_order"] = gb.get("score")
     rec["bleu_gold_order_detail"] = gb
     rec["gold_order_mapping"] = ("TSP output column 1 = T1 token id (IMSurReal keeps it), T1 id -> gold form "
@@ -276,7 +296,7 @@ def imsurreal_record(code: str, work: str, rec: Dict) -> Dict:
     if bad:
         rec["gold_order_bad_sentences"] = bad[:50]
         rec["gold_order_note"] = f"{len(bad)} sentences whose output ids are not a permutation of the T1 ids"
-    write_xz(os.path.join(RES, f"{code}.imsurreal.gold.hyp.xz"), gold)
+    write_xz(os.path.join(RES, f"{code}.imsurreal.gold.hyp.xz"), lines(gold))
     return rec
 
 
@@ -344,18 +364,18 @@ def run_imsurreal(code: str, rescore_only: bool = False) -> Dict:
 
 
 # ------------------------------------------------------------------------------------------------ ZGen
-def zgen_hyp(work: str) -> List[str]:
-    """ZGen's full-type output (WORK/test.full.out) as one sentence per line, escapes undone, spaces as ``_``."""
+def zgen_hyp(work: str) -> List[List[str]]:
+    """ZGen's full-type output (WORK/test.full.out): per sentence its forms in order, escapes undone."""
     sents, cur = [], []
     for line in open(os.path.join(work, "test.full.out"), encoding="utf-8"):
         line = line.rstrip("\n")
         if line:
-            cur.append(tok(line.split("\t")[0].replace("\u2017", "_").replace("\u00a0", " ")))
+            cur.append(line.split("\t")[0].replace("\u2017", "_").replace("\u00a0", " "))
         else:
-            sents.append(" ".join(cur))
+            sents.append(cur)
             cur = []
     if cur:
-        sents.append(" ".join(cur))
+        sents.append(cur)
     return sents
 
 
@@ -410,17 +430,17 @@ def run_zgen(code: str, rescore_only: bool = False) -> Dict:
         rec["sentences_out"], rec["sentences_in"], rec["not_permutation"] = map(int, perm.groups())
     la = re.search(r"decoding \S+, full, one process \(load average before: ([\d. ]+)[;)]", out)
     rec["load_average_before_decode"] = la.group(1).strip() if la else None
-    ref = ref_lines(os.path.join(d, "test.conllu"))
+    ref = ref_forms(os.path.join(d, "test.conllu"))
     hyp = zgen_hyp(work)
-    b = bleu(hyp, ref)
+    b = score_forms(hyp, ref)
     rec["bleu"] = b.get("score")
     rec["bleu_detail"] = b
     rec["sacrebleu_signature"] = b.get("signature")
-    bc = bleu(hyp, ref, lowercase=False)
+    bc = score_forms(hyp, ref, lowercase=False)
     rec["bleu_case_sensitive"] = bc.get("score")
     rec["bleu_gold_order"] = rec["bleu"]
     rec["gold_order_note"] = "ZGen orders the gold forms (no inflection), so its BLEU is a gold-form order BLEU"
-    write_xz(os.path.join(RES, f"{code}.zgen.hyp.xz"), hyp)
+    write_xz(os.path.join(RES, f"{code}.zgen.hyp.xz"), lines(hyp))
     for f in ("train.conllu", "train.ref", "train.none.in", "train.full.in", "test.none.in", "test.none.bag",
               "test.none.shuf.conllu", "prep.done"):   # converted corpus copies: remade by the next run
         if os.path.exists(os.path.join(work, f)):
