@@ -31,7 +31,8 @@ references are the syntactic words of ``test.conllu``, a space inside a form wri
 the hypothesis tokens, so that one form stays one token, as ``imsurreal-peer.sh`` scores; where forms have spaces,
 e.g. vi_vtb, ``bleu_detail.space_split`` also scores them split at the spaces).  The ``.hyp.xz`` files hold the
 forms as the peers write them (joined by spaces, inner spaces kept), which is how wo's ``sr_score`` reads them.  IMSurReal's "gold order" BLEU puts the gold forms in
-its predicted order: each output row of its TSP step carries the T1 token id (column 1), and the T1 token id maps
+its predicted order: each output row of its TSP step carries the T1 token id (column 10, original_id; column 1 is
+renumbered in output order), and the T1 token id maps
 to the UD token through ``wo sr make-input --with-gold --seed 3`` (the same permutation as ``test.t1``, checked
 column by column against it).  ZGen is scored lower-cased and also case-sensitive (as its script prints it).
 """
@@ -206,7 +207,15 @@ def append_progress(code: str, system: str, rec: Dict) -> None:
 
 
 def save(code: str, system: str, rec: Dict) -> None:
-    """Write bench/results/sr_multi/peers/CODE.SYSTEM.json."""
+    """Write bench/results/sr_multi/peers/CODE.SYSTEM.json (keeping a hand-written "manual_notes" entry)."""
+    path = os.path.join(RES, f"{code}.{system}.json")
+    if os.path.exists(path) and "manual_notes" not in rec:
+        try:
+            old = json.load(open(path, encoding="utf-8"))
+            if old.get("manual_notes"):
+                rec["manual_notes"] = old["manual_notes"]
+        except ValueError:
+            pass
     with open(os.path.join(RES, f"{code}.{system}.json"), "w", encoding="utf-8") as f:
         json.dump(rec, f, indent=1, ensure_ascii=False)
         f.write("\n")
@@ -225,8 +234,52 @@ def gold_map(code: str, work: str) -> Tuple[Optional[List[Dict[int, str]]], str]
     """Per test sentence, T1 token id -> gold form, or (None, why not).
 
     Regenerates the T1 with gold (``make_input(..., seed 3, with_gold)`` from wo, the same permutation that made
-    ``test.t1``) into WORK/test.gold.t1 and checks it agrees with test.t1 on id, lemma, UPOS, XPOS, HEAD, DEPREL.
+    ``test.t1``) into WORK/test.gold.t1 and checks it agrees with test.t1 on id, lemma, UPOS, XPOS, HEAD, DEPREL;
+    when it does not (a T1 not made by wo, e.g. en_partut's official SR'19 test), :func:`gold_map_aligned`.
     """
+    maps, why = gold_map_wo(code, work)
+    if maps is not None:
+        return maps, why
+    maps, why2 = gold_map_aligned(code, work)
+    return (maps, why2) if maps is not None else (None, f"{why}; and {why2}")
+
+
+def gold_map_aligned(code: str, work: str) -> Tuple[Optional[List[Dict[int, str]]], str]:
+    """T1 token id -> gold form through IMSurReal's own tree aligner (``IMSurReal/align.py UD T1 OUT``, which
+    matches the T1 tree to the UD tree by lemmas): every sentence must align, without missing words, and the
+    aligned lemmas must be test.t1's."""
+    d = os.path.join(DATA, code)
+    src = os.path.expanduser(os.environ.get("IMS_SRC", "~/imsurreal-src"))
+    out = os.path.join(work, "test.aligned.t1")
+    p = subprocess.run([os.path.join(IMS_VENV, "bin", "python"), os.path.join(src, "IMSurReal", "align.py"),
+                        os.path.join(d, "test.conllu"), os.path.join(d, "test.t1"), out],
+                       capture_output=True, text=True)
+    if p.returncode or not os.path.exists(out):
+        return None, "IMSurReal's align.py failed: " + (p.stderr or p.stdout).strip()[-300:]
+    t = conllu_sentences(os.path.join(d, "test.t1"), ud=False)
+    ud = conllu_sentences(os.path.join(d, "test.conllu"))
+    maps: List[Optional[Dict[int, str]]] = [None] * len(t)
+    k = 0
+    for block in open(out, encoding="utf-8").read().split("\n\n"):
+        m = re.search(r"^# sent_id = (\d+)$", block, re.M)
+        rows = [l.split("\t") for l in block.split("\n") if l and not l.startswith("#")]
+        if not m or not rows:
+            continue
+        k = int(m.group(1)) - 1
+        ts = t[k]
+        lem = {int(c[0]): c[1] for c in ts}
+        if len(rows) != len(ts) or len(ts) != len(ud[k]) or any(lem.get(int(c[0])) != c[1] for c in rows):
+            continue
+        maps[k] = {int(c[0]): c[2] for c in rows}
+    bad = [i + 1 for i, m in enumerate(maps) if m is None]
+    if bad:
+        return None, (f"IMSurReal's align.py aligned {len(t) - len(bad)} of {len(t)} sentences "
+                      f"(not: {bad[:20]})")
+    return maps, "T1 id -> gold form through IMSurReal's align.py (test.t1 is not wo's seed-3 T1)"
+
+
+def gold_map_wo(code: str, work: str) -> Tuple[Optional[List[Dict[int, str]]], str]:
+    """T1 token id -> gold form through wo's ``make_input(seed 3, with_gold)``, checked against test.t1."""
     d = os.path.join(DATA, code)
     gold_t1 = os.path.join(work, "test.gold.t1")
     code_py = ("import sys; sys.path.insert(0, sys.argv[1])\n"
@@ -279,8 +332,12 @@ def imsurreal_record(code: str, work: str, rec: Dict) -> Dict:
         rec["gold_order_unavailable"] = why
         return rec
     gold, bad = [], []
+    if any(not c[9].isdigit() for s in tsp for c in s):
+        rec["bleu_gold_order"] = None
+        rec["gold_order_unavailable"] = "TSP output rows without an integer original_id (column 10)"
+        return rec
     for i, (s, m) in enumerate(zip(tsp, maps)):
-        ids = [int(c[0]) for c in s]
+        ids = [int(c[9]) for c in s]
         if sorted(ids) != sorted(m):
             bad.append(i + 1)
         gold.append([m[j] for j in ids if j in m])
@@ -291,8 +348,10 @@ def imsurreal_record(code: str, work: str, rec: Dict) -> Dict:
     gb = score_forms(gold, ref)
     rec["bleu_gold_order"] = gb.get("score")
     rec["bleu_gold_order_detail"] = gb
-    rec["gold_order_mapping"] = ("TSP output column 1 = T1 token id (IMSurReal keeps it), T1 id -> gold form "
-                                 "via wo make_input(seed 3, with_gold), checked against test.t1")
+    rec["gold_order_mapping_source"] = why or "wo make_input(seed 3, with_gold)"
+    rec["gold_order_mapping"] = ("TSP output column 10 (original_id) = the T1 token id (IMSurReal renumbers column "
+                                 "1 in its output order and keeps the input id there), T1 id -> gold form via wo "
+                                 "make_input(seed 3, with_gold), checked against test.t1")
     if bad:
         rec["gold_order_bad_sentences"] = bad[:50]
         rec["gold_order_note"] = f"{len(bad)} sentences whose output ids are not a permutation of the T1 ids"
