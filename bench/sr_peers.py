@@ -359,6 +359,27 @@ def imsurreal_record(code: str, work: str, rec: Dict) -> Dict:
     return rec
 
 
+def run_or_reread(work: str, output: str, stale: tuple, label: str, rec: Dict, cmd: List[str],
+                  env: Dict[str, str], rescore_only: bool) -> Tuple[int, str]:
+    """Run a peer script in WORK (its log in WORK/driver.log), after removing the ``stale``
+    outputs of an earlier run; with ``rescore_only``, re-read that log instead (rc 0 when
+    ``output`` exists; the record's date from the log).  Returns (exit code, log text); sets
+    ``rec["script_wall_s"]`` for a run."""
+    logpath = os.path.join(work, "driver.log")
+    if rescore_only:
+        text = open(logpath, encoding="utf-8", errors="replace").read() if os.path.exists(logpath) else ""
+        if os.path.exists(logpath):
+            rec["date"] = datetime.datetime.fromtimestamp(os.path.getmtime(logpath)).isoformat(timespec="seconds")
+        return (0 if os.path.exists(os.path.join(work, output)) else 1), text
+    for f in stale:      # no stale outputs (zgen: without prep.done it re-converts the treebank's data)
+        if os.path.exists(os.path.join(work, f)):
+            os.remove(os.path.join(work, f))
+    log(f"{label}: {rec['command']}")
+    rc, text, wall = run_peer(cmd, env, logpath)
+    rec["script_wall_s"] = round(wall, 1)
+    return rc, text
+
+
 def run_imsurreal(code: str, rescore_only: bool = False) -> Dict:
     """Train (unless the models are there) and decode IMSurReal on CODE; write and return its JSON record."""
     d = os.path.join(DATA, code)
@@ -373,19 +394,8 @@ def run_imsurreal(code: str, rescore_only: bool = False) -> Dict:
            "tsp_steps": TSP_STEPS, "inf_steps": INF_STEPS,
            "steps_note": "each task trains max_step steps, then as many fine-tuning steps (IMSurReal's schedule)",
            "data": json.load(open(os.path.join(d, "data.json"), encoding="utf-8"))}
-    logpath = os.path.join(work, "driver.log")
-    if rescore_only:
-        out = open(logpath, encoding="utf-8", errors="replace").read() if os.path.exists(logpath) else ""
-        rc = 0 if os.path.exists(os.path.join(work, "test.inf.conllu")) else 1
-        rec["date"] = datetime.datetime.fromtimestamp(os.path.getmtime(logpath)).isoformat(timespec="seconds") \
-            if os.path.exists(logpath) else rec["date"]
-    else:
-        for f in ("test.inf.conllu", "test.tsp.conllu"):      # no stale outputs
-            if os.path.exists(os.path.join(work, f)):
-                os.remove(os.path.join(work, f))
-        log(f"imsurreal {code}: {rec['command']}")
-        rc, out, wall = run_peer(cmd, env, logpath)
-        rec["script_wall_s"] = round(wall, 1)
+    rc, out = run_or_reread(work, "test.inf.conllu", ("test.inf.conllu", "test.tsp.conllu"), f"imsurreal {code}",
+                            rec, cmd, env, rescore_only)
     last = [l for l in out.splitlines() if l.startswith("imsurreal ")]
     m = re.match(r"imsurreal \S+: BLEU (.+?) \(lemma order (.+?)\); decode (\S+) s (\S+) MB; "
                  r"train tsp (\S+) s, inf (\S+) s", last[-1]) if last else None
@@ -452,19 +462,8 @@ def run_zgen(code: str, rescore_only: bool = False) -> Dict:
            "passes": ZGEN_PASSES, "beam": 64, "input": "test.conllu shuffled by zgen-peer.sh (seed 11), "
            "FORM XPOS HEAD DEPREL (XPOS or UPOS where XPOS is _); gold forms given",
            "data": json.load(open(os.path.join(d, "data.json"), encoding="utf-8"))}
-    logpath = os.path.join(work, "driver.log")
-    if rescore_only:
-        out = open(logpath, encoding="utf-8", errors="replace").read() if os.path.exists(logpath) else ""
-        rc = 0 if os.path.exists(os.path.join(work, "test.full.out")) else 1
-        rec["date"] = datetime.datetime.fromtimestamp(os.path.getmtime(logpath)).isoformat(timespec="seconds") \
-            if os.path.exists(logpath) else rec["date"]
-    else:
-        for f in ("test.full.out", "prep.done"):      # no stale outputs; re-convert this treebank's data
-            if os.path.exists(os.path.join(work, f)):
-                os.remove(os.path.join(work, f))
-        log(f"zgen {code}: {rec['command']}")
-        rc, out, wall = run_peer(cmd, env, logpath)
-        rec["script_wall_s"] = round(wall, 1)
+    rc, out = run_or_reread(work, "test.full.out", ("test.full.out", "prep.done"), f"zgen {code}",
+                            rec, cmd, env, rescore_only)
     last = [l for l in out.splitlines() if l.startswith("zgen ")]
     m = re.match(r"zgen full: (\S+) s (\S+) MB", last[-1]) if last else None
     if rc or not m:
