@@ -53,7 +53,8 @@ LICENCE = {
 SHIP = os.path.join(ROOT, "corpora", "models", "sr")
 # weight-table size by training words: 2^21 keeps about 30 % of the slots free up to ~50k words
 # (it_partut: 71 % non-zero); pt_bosque at 2^21 had 99.9 % non-zero (heavy collisions)
-HASH_BITS = {"pt_bosque": 23, "pt_gsd": 23, "zh_gsdsimp": 22, "en_lines": 22, "fr_sequoia": 22}
+HASH_BITS = {"pt_bosque": 23, "pt_gsd": 23, "zh_gsdsimp": 22, "en_lines": 22, "fr_sequoia": 22}   # --orderer search
+LOCAL_HASH_BITS = 22
 
 
 def lang_of(tb: str) -> str:
@@ -179,13 +180,17 @@ def wo(*args, log=None):
     return p, secs, rss
 
 
-def train(tb: str, log, epochs: int = 5, hash_bits: int = 21, suffix: str = "", jobs: int = 1) -> dict:
-    """``wo sr train`` on out/sr-multi/TB (best epoch by dev BLEU) -> out/sr-multi/TB/wo{suffix}.wo."""
+def train(tb: str, log, epochs: int = 5, hash_bits: int = 21, suffix: str = "", jobs: int = 1,
+          orderer: str = "local") -> dict:
+    """``wo sr train --orderer ORDERER`` on out/sr-multi/TB (best epoch by dev BLEU) ->
+    out/sr-multi/TB/wo{suffix}.wo."""
     w = os.path.join(WORK, tb)
     model = os.path.join(w, f"wo{suffix}.wo")
     args = ["sr", "train", "--train", f"{w}/train.t1", "--dev", f"{w}/dev.t1", "--dev-ref", f"{w}/dev.conllu",
-            "--lang", lang_of(tb), "--mwt", f"{w}/train.conllu", "--epochs", str(epochs),
-            "--hash-bits", str(hash_bits), "--compact", "q8", "--jobs", str(jobs), "--model", model]
+            "--lang", lang_of(tb), "--mwt", f"{w}/train.conllu", "--epochs", str(epochs), "--orderer", orderer,
+            "--hash-bits", str(hash_bits), "--compact", "q8", "--model", model]
+    if orderer == "search":
+        args[-2:-2] = ["--jobs", str(jobs)]
     log(f"{tb}: wo {' '.join(args)}")
     p, secs, rss = wo(*args)
     rec = json.loads(p.stdout)
@@ -271,12 +276,7 @@ def rerank(tb: str, log, k: int = 20) -> dict:
         Model.load(model, mmap=False).save(model, compact="q8")
         log(f"{tb}: {model} quantized to q8")
     add_lift(tb, model, log)
-    lms = {}
-    for view in ("words", "dep-mix"):
-        out = os.path.join(w, f"{tb}.{view.replace('-', '')}4.wolm")
-        wo("lm", "train", "--conllu", f"{w}/train.conllu", "--view", view, "--order", "4", "--prune", "0", "1", "1",
-           "--out", out, "--quiet")
-        lms[view] = out
+    lms = build_lms(tb)
     words = LanguageModel.load(lms["words"], verify=False)
     dep = LanguageModel.load(lms["dep-mix"], verify=False)
     r = Realizer.load(model, rerank_lm="none", patience_factor=PATIENCE)
@@ -326,6 +326,89 @@ def rerank(tb: str, log, k: int = 20) -> dict:
     log(f"{tb}: dev {plain} (no patience), {grid['0.0/0.0']} (patience), {grid[best]} reranked; used {use}: "
         f"words {a}, dep-mix {b}; "
         f"LMs {rec['lm_bytes']}")
+    return rec
+
+
+def build_lms(tb: str) -> dict:
+    """The treebank's own LMs from its train split (``wo lm train --conllu train.conllu --order 4
+    --prune 0 1 1``, views ``words`` and ``dep-mix``), built once: {view: path}."""
+    w = os.path.join(WORK, tb)
+    lms = {}
+    for view in ("words", "dep-mix"):
+        out = os.path.join(w, f"{tb}.{view.replace('-', '')}4.wolm")
+        if not os.path.exists(out):
+            wo("lm", "train", "--conllu", f"{w}/train.conllu", "--view", view, "--order", "4", "--prune", "0", "1",
+               "1", "--out", out, "--quiet")
+        lms[view] = out
+    return lms
+
+
+FORM_PENALTIES = (0.0, 0.5, 1.0, 2.0)          # local orderer: LM choice of forms
+DOMAIN_GRID = ((0.0, 0.5, 1.0), (0.0, 0.5, 1.0))   # local orderer: words / dep-mix LM weights on each domain's beam
+
+
+def tune(tb: str, log) -> dict:
+    """Decoding settings of a local-orderer model (``wo sr train --orderer local``), chosen on dev.
+
+    The treebank's LMs (:func:`build_lms`) choose the forms (:func:`wo.sr.realizer.choose_forms`;
+    the penalty per candidate rank from FORM_PENALTIES, with the first candidate always, "none",
+    as a choice) and then rescore each domain's final beam (words and dep-mix weights from
+    DOMAIN_GRID, :meth:`wo.sr.realizer.Realizer._domain_rescore`).  Writes the choice into the
+    model header (``decode.rerank_lm``, ``form_penalty``, ``rerank_weight``, ``rerank_lms``) and
+    out/sr-multi/TB/tune.json.  Returns that record."""
+    from wo.eval import sr_score
+    from wo.io import read_conllu
+    from wo.lm.model import LanguageModel
+    from wo.model import Model
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import read_t1
+
+    w = os.path.join(WORK, tb)
+    model = os.path.join(w, "wo.wo")
+    lms = build_lms(tb)
+    words = LanguageModel.load(lms["words"], verify=False)
+    dep = LanguageModel.load(lms["dep-mix"], verify=False)
+    dev = read_t1(f"{w}/dev.t1")
+    refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]
+    m = Model.load(model)
+
+    def bleu(**kw) -> float:
+        r = Realizer(m, **kw)
+        return round(sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev], refs).bleu, 2)
+
+    grid = {"none": bleu(rerank_lm="none")}
+    for fp in FORM_PENALTIES:
+        grid[f"forms {fp}"] = bleu(rerank_lm=words, rerank_weight=0.0, rerank_lms="none", form_penalty=fp)
+    best_fp = max(FORM_PENALTIES, key=lambda fp: (grid[f"forms {fp}"], fp))
+    use_lm = grid[f"forms {best_fp}"] > grid["none"]
+    for a in DOMAIN_GRID[0]:
+        for b in DOMAIN_GRID[1]:
+            if a or b:
+                grid[f"forms {best_fp} words {a} dep-mix {b}"] = bleu(
+                    rerank_lm=words, rerank_weight=a, rerank_lms=[(dep, b)], form_penalty=best_fp)
+    grid[f"forms {best_fp} words 0.0 dep-mix 0.0"] = grid[f"forms {best_fp}"]
+    key = max((k for k in grid if k.startswith(f"forms {best_fp} words")),
+              key=lambda k: (grid[k], -sum(float(x) for x in k.split()[3::2])))
+    a, b = float(key.split()[3]), float(key.split()[5])
+    use_lm = use_lm or (a > 0 or b > 0) and grid[key] > grid["none"]
+    head, _ = Model.read_header(model)
+    full = Model.load(model, mmap=False)
+    dec = {k: v for k, v in full.header.get("decode", {}).items()
+           if k not in ("rerank_lm", "rerank_lms", "rerank_weight", "form_penalty")}
+    if use_lm:
+        dec.update(rerank_lm=os.path.basename(lms["words"]), rerank_weight=a, form_penalty=best_fp)
+        if b > 0:
+            dec["rerank_lms"] = [[os.path.basename(lms["dep-mix"]), b]]
+    full.header["decode"] = dec
+    full.save(model, compact=head.get("weights_dtype") or False)
+    rec = {"treebank": tb, "dev_grid": grid, "form_penalty": best_fp if use_lm else None,
+           "words_weight": a if use_lm else 0.0, "depmix_weight": b if use_lm else 0.0,
+           "dev_bleu_plain": grid["none"], "dev_bleu_best": grid[key] if use_lm else grid["none"],
+           "lm_bytes": {v: os.path.getsize(p) for v, p in lms.items()}}
+    with open(os.path.join(w, "tune.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: dev {grid['none']} plain, {rec['dev_bleu_best']} with LMs (forms {best_fp}, words {a}, dep-mix {b}; "
+        f"used {use_lm})")
     return rec
 
 
@@ -686,7 +769,8 @@ def ipm(tb: str, log, epochs: int = 2, hash_bits: int = 21) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["prepare", "train", "rerank", "eval", "ship", "table", "ipm"])
+    ap.add_argument("step", choices=["prepare", "train", "tune", "rerank", "eval", "ship", "table", "ipm"])
+    ap.add_argument("--orderer", default="local", choices=["local", "search"], help="train: the model's orderer")
     ap.add_argument("--split", default="test", choices=["test", "dev"])
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
     ap.add_argument("--epochs", type=int, default=5)
@@ -705,7 +789,12 @@ def main(argv=None) -> int:
         if a.step == "prepare":
             prepare(tb, log)
         elif a.step == "train":
-            train(tb, log, a.epochs, a.hash_bits or HASH_BITS.get(tb, 21), a.suffix, a.jobs)
+            if a.orderer == "local":
+                train(tb, log, a.epochs, a.hash_bits or LOCAL_HASH_BITS, a.suffix, orderer="local")
+            else:
+                train(tb, log, a.epochs, a.hash_bits or HASH_BITS.get(tb, 21), a.suffix, a.jobs, orderer="search")
+        elif a.step == "tune":
+            tune(tb, log)
         elif a.step == "eval":
             evaluate(tb, log, a.split, a.model, suffix=a.suffix)
         elif a.step == "rerank":

@@ -44,7 +44,8 @@ def t1_file(path, sents, gold=False, with_orig=None):
 
 @pytest.fixture(scope="module")
 def pt(tmp_path_factory):
-    """A tiny Portuguese model trained by the CLI (2 shards of parameter mixing, compact)."""
+    """A tiny Portuguese model of the search orderer trained by the CLI (2 shards of parameter
+    mixing, compact)."""
     d = tmp_path_factory.mktemp("pt")
     train = read_conllu(str(TRAIN))
     test = read_conllu(str(TEST))
@@ -53,7 +54,7 @@ def pt(tmp_path_factory):
     (d / "dev.txt").write_text("".join(" ".join(s.forms) + "\n" for s in train[340:]), encoding="utf-8")
     model = d / "pt.wo"
     p = wo("sr", "train", "--train", tr, "--dev", dv, "--dev-ref", d / "dev.txt", "--lang", "pt", "--mwt", TRAIN,
-           "--epochs", 2, "--hash-bits", 18, "--jobs", 2, "--compact", "--model", model)
+           "--epochs", 2, "--hash-bits", 18, "--jobs", 2, "--compact", "--orderer", "search", "--model", model)
     rec = json.loads(p.stdout)
     return {"dir": d, "model": str(model), "record": rec, "test": test,
             "t1": t1_file(d / "test.t1", test), "gold_t1": t1_file(d / "test.gold.t1", test, gold=True, with_orig=False)}

@@ -256,8 +256,20 @@ def cmd_sr_train(a) -> int:
         if len(dev_refs) != len(dev):
             _err(f"{a.dev_ref or a.dev}: {len(dev_refs)} references but {a.dev} has {len(dev)} sentences")
             return EXIT_USER
+    meta = {"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""), "lang": a.lang}
+    if a.orderer == "local":
+        from .sr.train import train_sr_local
+
+        if a.lm or a.jobs > 1 or a.backend == "dask":
+            _err("--lm, --jobs and --backend belong to --orderer search")
+            return EXIT_USER
+        rec = train_sr_local(train, dev, dev_refs, a.epochs, a.model, lex, train_refs=train_refs,
+                             hash_bits=a.hash_bits or 22, beam=a.order_beam, seed=a.seed, meta=meta,
+                             contractions=contractions, compact=a.compact)
+        print(json.dumps(rec, indent=1))
+        return EXIT_OK
     rec = train_sr(train, dev, dev_refs, a.epochs, a.model, lex, train_refs=train_refs,
-                   hash_bits=a.hash_bits, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
+                   hash_bits=a.hash_bits or 23, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
                    seed=a.seed,
                    meta={"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""),
                          "lang": a.lang}, lm=a.lm, question_labels=not a.no_question_labels,
@@ -749,7 +761,7 @@ def _add_sr(sub) -> None:
     m.add_argument("--with-gold", action="store_true", help="gold form in column 3 and original_id")
     m.add_argument("--seed", type=int, default=1)
     m.set_defaults(func=cmd_sr_make_input)
-    t = ss.add_parser("train", help="train an SR model (joint inflection and ordering)")
+    t = ss.add_parser("train", help="train an SR model (inflection and ordering)")
     t.add_argument("--train", required=True, help="T1 training input with gold (original_id) or --train-ref")
     t.add_argument("--train-ref", help="UD file with the training references (alignment, lexicon)")
     t.add_argument("--dev", help="T1 dev input (per-epoch BLEU; best epoch kept)")
@@ -757,7 +769,12 @@ def _add_sr(sub) -> None:
     t.add_argument("--dev-limit", type=int, default=0)
     t.add_argument("--model", required=True, help="output model file")
     t.add_argument("--epochs", type=int, default=5)
-    t.add_argument("--hash-bits", type=int, default=23, help="weight table of 2^b float32 (2^23: SR labels double the features)")
+    t.add_argument("--orderer", default="local", choices=["local", "search"],
+                   help="local: each head's dependents ordered by a linear model with beam search (wo.sr.order; "
+                        "default); search: the best-first search over the whole tree with joint inflection")
+    t.add_argument("--order-beam", type=int, default=16, help="--orderer local: beam of the domain search")
+    t.add_argument("--hash-bits", type=int, default=None,
+                   help="weight table of 2^b float32 (default 22 for local, 23 for search)")
     t.add_argument("--beam-factor", type=float, default=8.0, help="chart size k*n during training")
     t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
     t.add_argument("--lang", default=None, help="ISO 639-1 language code (required): selects the language "

@@ -22,6 +22,7 @@ DEFAULT_SR_BEAM_FACTOR = 16.0
 DEFAULT_SR_BUDGET_FACTOR = 200.0
 DEFAULT_SR_COMPLETE_BEAM = 32
 DEFAULT_SR_RERANK_WEIGHT = 1.0   # F + w * log10 p over the popped goals (EWT dev: 85.39 with the shipped 4-gram)
+DEFAULT_SR_FORM_PENALTY = 1.0    # local orderer: log10 LM cost of each rank down the candidate list of a form
 # ---------------------------------------------------------------------------------- alignment
 def align(s: SRSentence, ref: Sequence[str], lex: Lexicon, max_steps: int = 20000) -> Optional[List[int]]:
     """Gold positions of the tokens of ``s`` in the reference tokens ``ref`` (section 5.7).
@@ -127,6 +128,30 @@ def _rerank(heads: Sequence[int], lin: Sequence[int]) -> List[int]:
     return out
 
 
+def training_tree(s: SRSentence, gold_positions: Optional[Sequence[int]]):
+    """The tree a sentence is trained on: (heads 1-based, lin, was_lifted).  A tree that is not
+    projective in the reference order (``gold_positions``, 1-based per token) is projectivised
+    by lifting (:func:`wo.io.trees.projectivize`), and ``lin`` is recomputed on the lifted tree
+    for the tokens that carry it; ``lin`` ranks are then renumbered per head and side."""
+    n = len(s)
+    heads, lin = list(s.heads), list(s.lin)
+    was_lifted = False
+    if gold_positions is not None:
+        surf = [0] * n
+        for i, p in enumerate(gold_positions):
+            surf[p - 1] = i
+        sh = [0 if heads[surf[p]] == 0 else gold_positions[heads[surf[p]] - 1] for p in range(n)]
+        was_lifted = not is_projective(sh)
+        if was_lifted:
+            lifted = projectivize(sh)
+            heads = [0 if lifted[gold_positions[i] - 1] == 0 else surf[lifted[gold_positions[i] - 1] - 1] + 1
+                     for i in range(n)]
+            # lin is relative to the head: recompute it on the lifted tree for lin-marked tokens
+            lv = lin_values(lifted, [s.deprels[surf[p]] for p in range(n)])
+            lin = [lv[gold_positions[i] - 1] if s.lin[i] else 0 for i in range(n)]
+    return heads, _rerank(heads, lin), was_lifted
+
+
 def _pos(s: SRSentence, i: int) -> str:
     return s.xpos[i] if s.xpos[i] != "_" else s.upos[i]
 
@@ -163,23 +188,8 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
     n = len(s)
     if n == 0:
         raise ValueError("empty sentence")
-    heads, lin = list(s.heads), list(s.lin)
     use_gold = gold_forms and gold_positions is None and n > 0 and all(s.forms)
-    was_lifted = False
-    if gold_positions is not None:
-        surf = [0] * n
-        for i, p in enumerate(gold_positions):
-            surf[p - 1] = i
-        sh = [0 if heads[surf[p]] == 0 else gold_positions[heads[surf[p]] - 1] for p in range(n)]
-        was_lifted = not is_projective(sh)
-        if was_lifted:
-            lifted = projectivize(sh)
-            heads = [0 if lifted[gold_positions[i] - 1] == 0 else surf[lifted[gold_positions[i] - 1] - 1] + 1
-                     for i in range(n)]
-            # lin is relative to the head: recompute it on the lifted tree for lin-marked tokens
-            lv = lin_values(lifted, [s.deprels[surf[p]] for p in range(n)])
-            lin = [lv[gold_positions[i] - 1] if s.lin[i] else 0 for i in range(n)]
-    lin = _rerank(heads, lin)
+    heads, lin, was_lifted = training_tree(s, gold_positions)
     cands, gold_form, added = [], [""] * n, 0
     for i in range(n):
         if use_gold:   # ordering only: the T1 input's gold forms are the candidates
@@ -302,7 +312,7 @@ class Realizer:
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
                  patience_factor: Optional[float] = None, lm=None, articles: bool = True,
                  rerank_lm=None, rerank_weight: Optional[float] = None, gold_forms: bool = True,
-                 lift_threshold: Optional[float] = None, rerank_lms=None):
+                 lift_threshold: Optional[float] = None, rerank_lms=None, form_penalty: Optional[float] = None):
         from ..dep.core import DepSearch
         from .mwt import Contractions
         from ..model import decode_option, resolve_lm
@@ -328,6 +338,18 @@ class Realizer:
         self.rerank_lm = rerank_lm_of(model, rerank_lm)
         self.rerank_lms = rerank_lms_of(model, "none" if rerank_lm == "none" else rerank_lms)
         self.rerank_weight = decode_option(rerank_weight, dec, "rerank_weight", DEFAULT_SR_RERANK_WEIGHT)
+        self.form_penalty = decode_option(form_penalty, dec, "form_penalty", DEFAULT_SR_FORM_PENALTY)
+        self.local = None
+        order = model.header["sr"].get("order")
+        if order and order.get("kind") == "local":   # the local orderer (wo.sr.order), not the search
+            from .order import FEATURE_SET as ORDER_FEATURES, LocalOrderer
+
+            if order.get("feature_set") != ORDER_FEATURES:
+                raise ValueError(f"{model.path or 'model'}: local-order feature set {order.get('feature_set')!r}, "
+                                 f"expected {ORDER_FEATURES!r} (retrain with this version of wo)")
+            self.local = LocalOrderer(model.weights, model.hash_bits, int(order.get("beam", 16)))
+            self.lm, self.core = None, None
+            return
         self.lm = resolve_lm(model, lm)
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
 
@@ -368,6 +390,75 @@ class Realizer:
 
         return inst, s, given, (order, idx, heads, score), status, pops, edges, tokens_of
 
+    def _realize_local(self, s: SRSentence, t0: float) -> SRResult:
+        """Realise one sentence with the local orderer: every token takes its gold form (T1
+        column 3, when all are given and ``gold_forms``) or its first candidate form, then the
+        (lifted) tree is ordered domain by domain (:meth:`wo.sr.order.LocalOrderer.linearize`)."""
+        if s.error:
+            raise ValueError(s.error)
+        n = len(s)
+        if n == 0:
+            raise ValueError("empty sentence")
+        gold = self.gold_forms and all(s.forms)
+        if gold:
+            cands = [[f] for f in s.forms]
+        else:
+            cands = [self.lexicon.candidates(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])[0] for i in range(n)]
+        forms = [c[0] for c in cands]
+        heads = s.heads
+        if self.lift is not None:
+            heads = self.lift.predict(s.heads, s.deprels, s.upos, s.lin, self.lift_threshold)
+        low = [f.lower() for f in forms]
+        idx, score = self.local.linearize(heads, s.lemmas, s.upos, s.deprels, s.feats, _rerank(heads, s.lin), low,
+                                          rescore=self._domain_rescore(s, heads, low))
+        if self.rerank_lm is not None and not gold:
+            out = choose_forms(self.rerank_lm, [cands[i] for i in idx], self.form_penalty)
+        else:
+            out = [forms[i] for i in idx]
+        lang = self.lexicon.language
+        if self.articles and not gold:
+            out = lang.postprocess(out, [s.lemmas[i] for i in idx])
+        toks = lang.capitalise(out)
+        at = {t: p for p, t in enumerate(idx)}
+        out_heads = [0 if s.heads[t] == 0 else at[s.heads[t] - 1] + 1 for t in idx]
+        return SRResult(toks, idx, out_heads, [s.deprels[i] for i in idx], "ok", 0, 0,
+                        time.perf_counter() - t0,
+                        surface=self.contractions.apply(toks) if len(self.contractions) else None)
+
+    def _domain_rescore(self, s: SRSentence, heads: Sequence[int], low: Sequence[str]):
+        """The LM scores the local orderer adds to each complete order of a domain: the word LM
+        (``rerank_weight`` x log10 p of the subtree's words, with sentence boundaries at the
+        root) and each view LM of ``rerank_lms`` on the domain (:mod:`wo.lm.views`: ``dep-mix``
+        and ``dep-word`` score the head's sequence, ``words`` and ``pos`` the subtree's).
+        Returns rescore(h, span, order) for :meth:`wo.sr.order.LocalOrderer.linearize`, or None
+        without LMs."""
+        from ..lm.views import CLOSED_TAGS, view_of
+
+        wl = self.rerank_lm if self.rerank_weight else None
+        views = [(lm, w, view_of(lm)) for lm, w in self.rerank_lms if w]
+        if wl is None and not views:
+            return None
+        tags = [_pos(s, i) for i in range(len(s))]
+
+        def rescore(h: int, span: List[int], order: List[int]) -> float:
+            root = heads[h] == 0
+            v = 0.0
+            if wl is not None:
+                v += self.rerank_weight * wl.score([low[i] for i in span], bos=root, eos=root)
+            for lm, w, view in views:
+                if view in ("dep-mix", "dep-word"):
+                    lex = view == "dep-word"
+                    q = ["G_" + (tags[heads[h] - 1] if heads[h] > 0 else "ROOT")]
+                    q += [("H_" + (low[i] if lex else tags[i])) if i == h else
+                          (low[i] if lex or tags[i] in CLOSED_TAGS else tags[i]) for i in order]
+                    v += w * lm.score(q)
+                elif view == "pos":
+                    v += w * lm.score([tags[i] for i in span], bos=root, eos=root)
+                else:
+                    v += w * lm.score([low[i] for i in span], bos=root, eos=root)
+            return v
+        return rescore
+
     def _views(self, s: SRSentence):
         """extra(order, tokens, idx, heads): the weighted view-LM scores of a candidate."""
         if not self.rerank_lms:
@@ -393,6 +484,8 @@ class Realizer:
     def realize(self, s: SRSentence) -> SRResult:
         """Realise one T1 sentence.  Raises ValueError for an unusable sentence."""
         t0 = time.perf_counter()
+        if self.local is not None:
+            return self._realize_local(s, t0)
         from ..dep.linearizer import rerank_goals
 
         inst, s, given, first, status, pops, edges, tokens_of = self._decode(s)
@@ -409,6 +502,30 @@ class Realizer:
         return SRResult(toks, idx, heads, [s.deprels[i] for i in idx], status, pops, edges,
                         time.perf_counter() - t0,
                         surface=self.contractions.apply(toks) if len(self.contractions) else None)
+
+
+def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int = 8) -> List[str]:
+    """The form of each token of an ordered sentence, chosen among its candidates (best first)
+    by a left-to-right beam search under the word LM ``lm`` (lower-cased forms, log10 p with
+    sentence boundaries) minus ``penalty`` per rank down a token's candidate list.
+
+    cands: per output position, a non-empty list of str.  Returns list[str], one per position.
+    """
+    hyps = [(0.0, [])]
+    for c in cands:
+        if len(c) == 1 and len(hyps) == 1:
+            hyps = [(sc, fs + [c[0]]) for sc, fs in hyps]
+            continue
+        nxt = []
+        for sc, fs in hyps:
+            ctx = [f.lower() for f in fs[-3:]]
+            bos = len(fs) < 4
+            for r, f in enumerate(c):
+                p = float(lm.word_scores(ctx + [f.lower()], bos=bos, eos=False)[-1])
+                nxt.append((sc + p - penalty * r, fs + [f]))
+        nxt.sort(key=lambda x: -x[0])
+        hyps = nxt[:beam]
+    return hyps[0][1]
 
 
 def rerank_lms_of(model, rerank_lms=None) -> list:

@@ -144,3 +144,88 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
                         hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
                         budget_factor=train_budget_factor, easy_first=True, log=log, t_all=t_all,
                         lm=lm_model, compact=compact, jobs=jobs, backend=backend, scheduler=scheduler)
+
+
+def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str],
+                   epochs: int, out: str, lexicon: Lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
+                   hash_bits: int = 22, beam: int = 16, seed: int = 1,
+                   log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
+                   contractions=None, compact=False) -> dict:
+    """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
+    head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
+    best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
+
+    The arguments are :func:`train_sr`'s: training T1 sentences with gold forms and
+    ``original_id`` (or ``train_refs`` for the alignment), dev input and references (empty:
+    every epoch is saved), the lexicon (inflection: the realised form of a token is its first
+    candidate), the multiword-token table, ``compact``.  hash_bits: size of the weight table
+    (2^hash_bits float32); beam: states per step of the domain search (recorded in the header,
+    ``sr.order.beam``).  The lifting model of non-projective orders is learned as for
+    :func:`train_sr`.  Returns the training record (dropped sentences by reason, domains,
+    per-epoch seconds/updates/dev BLEU, best epoch).  Raises OSError if ``out`` cannot be written.
+    """
+    from ..eval.metrics import sr_score
+    from ..model import Model, TagDictionary
+    from .order import FEATURE_SET as ORDER_FEATURES, gold_domains, train_local
+    from .realizer import training_tree
+
+    t_all = time.perf_counter()
+    reasons = Counter()
+    kept, kept_pos, domains = [], [], []
+    lifted = 0
+    for i, s in enumerate(train):
+        if s.error or len(s) == 0:
+            reasons["unusable input"] += 1
+            continue
+        if not all(s.forms) and train_refs is None:
+            reasons["gold form missing or '_' in column 3, no --train-ref"] += 1
+            continue
+        ref = train_refs[i] if train_refs is not None else None
+        pos, why = gold_positions_for(s, ref, lexicon)
+        if pos is None:
+            reasons[why] += 1
+            continue
+        if not all(s.forms):
+            s = dataclasses.replace(s, forms=[ref[p - 1] for p in pos])
+        heads, lin, was = training_tree(s, pos)
+        lifted += was
+        kept.append(s)
+        kept_pos.append(pos)
+        domains += gold_domains(heads, [p - 1 for p in pos], s.lemmas, s.upos, s.deprels, s.feats, lin,
+                                [f.lower() for f in s.forms])
+    log(f"SR training (local orderer) on {len(kept)} sentences, {len(domains)} domains ({lifted} non-projective "
+        f"sentences projectivised); dropped: {dict(reasons) or 'none'}")
+    record = {"epochs": [], "dropped": dict(reasons), "train_sentences": len(kept), "projectivised": lifted,
+              "domains": len(domains), "hash_bits": hash_bits, "beam": beam, "orderer": "local"}
+    record.update(meta or {})
+    lift = lift_training(kept, kept_pos)
+    record["lift_contexts"] = len(lift.table)
+    header = {"kind": "sr",
+              "sr": {"lexicon": lexicon.to_json(), "question_labels": False, "lang": lexicon.lang,
+                     "lift": lift.to_json(), "order": {"kind": "local", "feature_set": ORDER_FEATURES, "beam": beam},
+                     **({"mwt": contractions.to_json()} if contractions is not None else {})}}
+    best = [None, 0]
+
+    def on_epoch(ep: int, avg: np.ndarray, stats: dict) -> None:
+        model = Model(avg, hash_bits, TagDictionary({}, ["_"]), dict(header))
+        t1 = time.perf_counter()
+        dev_bleu = None
+        if dev:
+            r = Realizer(model, rerank_lm="none")
+            dev_bleu = sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev],
+                                list(dev_refs)).bleu
+        ent = dict(stats, epoch=ep, dev_bleu=dev_bleu, dev_seconds=round(time.perf_counter() - t1, 2))
+        record["epochs"].append(ent)
+        log(f"epoch {ep}: {stats['seconds']:.1f}s, updates {stats['updates']}, "
+            f"dev BLEU {dev_bleu if dev_bleu is None else round(dev_bleu, 2)}")
+        if best[0] is None or dev_bleu is None or dev_bleu > best[0]:
+            best[0], best[1] = (dev_bleu if dev_bleu is not None else 0.0), ep
+            model.header["training"] = dict(record, best_epoch=ep, dev_bleu=dev_bleu)
+            model.save(out)
+
+    train_local(domains, epochs, hash_bits, beam, seed, on_epoch)
+    final = Model.load(out, mmap=False)
+    final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev else None,
+                                    total_seconds=round(time.perf_counter() - t_all, 1))
+    final.save(out, compact=compact)
+    return final.header["training"]

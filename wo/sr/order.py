@@ -1,0 +1,362 @@
+"""Local ordering of a given tree: each head's domain (its dependents and itself) is ordered as
+its own problem, bottom-up, by a linear model with beam search (Bohnet et al. 2010, "Broad
+coverage multilingual deep sentence generation with a stochastic multi-level realizer", section
+3.3; the per-head decomposition of Yu et al. 2020's TSP linearizer).
+
+A domain of k items is ordered left to right in k + 1 steps (the last one closes the sequence).
+The step that appends item x after items p2 p (START before the first) scores the features of
+
+* x and its side of the head (L, H, R), conjoined with the head's UPOS, lemma and relation;
+* the pair (p, x): relations, UPOS, lemmas, and the boundary between the realised subtrees of
+  p and x (the last word of p's subtree and the first word of x's, which bottom-up decoding
+  knows: the dependents' own domains are already ordered);
+* the triple (p2, p, x) of relations and of UPOS.
+
+The model is a hashed linear model (mmh3, ``2^hash_bits`` float32 weights) trained by the
+averaged perceptron with early update (Collins & Roark 2004) on the projectivised training
+trees.  The SR'19 ``lin`` annotations are hard constraints: a token with ``lin`` = -r lies left
+of its head, r-th closest among its marked siblings on that side (+r: right).
+
+Everything here is plain Python over small lists: a domain has a handful of items and the step
+scores are cached per (p2, p, x, side) within a domain.  Output is projective in the tree it
+orders (non-projective orders come from the lifting model, :mod:`wo.sr.nonproj`, applied before).
+"""
+from __future__ import annotations
+
+import random
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import mmh3
+import numpy as np
+
+START, END = -1, -2
+FEATURE_SET = "local-order-v1"
+_SEP = "\x1f"
+
+
+class Domain:
+    """One head's domain.
+
+    items: list[int] token indices (0-based), the head among them at ``hi``; per item: r
+    (relation, ``<H>`` for the head), u (UPOS), l (lemma, lower-cased), m (FEATS), first/fu and
+    last/lu (first and last word of its realised subtree and their UPOS), side (-1 left, +1
+    right, 0 free: from ``lin``) and rank (the ``lin`` rank); ctx: (head UPOS, head lemma, head
+    relation); gold: item indices in reference order, or None.
+    """
+
+    __slots__ = ("items", "hi", "ctx", "r", "u", "l", "m", "first", "fu", "last", "lu", "side", "rank",
+                 "sz", "kr", "gold", "cache")
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def _kids(heads: Sequence[int]) -> List[List[int]]:
+    """kids[h] = 0-based dependents of 1-based node h (0 = root)."""
+    kids: List[List[int]] = [[] for _ in range(len(heads) + 1)]
+    for i, h in enumerate(heads):
+        kids[h].append(i)
+    return kids
+
+
+def _size_bucket(n: int) -> str:
+    """Subtree size as a feature value: 1, 2, 3, 4, 5-7, 8+."""
+    return str(n) if n < 5 else ("5" if n < 8 else "8")
+
+
+def tree_shape(heads: Sequence[int], deprels: Sequence[str]) -> Tuple[List[int], List[str]]:
+    """Per token (0-based): the size of its subtree and the sorted set of its dependents'
+    relations joined by "+" (order-free facts of the tree, features of its domain item)."""
+    n = len(heads)
+    kids = _kids(heads)
+    size = [1] * n
+    for v in _postorder(kids):
+        for c in kids[v]:
+            size[v - 1] += size[c]
+    return size, ["+".join(sorted({deprels[c] for c in kids[i + 1]})) for i in range(n)]
+
+
+def _postorder(kids: List[List[int]]) -> List[int]:
+    """1-based nodes, children before their head (the root 0 excluded)."""
+    out, stack = [], [(0, False)]
+    while stack:
+        v, done = stack.pop()
+        if done:
+            if v:
+                out.append(v)
+            continue
+        stack.append((v, True))
+        stack.extend((c + 1, False) for c in kids[v])
+    return out
+
+
+class LocalOrderer:
+    """Hashed linear model over domain-ordering steps, with beam search (module docstring).
+
+    weights: float32 array [2^hash_bits] (a memory map of a model file is fine); beam: states
+    kept per step.  Raises ValueError if the weight table's size is not 2^hash_bits.
+    """
+
+    def __init__(self, weights: np.ndarray, hash_bits: int, beam: int = 16):
+        if weights.shape != (1 << hash_bits,):
+            raise ValueError(f"weight table of {weights.shape} is not 2^{hash_bits}")
+        self.w = weights
+        self.bits = hash_bits
+        self.mask = (1 << hash_bits) - 1
+        self.beam = beam
+
+    # ------------------------------------------------------------------ features
+    def _step_feats(self, d: Domain, p2: int, p: int, x: int, hp: bool) -> List[str]:
+        hu, hl, hr = d.ctx
+        fs = []
+        if x != END:
+            side = "H" if x == d.hi else ("R" if hp else "L")
+            r, u, l, m = d.r[x], d.u[x], d.l[x], d.m[x]
+            fs += [f"d{_SEP}{r}{_SEP}{side}", f"d2{_SEP}{r}{_SEP}{u}{_SEP}{side}",
+                   f"d3{_SEP}{r}{_SEP}{side}{_SEP}{hu}", f"d4{_SEP}{r}{_SEP}{side}{_SEP}{hl}",
+                   f"d5{_SEP}{l}{_SEP}{side}{_SEP}{hu}", f"d6{_SEP}{u}{_SEP}{side}{_SEP}{hu}{_SEP}{hr}",
+                   f"d7{_SEP}{l}{_SEP}{r}{_SEP}{side}", f"d8{_SEP}{m}{_SEP}{r}{_SEP}{side}",
+                   f"d9{_SEP}{r}{_SEP}{d.sz[x]}{_SEP}{side}", f"d10{_SEP}{r}{_SEP}{d.kr[x]}{_SEP}{side}",
+                   f"d11{_SEP}{l}{_SEP}{hl}{_SEP}{side}", f"d12{_SEP}{u}{_SEP}{m}{_SEP}{side}{_SEP}{hu}"]
+            rx, ux, lx, fx, fux = r, u, l, d.first[x], d.fu[x]
+        else:
+            rx = ux = lx = fx = fux = "</s>"
+        if p == START:
+            rp = up = lp = lp_w = lup = "<s>"
+        else:
+            rp, up, lp, lp_w, lup = d.r[p], d.u[p], d.l[p], d.last[p], d.lu[p]
+        fs += [f"p1{_SEP}{rp}{_SEP}{rx}", f"p2{_SEP}{rp}{_SEP}{rx}{_SEP}{hu}", f"p3{_SEP}{up}{_SEP}{ux}",
+               f"p4{_SEP}{up}{_SEP}{ux}{_SEP}{hu}", f"p5{_SEP}{lp}{_SEP}{lx}", f"p6{_SEP}{rp}{_SEP}{ux}",
+               f"p7{_SEP}{up}{_SEP}{rx}", f"p8{_SEP}{rp}{_SEP}{rx}{_SEP}{hl}", f"b1{_SEP}{lp_w}{_SEP}{fx}",
+               f"b2{_SEP}{lup}{_SEP}{fux}", f"p9{_SEP}{lp}{_SEP}{rx}", f"p10{_SEP}{rp}{_SEP}{lx}",
+               f"p11{_SEP}{rp}{_SEP}{rx}{_SEP}{hr}", f"b3{_SEP}{lp_w}{_SEP}{fux}", f"b4{_SEP}{lup}{_SEP}{fx}",
+               f"p12{_SEP}{rp}{_SEP}{rx}{_SEP}{'R' if hp else 'L'}"]
+        r2 = "<s>" if p2 == START else d.r[p2]
+        u2 = "<s>" if p2 == START else d.u[p2]
+        fs += [f"t1{_SEP}{r2}{_SEP}{rp}{_SEP}{rx}", f"t2{_SEP}{u2}{_SEP}{up}{_SEP}{ux}"]
+        return fs
+
+    def _index(self, fs: List[str]) -> List[int]:
+        m = self.mask
+        return [mmh3.hash(f, 0, signed=False) & m for f in fs]
+
+    def _score(self, d: Domain, p2: int, p: int, x: int, hp: bool) -> float:
+        key = (p2, p, x, hp)
+        v = d.cache.get(key)
+        if v is None:
+            v = float(self.w[self._index(self._step_feats(d, p2, p, x, hp))].sum())
+            d.cache[key] = v
+        return v
+
+    def seq_features(self, d: Domain, seq: Sequence[int], end: bool) -> List[int]:
+        """Feature indices (list[int], with repeats) of the steps that build ``seq`` (item
+        indices), and of the closing step when ``end``."""
+        fs: List[str] = []
+        p2, p, hp = START, START, False
+        for x in seq:
+            fs += self._step_feats(d, p2, p, x, hp)
+            hp = hp or x == d.hi
+            p2, p = p, x
+        if end:
+            fs += self._step_feats(d, p2, p, END, hp)
+        return self._index(fs)
+
+    # ------------------------------------------------------------------ search
+    @staticmethod
+    def _allowed(d: Domain, x: int, used: int, hp: bool) -> bool:
+        """Whether item x may come next under the ``lin`` constraints."""
+        if x == d.hi:   # the head: every left-marked item is placed
+            for y in range(len(d.items)):
+                if d.side[y] < 0 and not used >> y & 1:
+                    return False
+            return True
+        s = d.side[x]
+        if s == 0:
+            return True
+        if (s < 0) == hp:
+            return False
+        for y in range(len(d.items)):   # left: farther ranks first; right: nearer ranks first
+            if y != x and d.side[y] == s and not used >> y & 1 and (
+                    (s < 0 and d.rank[y] > d.rank[x]) or (s > 0 and d.rank[y] < d.rank[x])):
+                return False
+        return True
+
+    def order(self, d: Domain, gold: Optional[Sequence[int]] = None) -> Tuple[Tuple[int, ...], float, Optional[tuple], bool]:
+        """Beam search over the orders of domain ``d``.
+
+        Returns (best sequence of item indices, its score, gold prefix, finished).  With
+        ``gold`` (training), the search stops at the first step whose beam has lost the gold
+        prefix (early update): then the returned sequence is the best state of that step,
+        the gold prefix is as long, and finished is False.  Without gold, the gold prefix is
+        None.  A domain whose ``lin`` constraints admit no order is ordered without them.
+        """
+        k = len(d.items)
+        d.cache = {}
+        beam = [(0.0, (), 0, False)]
+        B = self.beam
+        for t in range(k + 1):
+            cand = []
+            for sc, seq, used, hp in beam:
+                p = seq[-1] if seq else START
+                p2 = seq[-2] if len(seq) > 1 else START
+                if t == k:
+                    cand.append((sc + self._score(d, p2, p, END, hp), seq, used, hp))
+                    continue
+                for x in range(k):
+                    if used >> x & 1 or not self._allowed(d, x, used, hp):
+                        continue
+                    cand.append((sc + self._score(d, p2, p, x, hp), seq + (x,), used | (1 << x), hp or x == d.hi))
+            if not cand:   # the lin constraints admit no order (bad input): drop them
+                d.side = [0] * k
+                return self.order(d, gold)
+            cand.sort(key=lambda c: -c[0])
+            beam = cand[:B]
+            if gold is not None and t < k:
+                gp = tuple(gold[:t + 1])
+                if not any(c[1] == gp for c in beam):
+                    return beam[0][1], beam[0][0], gp, False
+        self.final_beam = [(c[0], c[1]) for c in beam]
+        return beam[0][1], beam[0][0], (tuple(gold) if gold is not None else None), True
+
+    # ------------------------------------------------------------------ sentences
+    @staticmethod
+    def domain(h: int, deps: Sequence[int], lemmas, upos, deprels, feats, lin, first, last,
+               words: Sequence[str], shape: Tuple[Sequence[int], Sequence[str]],
+               gold_pos: Optional[Sequence[int]] = None) -> Domain:
+        """The domain of 0-based token ``h`` with 0-based dependents ``deps`` (in a canonical
+        order that does not reveal the reference).  first/last: dict token -> (word, UPOS) of
+        each dependent's realised subtree; words: the word of every token (form or lemma,
+        lower-cased); gold_pos: reference position of every token (training)."""
+        d = Domain()
+        items = sorted(deps, key=lambda i: (deprels[i], upos[i], lemmas[i], feats[i], i)) + [h]
+        d.items = items
+        d.hi = len(items) - 1
+        d.ctx = (upos[h], lemmas[h].lower(), deprels[h])
+        d.r = [deprels[i] for i in items]
+        d.r[-1] = "<H>"
+        d.u = [upos[i] for i in items]
+        d.l = [lemmas[i].lower() for i in items]
+        d.m = [feats[i] for i in items]
+        hw = (words[h], upos[h])
+        fl = [hw if i == h else first[i] for i in items]
+        ll = [hw if i == h else last[i] for i in items]
+        d.first = [a for a, _ in fl]
+        d.fu = [b for _, b in fl]
+        d.last = [a for a, _ in ll]
+        d.lu = [b for _, b in ll]
+        d.side = [0 if i == h else (-1 if lin[i] < 0 else (1 if lin[i] > 0 else 0)) for i in items]
+        d.rank = [abs(lin[i]) for i in items]
+        size, kidrels = shape
+        d.sz = ["1" if i == h else _size_bucket(size[i]) for i in items]
+        d.kr = ["" if i == h else kidrels[i] for i in items]
+        d.gold = sorted(range(len(items)), key=lambda x: gold_pos[items[x]]) if gold_pos is not None else None
+        return d
+
+    def linearize(self, heads: Sequence[int], lemmas, upos, deprels, feats, lin, words: Sequence[str],
+                  rescore: Optional[Callable[[int, List[int], List[int]], float]] = None) -> Tuple[List[int], float]:
+        """Order a whole tree bottom-up.  heads: 1-based (0 root), per token; the other
+        sequences per token (str; lin int).  rescore(h, span, order): an extra score of a
+        complete order of the domain of 0-based token h (span: the token indices of its whole
+        realised subtree in order; order: the domain's items, h among them, in order), added to
+        the model score of each order left in the final beam to choose among them (e.g. LMs).
+        Returns (0-based token indices in output order, total model score of the chosen
+        orders).  The output is projective in ``heads``."""
+        n = len(heads)
+        kids = _kids(heads)
+        shape = tree_shape(heads, deprels)
+        span: Dict[int, List[int]] = {}
+        first: Dict[int, tuple] = {}
+        last: Dict[int, tuple] = {}
+        total = 0.0
+        for v in _postorder(kids):
+            h = v - 1
+            if kids[v]:
+                d = self.domain(h, kids[v], lemmas, upos, deprels, feats, lin, first, last, words, shape)
+                seq, sc, _, _ = self.order(d)
+
+                def span_of(seq):
+                    sp: List[int] = []
+                    for x in seq:
+                        it = d.items[x]
+                        sp += [h] if it == h else span[it]
+                    return sp
+                if rescore is not None and len(self.final_beam) > 1:
+                    best = None
+                    for fsc, fseq in self.final_beam:
+                        sp = span_of(fseq)
+                        v = fsc + rescore(h, sp, [d.items[x] for x in fseq])
+                        if best is None or v > best[0]:
+                            best = (v, fsc, sp)
+                    total += best[1]
+                    span[h] = best[2]
+                else:
+                    total += sc
+                    span[h] = span_of(seq)
+            else:
+                span[h] = [h]
+            first[h] = (words[span[h][0]], upos[span[h][0]])
+            last[h] = (words[span[h][-1]], upos[span[h][-1]])
+        out: List[int] = []
+        for r in sorted(kids[0], key=lambda i: (deprels[i], lemmas[i], i)):
+            out += span[r]
+        assert len(out) == n
+        return out, total
+
+
+def gold_domains(heads: Sequence[int], gold_pos: Sequence[int], lemmas, upos, deprels, feats, lin,
+                 words: Sequence[str]) -> List[Domain]:
+    """The domains of a training tree (projective in the reference order ``gold_pos``, 0-based
+    positions), with the reference's subtree boundaries as the first/last words."""
+    n = len(heads)
+    kids = _kids(heads)
+    lo = {i: i for i in range(n)}
+    hi = {i: i for i in range(n)}
+    for v in _postorder(kids):
+        h = v - 1
+        for c in kids[v]:
+            if gold_pos[lo[c]] < gold_pos[lo[h]]:
+                lo[h] = lo[c]
+            if gold_pos[hi[c]] > gold_pos[hi[h]]:
+                hi[h] = hi[c]
+    first = {i: (words[lo[i]], upos[lo[i]]) for i in range(n)}
+    last = {i: (words[hi[i]], upos[hi[i]]) for i in range(n)}
+    shape = tree_shape(heads, deprels)
+    return [LocalOrderer.domain(v - 1, kids[v], lemmas, upos, deprels, feats, lin, first, last, words, shape,
+                                gold_pos) for v in range(1, n + 1) if kids[v]]
+
+
+def train_local(domains: Sequence[Domain], epochs: int, hash_bits: int = 22, beam: int = 16, seed: int = 1,
+                on_epoch: Optional[Callable[[int, np.ndarray, dict], None]] = None) -> np.ndarray:
+    """Averaged perceptron with early update over training domains (:func:`gold_domains`).
+
+    After each epoch ``on_epoch(epoch, averaged weights float32 [2^hash_bits], stats)`` is
+    called (stats: updates, seconds).  Returns the last epoch's averaged weights.
+    """
+    w = np.zeros(1 << hash_bits, dtype=np.float64)
+    u = np.zeros(1 << hash_bits, dtype=np.float64)
+    lo = LocalOrderer(w, hash_bits, beam)
+    c = 1
+    rng = random.Random(seed)
+    idx = list(range(len(domains)))
+    avg = None
+    for ep in range(1, epochs + 1):
+        t0 = time.perf_counter()
+        rng.shuffle(idx)
+        updates = 0
+        for i in idx:
+            d = domains[i]
+            seq, _, gp, full = lo.order(d, d.gold)
+            if seq != gp:
+                g = lo.seq_features(d, gp, full)
+                p = lo.seq_features(d, seq, full)
+                np.add.at(w, g, 1.0)
+                np.add.at(w, p, -1.0)
+                np.add.at(u, g, float(c))
+                np.add.at(u, p, -float(c))
+                updates += 1
+            c += 1
+        avg = (w - u / c).astype(np.float32)
+        if on_epoch is not None:
+            on_epoch(ep, avg, {"updates": updates, "seconds": round(time.perf_counter() - t0, 2)})
+    return avg
