@@ -435,7 +435,11 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
     ref_path = os.path.join(w, f"{split}.conllu")
     refs = read_conllu(ref_path)
     ref_tok = [" ".join(s.forms) for s in refs]
+    from wo.model import Model
+
+    order = Model.read_header(model)[0]["sr"].get("order") or {}
     rec = {"treebank": tb, "lang": lang_of(tb), "split": split, "model": os.path.relpath(model, ROOT),
+           "orderer": order.get("kind", "search"),
            "model_bytes": os.path.getsize(model), "sentences": len(refs), "words": sum(len(s) for s in refs),
            "trained_on": sources(tb)["trained_on"]}
     # 1. the timed decode (whole process)
@@ -508,7 +512,6 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
         rec.update(train_seconds=t.get("wall_seconds"), best_epoch=t.get("best_epoch"), dev_bleu=t.get("dev_bleu"),
                    epochs=len(t.get("epochs", [])))
     else:   # a run whose driver was stopped: the model header's training record
-        from wo.model import Model
         t = Model.read_header(model)[0].get("training", {})
         rec.update(train_seconds=t.get("total_seconds"), best_epoch=t.get("best_epoch"), dev_bleu=t.get("dev_bleu"),
                    epochs=len(t.get("epochs", [])))
@@ -659,6 +662,20 @@ def table(log, write: bool = True) -> str:
                      f"{r['treebank']} --epochs {r['epochs']}`; {r['cpu']}, {r['nproc']} cores): `--jobs 1` "
                      f"{a['wall_seconds']:.0f} s, dev BLEU {a['dev_bleu']:.2f}; `--jobs 2` {b['wall_seconds']:.0f} s, "
                      f"dev BLEU {b['dev_bleu']:.2f}: **{r['speedup']:.2f}x** faster, {r['dev_bleu_difference']:+.2f} BLEU.")
+    op = os.path.join(RES, "orderers.json")
+    if os.path.exists(op):   # the search orderer's shipped figures against the local orderer's
+        old = json.load(open(op))["search"]
+        pairs = []
+        for tb in ALL:
+            p = os.path.join(RES, f"{tb}.test.json")
+            r = json.load(open(p)) if os.path.exists(p) else {}
+            if tb in old and r.get("orderer") == "local":
+                o = old[tb]
+                pairs.append(f"{tb} {_f(o.get('bleu'))} → {_f(r.get('bleu'))} ({_f(o.get('gold_bleu'))} → "
+                             f"{_f(r.get('gold_bleu'))})")
+        if pairs:
+            extra.append("* **Local orderer against the search orderer** (test BLEU, in brackets with gold forms; "
+                         "search: the models shipped before, `orderers.json`; local: this table): " + "; ".join(pairs) + ".")
     for p in sorted(glob.glob(os.path.join(RES, "size.*.json"))):
         r = json.load(open(p))
         extra.append(f"* **Model size** ({os.path.basename(p)[5:-5]} dev): float32 {r['float32']['bytes'] / 1e6:.1f} MB, "

@@ -172,3 +172,22 @@ def test_bad_input_gets_a_per_sentence_error_with_the_local_model(pt_local, tmp_
     assert "Traceback" not in p.stderr and "mixed.t1:" in p.stderr
     lines = (tmp_path / "o.txt.tok").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 5 and all(lines[:4])
+
+
+def test_a_timeout_gives_a_complete_order_in_bounded_time(trained):
+    import time
+
+    w, _, _ = trained
+    lo = LocalOrderer(w, 18, beam=16)
+    n = 400                                     # one head with 399 dependents, some with lin
+    heads = [0] + [1] * (n - 1)
+    rel = ["root"] + ["punct" if i % 7 == 0 else "obl" for i in range(1, n)]
+    lin = _rerank(heads, [0] + [(-1 if i % 2 else 1) * (i // 7 + 1) if i % 7 == 0 else 0 for i in range(1, n)])
+    words = [f"w{i % 37}" for i in range(n)]
+    t0 = time.perf_counter()
+    order, _ = lo.linearize(heads, words, ["NOUN"] * n, rel, ["_"] * n, lin, words, deadline=t0 + 0.3)
+    took = time.perf_counter() - t0
+    assert lo.timed_out and sorted(order) == list(range(n))
+    assert took < 5.0                           # 0.3 s asked; one search step over 400 items is far below 1 s
+    order, _ = lo.linearize(heads[:30], words[:30], ["NOUN"] * 30, rel[:30], ["_"] * 30, lin[:30], words[:30])
+    assert not lo.timed_out and sorted(order) == list(range(30))

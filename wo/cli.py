@@ -316,7 +316,7 @@ def cmd_sr_realize(a) -> int:
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
             "patience_factor": a.patience, "lm": a.lm}
     opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms,
-                lift_threshold=a.lift_threshold)
+                lift_threshold=a.lift_threshold, form_penalty=a.form_penalty)
     res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
                        scheduler=a.scheduler, **opts)
     bar.close()
@@ -810,9 +810,12 @@ def _add_sr(sub) -> None:
     r.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
     r.add_argument("--lm", default=None, help="LM path, or 'none' (default: the model's own, if any)")
     r.add_argument("--rerank-lm", default=None,
-                   help="rerank the popped goal edges by the model score plus --rerank-weight x this LM's "
-                        "log10 p of the realised string; 'none' turns it off (default: the model header's, "
-                        "for the shipped model the shipped 4-gram beside it)")
+                   help="rerank the popped goal edges (search orderer) or each domain's final beam (local "
+                        "orderer, which also chooses the forms with it) by the model score plus --rerank-weight x "
+                        "this LM's log10 p of the realised string; 'none' turns it off (default: the model header's, "
+                        "for a shipped model the 4-gram beside it)")
+    r.add_argument("--form-penalty", type=float, default=None,
+                   help="local orderer: log10 LM cost per rank down a token's candidate forms (default: the model's)")
     r.add_argument("--rerank-weight", type=float, default=None,
                    help=f"weight of --rerank-lm's log10 p (default: the model header's, else {DEFAULT_SR_RERANK_WEIGHT})")
     r.add_argument("--patience", type=float, default=None,

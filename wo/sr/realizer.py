@@ -410,7 +410,9 @@ class Realizer:
             heads = self.lift.predict(s.heads, s.deprels, s.upos, s.lin, self.lift_threshold)
         low = [f.lower() for f in forms]
         idx, score = self.local.linearize(heads, s.lemmas, s.upos, s.deprels, s.feats, _rerank(heads, s.lin), low,
-                                          rescore=self._domain_rescore(s, heads, low))
+                                          rescore=self._domain_rescore(s, heads, low),
+                                          deadline=t0 + self.timeout if self.timeout > 0 else None)
+        status = "timeout" if self.local.timed_out else "ok"
         if self.rerank_lm is not None and not gold:
             out = choose_forms(self.rerank_lm, [cands[i] for i in idx], self.form_penalty)
         else:
@@ -421,7 +423,7 @@ class Realizer:
         toks = lang.capitalise(out)
         at = {t: p for p, t in enumerate(idx)}
         out_heads = [0 if s.heads[t] == 0 else at[s.heads[t] - 1] + 1 for t in idx]
-        return SRResult(toks, idx, out_heads, [s.deprels[i] for i in idx], "ok", 0, 0,
+        return SRResult(toks, idx, out_heads, [s.deprels[i] for i in idx], status, 0, 0,
                         time.perf_counter() - t0,
                         surface=self.contractions.apply(toks) if len(self.contractions) else None)
 
