@@ -60,7 +60,7 @@ lm: install
 sr-models: install
 	$(BIN)/python bench/sr_multi.py prepare
 	$(BIN)/python bench/sr_multi.py train --epochs 8 --tb en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb zh_gsdsimp ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd
-	$(BIN)/python bench/sr_multi.py rerank --tb en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb zh_gsdsimp ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd
+	$(BIN)/python bench/sr_multi.py tune --tb en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb zh_gsdsimp ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd
 	$(BIN)/python bench/sr_multi.py eval --tb en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb zh_gsdsimp ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd
 	$(BIN)/python bench/sr_multi.py eval --tb en_ewt --model corpora/models/wo-ewt-sr.wo
 	$(BIN)/python bench/sr_multi.py ship --tb en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb zh_gsdsimp ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd

@@ -191,3 +191,16 @@ def test_a_timeout_gives_a_complete_order_in_bounded_time(trained):
     assert took < 5.0                           # 0.3 s asked; one search step over 400 items is far below 1 s
     order, _ = lo.linearize(heads[:30], words[:30], ["NOUN"] * 30, rel[:30], ["_"] * 30, lin[:30], words[:30])
     assert not lo.timed_out and sorted(order) == list(range(30))
+
+
+def test_feature_indices_follow_the_core_hash_convention(trained):
+    """A feature's index is MurmurHash3 of its uint32 key words, as the compiled core hashes
+    (wo._fast._hash.hash_words), so a compiled orderer can read the same model files."""
+    from wo._fast._hash import hash_words
+
+    w, _, train = trained
+    lo = LocalOrderer(w, 18)
+    d = next(d for d in _domains(train[340:]) if len(d) >= 3)
+    keys = lo._step_feats(d, START, 0, 1, False) + lo._step_feats(d, 0, 1, END, True)
+    assert len(keys) > 20 and all(all(0 <= a < 2 ** 32 for a in k) for k in keys)
+    assert lo._index(keys) == [hash_words(np.asarray(k, dtype=np.uint32)) & ((1 << 18) - 1) for k in keys]

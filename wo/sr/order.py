@@ -12,7 +12,9 @@ The step that appends item x after items p2 p (START before the first) scores th
   knows: the dependents' own domains are already ordered);
 * the triple (p2, p, x) of relations and of UPOS.
 
-The model is a hashed linear model (mmh3, ``2^hash_bits`` float32 weights) trained by the
+The model is a hashed linear model (``2^hash_bits`` float32 weights; a feature's index is the
+MurmurHash3_x86_32 of its key, a template id and string atoms as little-endian uint32 words, the
+search core's convention, :mod:`wo._fast._hash`) trained by the
 averaged perceptron with early update (Collins & Roark 2004) on the projectivised training
 trees.  The SR'19 ``lin`` annotations are hard constraints: a token with ``lin`` = -r lies left
 of its head, r-th closest among its marked siblings on that side (+r: right).
@@ -24,6 +26,7 @@ orders (non-projective orders come from the lifting model, :mod:`wo.sr.nonproj`,
 from __future__ import annotations
 
 import random
+import struct
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -31,19 +34,23 @@ import mmh3
 import numpy as np
 
 START, END = -1, -2
+SIDE_L, SIDE_H, SIDE_R = 1, 2, 3   # the side of the head an item takes (atoms of the feature keys)
+A_START, A_END = 0x85EBCA77, 0xC2B2AE3D   # atoms of the sequence boundaries (as the core's)
+_PACK = {n: struct.Struct(f"<{n}I").pack for n in range(2, 7)}
+_mmh3 = mmh3.hash
 WIDE_DOMAIN = 24   # a domain of k > WIDE_DOMAIN items gets a beam of beam * (WIDE_DOMAIN / k)^2, at least 2
 FEATURE_SET = "local-order-v1"
-_SEP = "\x1f"
 
 
 class Domain:
     """One head's domain.
 
-    items: list[int] token indices (0-based), the head among them at ``hi``; per item: r
-    (relation, ``<H>`` for the head), u (UPOS), l (lemma, lower-cased), m (FEATS), first/fu and
-    last/lu (first and last word of its realised subtree and their UPOS), side (-1 left, +1
-    right, 0 free: from ``lin``) and rank (the ``lin`` rank); ctx: (head UPOS, head lemma, head
-    relation); gold: item indices in reference order, or None.
+    items: list[int] token indices (0-based), the head among them at ``hi``; per item, as
+    uint32 atoms (:func:`_atom`): r (relation, A_HEAD for the head), u (UPOS), l (lemma,
+    lower-cased), m (FEATS), first/fu and last/lu (first and last word of its realised subtree
+    and their UPOS), kr (its dependents' relations); sz (subtree size bucket, int), side (-1
+    left, +1 right, 0 free: from ``lin``) and rank (the ``lin`` rank); ctx: atoms of (head
+    UPOS, head lemma, head relation); gold: item indices in reference order, or None.
     """
 
     __slots__ = ("items", "hi", "ctx", "r", "u", "l", "m", "first", "fu", "last", "lu", "side", "rank",
@@ -61,9 +68,17 @@ def _kids(heads: Sequence[int]) -> List[List[int]]:
     return kids
 
 
-def _size_bucket(n: int) -> str:
-    """Subtree size as a feature value: 1, 2, 3, 4, 5-7, 8+."""
-    return str(n) if n < 5 else ("5" if n < 8 else "8")
+def _size_bucket(n: int) -> int:
+    """Subtree size as a feature value: 1, 2, 3, 4, 5 (5-7), 8 (8+)."""
+    return n if n < 5 else (5 if n < 8 else 8)
+
+
+def _atom(s: str) -> int:
+    """32-bit MurmurHash3 atom of a string (:func:`wo.model.atom`)."""
+    return _mmh3(s, 0, signed=False)
+
+
+A_HEAD = 0x9E3779B1   # the relation atom of the head item itself
 
 
 def tree_shape(heads: Sequence[int], deprels: Sequence[str]) -> Tuple[List[int], List[str]]:
@@ -108,39 +123,37 @@ class LocalOrderer:
         self.beam = beam
 
     # ------------------------------------------------------------------ features
-    def _step_feats(self, d: Domain, p2: int, p: int, x: int, hp: bool) -> List[str]:
+    def _step_feats(self, d: Domain, p2: int, p: int, x: int, hp: bool) -> List[tuple]:
+        """The feature keys (tuples of uint32: template id, atoms) of appending x after p2 p."""
         hu, hl, hr = d.ctx
-        fs = []
         if x != END:
-            side = "H" if x == d.hi else ("R" if hp else "L")
+            side = SIDE_H if x == d.hi else (SIDE_R if hp else SIDE_L)
             r, u, l, m = d.r[x], d.u[x], d.l[x], d.m[x]
-            fs += [f"d{_SEP}{r}{_SEP}{side}", f"d2{_SEP}{r}{_SEP}{u}{_SEP}{side}",
-                   f"d3{_SEP}{r}{_SEP}{side}{_SEP}{hu}", f"d4{_SEP}{r}{_SEP}{side}{_SEP}{hl}",
-                   f"d5{_SEP}{l}{_SEP}{side}{_SEP}{hu}", f"d6{_SEP}{u}{_SEP}{side}{_SEP}{hu}{_SEP}{hr}",
-                   f"d7{_SEP}{l}{_SEP}{r}{_SEP}{side}", f"d8{_SEP}{m}{_SEP}{r}{_SEP}{side}",
-                   f"d9{_SEP}{r}{_SEP}{d.sz[x]}{_SEP}{side}", f"d10{_SEP}{r}{_SEP}{d.kr[x]}{_SEP}{side}",
-                   f"d11{_SEP}{l}{_SEP}{hl}{_SEP}{side}", f"d12{_SEP}{u}{_SEP}{m}{_SEP}{side}{_SEP}{hu}"]
+            fs = [(1, r, side), (2, r, u, side), (3, r, side, hu), (4, r, side, hl), (5, l, side, hu),
+                  (6, u, side, hu, hr), (7, l, r, side), (8, m, r, side), (9, r, d.sz[x], side),
+                  (10, r, d.kr[x], side), (11, l, hl, side), (12, u, m, side, hu)]
             rx, ux, lx, fx, fux = r, u, l, d.first[x], d.fu[x]
         else:
-            rx = ux = lx = fx = fux = "</s>"
+            fs = []
+            rx = ux = lx = fx = fux = A_END
         if p == START:
-            rp = up = lp = lp_w = lup = "<s>"
+            rp = up = lp = lw = lup = A_START
         else:
-            rp, up, lp, lp_w, lup = d.r[p], d.u[p], d.l[p], d.last[p], d.lu[p]
-        fs += [f"p1{_SEP}{rp}{_SEP}{rx}", f"p2{_SEP}{rp}{_SEP}{rx}{_SEP}{hu}", f"p3{_SEP}{up}{_SEP}{ux}",
-               f"p4{_SEP}{up}{_SEP}{ux}{_SEP}{hu}", f"p5{_SEP}{lp}{_SEP}{lx}", f"p6{_SEP}{rp}{_SEP}{ux}",
-               f"p7{_SEP}{up}{_SEP}{rx}", f"p8{_SEP}{rp}{_SEP}{rx}{_SEP}{hl}", f"b1{_SEP}{lp_w}{_SEP}{fx}",
-               f"b2{_SEP}{lup}{_SEP}{fux}", f"p9{_SEP}{lp}{_SEP}{rx}", f"p10{_SEP}{rp}{_SEP}{lx}",
-               f"p11{_SEP}{rp}{_SEP}{rx}{_SEP}{hr}", f"b3{_SEP}{lp_w}{_SEP}{fux}", f"b4{_SEP}{lup}{_SEP}{fx}",
-               f"p12{_SEP}{rp}{_SEP}{rx}{_SEP}{'R' if hp else 'L'}"]
-        r2 = "<s>" if p2 == START else d.r[p2]
-        u2 = "<s>" if p2 == START else d.u[p2]
-        fs += [f"t1{_SEP}{r2}{_SEP}{rp}{_SEP}{rx}", f"t2{_SEP}{u2}{_SEP}{up}{_SEP}{ux}"]
+            rp, up, lp, lw, lup = d.r[p], d.u[p], d.l[p], d.last[p], d.lu[p]
+        fs += [(21, rp, rx), (22, rp, rx, hu), (23, up, ux), (24, up, ux, hu), (25, lp, lx), (26, rp, ux),
+               (27, up, rx), (28, rp, rx, hl), (29, lp, rx), (30, rp, lx), (31, rp, rx, hr),
+               (32, rp, rx, SIDE_R if hp else SIDE_L),
+               (41, lw, fx), (42, lup, fux), (43, lw, fux), (44, lup, fx)]
+        r2 = A_START if p2 == START else d.r[p2]
+        u2 = A_START if p2 == START else d.u[p2]
+        fs += [(51, r2, rp, rx), (52, u2, up, ux)]
         return fs
 
-    def _index(self, fs: List[str]) -> List[int]:
+    def _index(self, fs: List[tuple]) -> List[int]:
+        """Feature indices: MurmurHash3_x86_32 of each key's little-endian uint32 words (as
+        :func:`wo._fast._hash.hash_words`, so a compiled orderer computes the same) & mask."""
         m = self.mask
-        return [mmh3.hash(f, 0, signed=False) & m for f in fs]
+        return [_mmh3(_PACK[len(f)](*f), 0, signed=False) & m for f in fs]
 
     def _score(self, d: Domain, p2: int, p: int, x: int, hp: bool) -> float:
         key = (p2, p, x, hp)
@@ -153,7 +166,7 @@ class LocalOrderer:
     def seq_features(self, d: Domain, seq: Sequence[int], end: bool) -> List[int]:
         """Feature indices (list[int], with repeats) of the steps that build ``seq`` (item
         indices), and of the closing step when ``end``."""
-        fs: List[str] = []
+        fs: List[tuple] = []
         p2, p, hp = START, START, False
         for x in seq:
             fs += self._step_feats(d, p2, p, x, hp)
@@ -248,24 +261,24 @@ class LocalOrderer:
         items = sorted(deps, key=lambda i: (deprels[i], upos[i], lemmas[i], feats[i], i)) + [h]
         d.items = items
         d.hi = len(items) - 1
-        d.ctx = (upos[h], lemmas[h].lower(), deprels[h])
-        d.r = [deprels[i] for i in items]
-        d.r[-1] = "<H>"
-        d.u = [upos[i] for i in items]
-        d.l = [lemmas[i].lower() for i in items]
-        d.m = [feats[i] for i in items]
+        d.ctx = (_atom(upos[h]), _atom(lemmas[h].lower()), _atom(deprels[h]))
+        d.r = [_atom(deprels[i]) for i in items]
+        d.r[-1] = A_HEAD
+        d.u = [_atom(upos[i]) for i in items]
+        d.l = [_atom(lemmas[i].lower()) for i in items]
+        d.m = [_atom(feats[i]) for i in items]
         hw = (words[h], upos[h])
         fl = [hw if i == h else first[i] for i in items]
         ll = [hw if i == h else last[i] for i in items]
-        d.first = [a for a, _ in fl]
-        d.fu = [b for _, b in fl]
-        d.last = [a for a, _ in ll]
-        d.lu = [b for _, b in ll]
+        d.first = [_atom(a) for a, _ in fl]
+        d.fu = [_atom(b) for _, b in fl]
+        d.last = [_atom(a) for a, _ in ll]
+        d.lu = [_atom(b) for _, b in ll]
         d.side = [0 if i == h else (-1 if lin[i] < 0 else (1 if lin[i] > 0 else 0)) for i in items]
         d.rank = [abs(lin[i]) for i in items]
         size, kidrels = shape
-        d.sz = ["1" if i == h else _size_bucket(size[i]) for i in items]
-        d.kr = ["" if i == h else kidrels[i] for i in items]
+        d.sz = [1 if i == h else _size_bucket(size[i]) for i in items]
+        d.kr = [0 if i == h else _atom(kidrels[i]) for i in items]
         d.gold = sorted(range(len(items)), key=lambda x: gold_pos[items[x]]) if gold_pos is not None else None
         return d
 
