@@ -174,7 +174,7 @@ def test_bad_input_gets_a_per_sentence_error_with_the_local_model(pt_local, tmp_
     assert len(lines) == 5 and all(lines[:4])
 
 
-def test_a_timeout_gives_a_complete_order_in_bounded_time(trained):
+def test_a_timeout_gives_a_complete_order(trained):
     import time
 
     w, _, _ = trained
@@ -184,13 +184,13 @@ def test_a_timeout_gives_a_complete_order_in_bounded_time(trained):
     rel = ["root"] + ["punct" if i % 7 == 0 else "obl" for i in range(1, n)]
     lin = _rerank(heads, [0] + [(-1 if i % 2 else 1) * (i // 7 + 1) if i % 7 == 0 else 0 for i in range(1, n)])
     words = [f"w{i % 37}" for i in range(n)]
-    t0 = time.perf_counter()
-    order, _ = lo.linearize(heads, words, ["NOUN"] * n, rel, ["_"] * n, lin, words, deadline=t0 + 0.3)
-    took = time.perf_counter() - t0
+    args = (heads, words, ["NOUN"] * n, rel, ["_"] * n, lin, words)
+    order, _ = lo.linearize(*args, deadline=time.perf_counter())     # already past: the fallback order
     assert lo.timed_out and sorted(order) == list(range(n))
-    assert took < 5.0                           # 0.3 s asked; one search step over 400 items is far below 1 s
-    order, _ = lo.linearize(heads[:30], words[:30], ["NOUN"] * 30, rel[:30], ["_"] * 30, lin[:30], words[:30])
-    assert not lo.timed_out and sorted(order) == list(range(30))
+    pos = {t: p for p, t in enumerate(order)}
+    assert all((pos[t] < pos[0]) == (v < 0) for t, v in enumerate(lin) if v)   # lin still holds
+    full, _ = lo.linearize(*args)                                    # no deadline: the search's order
+    assert not lo.timed_out and sorted(full) == list(range(n)) and full != order
 
 
 def test_feature_indices_follow_the_core_hash_convention(trained):

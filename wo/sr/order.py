@@ -19,9 +19,10 @@ averaged perceptron with early update (Collins & Roark 2004) on the projectivise
 trees.  The SR'19 ``lin`` annotations are hard constraints: a token with ``lin`` = -r lies left
 of its head, r-th closest among its marked siblings on that side (+r: right).
 
-Everything here is plain Python over small lists: a domain has a handful of items and the step
-scores are cached per (p2, p, x, side) within a domain.  Output is projective in the tree it
-orders (non-projective orders come from the lifting model, :mod:`wo.sr.nonproj`, applied before).
+The domain search is compiled (:mod:`wo._fast._order`: C arrays for the beam, a dense cache of
+the step scores per domain); this module builds the domains (string atoms), the sentence-level
+bottom-up pass and the training loop.  Output is projective in the tree it orders
+(non-projective orders come from the lifting model, :mod:`wo.sr.nonproj`, applied before).
 """
 from __future__ import annotations
 
@@ -115,12 +116,15 @@ class LocalOrderer:
     """
 
     def __init__(self, weights: np.ndarray, hash_bits: int, beam: int = 16):
+        from .._fast._order import DomainSearch
+
         if weights.shape != (1 << hash_bits,):
             raise ValueError(f"weight table of {weights.shape} is not 2^{hash_bits}")
         self.w = weights
         self.bits = hash_bits
         self.mask = (1 << hash_bits) - 1
         self.beam = beam
+        self.core = DomainSearch(weights, hash_bits, beam)
 
     # ------------------------------------------------------------------ features
     def _step_feats(self, d: Domain, p2: int, p: int, x: int, hp: bool) -> List[tuple]:
@@ -155,98 +159,55 @@ class LocalOrderer:
         m = self.mask
         return [_mmh3(_PACK[len(f)](*f), 0, signed=False) & m for f in fs]
 
-    def _score(self, d: Domain, p2: int, p: int, x: int, hp: bool) -> float:
-        key = (p2, p, x, hp)
-        v = d.cache.get(key)
-        if v is None:
-            v = float(self.w[self._index(self._step_feats(d, p2, p, x, hp))].sum())
-            d.cache[key] = v
-        return v
+    timed_out = False               # the last linearize/order ran past its deadline
+    final_beam: List[tuple] = []    # the complete orders the last order() left in its beam
 
-    def seq_features(self, d: Domain, seq: Sequence[int], end: bool) -> List[int]:
-        """Feature indices (list[int], with repeats) of the steps that build ``seq`` (item
-        indices), and of the closing step when ``end``."""
-        fs: List[tuple] = []
-        p2, p, hp = START, START, False
-        for x in seq:
-            fs += self._step_feats(d, p2, p, x, hp)
-            hp = hp or x == d.hi
-            p2, p = p, x
-        if end:
-            fs += self._step_feats(d, p2, p, END, hp)
-        return self._index(fs)
-
-    timed_out = False
-    final_beam: List[tuple] = []
-
-    # ------------------------------------------------------------------ search
     @staticmethod
-    def _allowed(d: Domain, x: int, used: int, hp: bool) -> bool:
-        """Whether item x may come next under the ``lin`` constraints."""
-        if x == d.hi:   # the head: every left-marked item is placed
-            for y in range(len(d.items)):
-                if d.side[y] < 0 and not used >> y & 1:
-                    return False
-            return True
-        s = d.side[x]
-        if s == 0:
-            return True
-        if (s < 0) == hp:
-            return False
-        for y in range(len(d.items)):   # left: farther ranks first; right: nearer ranks first
-            if y != x and d.side[y] == s and not used >> y & 1 and (
-                    (s < 0 and d.rank[y] > d.rank[x]) or (s > 0 and d.rank[y] < d.rank[x])):
-                return False
-        return True
+    def _arrays(d: Domain) -> tuple:
+        """The compiled search's view of a domain: (atoms uint32 [10, k], ints int32 [2, k])."""
+        if d.cache is None:
+            d.cache = (np.array([d.r, d.u, d.l, d.m, d.first, d.fu, d.last, d.lu, d.kr, d.sz], dtype=np.uint32),
+                       np.array([d.side, d.rank], dtype=np.int32))
+        return d.cache
+
+    def seq_features(self, d: Domain, seq: Sequence[int], end: bool) -> np.ndarray:
+        """Feature indices (uint32 array, with repeats) of the steps that build ``seq`` (item
+        indices), and of the closing step when ``end`` (compiled: :mod:`wo._fast._order`; the
+        same keys as :meth:`_step_feats`)."""
+        a, b = self._arrays(d)
+        hu, hl, hr = d.ctx
+        return self.core.features(a, b, hu, hl, hr, d.hi, list(seq), end)
 
     def order(self, d: Domain, gold: Optional[Sequence[int]] = None,
               deadline: Optional[float] = None) -> Tuple[Tuple[int, ...], float, Optional[tuple], bool]:
-        """Beam search over the orders of domain ``d``.
+        """Beam search over the orders of domain ``d`` (compiled: :class:`wo._fast._order.DomainSearch`).
 
-        The step cost is quadratic in the domain's size k, so a domain wider than WIDE_DOMAIN
-        items is searched with a beam narrowed by (WIDE_DOMAIN / k)^2 (at least 2 states): a
-        root with 200 dependents takes about as long as one with 24.
         Returns (best sequence of item indices, its score, gold prefix, finished).  With
         ``gold`` (training), the search stops at the first step whose beam has lost the gold
         prefix (early update): then the returned sequence is the best state of that step,
         the gold prefix is as long, and finished is False.  Without gold, the gold prefix is
-        None.  A domain whose ``lin`` constraints admit no order is ordered without them.
-        deadline (decoding): a ``time.perf_counter()`` value; past it, the best state is
-        completed with the remaining items in :meth:`fallback_order` and ``self.timed_out`` set.
+        None.  ``self.final_beam`` holds the complete orders left in the beam [(score, seq)].
+        The step cost is quadratic in the domain's size k, so a domain wider than WIDE_DOMAIN
+        items is searched with a beam narrowed by (WIDE_DOMAIN / k)^2 (at least 2 states): a
+        root with 200 dependents takes about as long as one with 24.  A domain whose ``lin``
+        constraints admit no order (bad input) is ordered without them.  deadline (decoding):
+        a ``time.perf_counter()`` value; past it, the best state is completed with the
+        remaining items in :meth:`fallback_order` and ``self.timed_out`` is set.
         """
         k = len(d.items)
-        d.cache = {}
-        beam = [(0.0, (), 0, False)]
         B = self.beam if k <= WIDE_DOMAIN else max(2, self.beam * WIDE_DOMAIN * WIDE_DOMAIN // (k * k))
-        for t in range(k + 1):
-            if deadline is not None and t < k and time.perf_counter() > deadline:
-                self.timed_out = True
-                sc, seq, used, _ = beam[0]
-                seq = seq + tuple(x for x in self.fallback_order(d) if not used >> x & 1)
-                self.final_beam = []
-                return seq, sc, None, True
-            cand = []
-            for sc, seq, used, hp in beam:
-                p = seq[-1] if seq else START
-                p2 = seq[-2] if len(seq) > 1 else START
-                if t == k:
-                    cand.append((sc + self._score(d, p2, p, END, hp), seq, used, hp))
-                    continue
-                for x in range(k):
-                    if used >> x & 1 or not self._allowed(d, x, used, hp):
-                        continue
-                    cand.append((sc + self._score(d, p2, p, x, hp), seq + (x,), used | (1 << x), hp or x == d.hi))
-            if not cand:   # the lin constraints admit no order (bad input): drop them
-                d.side = [0] * k
-                return self.order(d, gold)
-            cand.sort(key=lambda c: -c[0])
-            beam = cand[:B]
-            if gold is not None and t < k:
-                gp = tuple(gold[:t + 1])
-                if not any(c[1] == gp for c in beam):
-                    return beam[0][1], beam[0][0], gp, False
-        self.final_beam = [(c[0], c[1]) for c in beam]
-        return beam[0][1], beam[0][0], (tuple(gold) if gold is not None else None), True
+        a, b = self._arrays(d)
+        hu, hl, hr = d.ctx
+        g = np.asarray(gold, dtype=np.int32) if gold is not None else None
+        seq, score, gp, finished, final, status = self.core.order(a, b, hu, hl, hr, d.hi, g, deadline or 0.0, B)
+        if status == "stuck":   # the lin constraints admit no order (bad input): drop them
+            d.side = [0] * k
+            d.cache = None
+            return self.order(d, gold, deadline)
+        if status == "timeout":
+            self.timed_out = True
+        self.final_beam = final
+        return seq, score, gp, finished
 
     # ------------------------------------------------------------------ sentences
     @staticmethod
@@ -279,6 +240,7 @@ class LocalOrderer:
         size, kidrels = shape
         d.sz = [1 if i == h else _size_bucket(size[i]) for i in items]
         d.kr = [0 if i == h else _atom(kidrels[i]) for i in items]
+        d.cache = None
         d.gold = sorted(range(len(items)), key=lambda x: gold_pos[items[x]]) if gold_pos is not None else None
         return d
 
@@ -382,7 +344,7 @@ def train_local(domains: Sequence[Domain], epochs: int, hash_bits: int = 22, bea
     After each epoch ``on_epoch(epoch, averaged weights float32 [2^hash_bits], stats)`` is
     called (stats: updates, seconds).  Returns the last epoch's averaged weights.
     """
-    w = np.zeros(1 << hash_bits, dtype=np.float64)
+    w = np.zeros(1 << hash_bits, dtype=np.float32)   # perceptron steps of +-1: exact in float32
     u = np.zeros(1 << hash_bits, dtype=np.float64)
     lo = LocalOrderer(w, hash_bits, beam)
     c = 1
