@@ -54,7 +54,7 @@ SHIP = os.path.join(ROOT, "corpora", "models", "sr")
 # weight-table size by training words: 2^21 keeps about 30 % of the slots free up to ~50k words
 # (it_partut: 71 % non-zero); pt_bosque at 2^21 had 99.9 % non-zero (heavy collisions)
 HASH_BITS = {"pt_bosque": 23, "pt_gsd": 23, "zh_gsdsimp": 22, "en_lines": 22, "fr_sequoia": 22}   # --orderer search
-LOCAL_HASH_BITS = 22
+LOCAL_HASH_BITS = 20   # 2^20 and 2^22 equal on dev (it_partut 78.55 / 78.27, pt_bosque 83.48 / 83.46); q8: 1 MB
 
 
 def lang_of(tb: str) -> str:
@@ -722,10 +722,11 @@ def models_readme(log) -> None:
     text = "\n".join([
         "# Shipped SR models (`wo sr realize --lang CODE`, `wo sr models`)",
         "",
-        "One `wo sr` model per UD treebank, trained by `python bench/sr_multi.py prepare train ship` from "
-        "`../shared/corpora/ud-multi` (and `ud-zh` for zh): `wo sr train --lang CODE --mwt train.conllu "
-        "--epochs 8 --compact q8` (2^21 weights; 2^22 for zh, en_lines, fr_sequoia; 2^23 for pt), best epoch by "
-        "dev BLEU, reranking LMs (`CODE.words4.wolm`, `CODE.depmix4.wolm`) from the same train split. "
+        "One `wo sr` model per UD treebank, trained by `make sr-models` (`python bench/sr_multi.py prepare "
+        "train tune eval ship table`) from `../shared/corpora/ud-multi` (and `ud-zh` for zh): `wo sr train "
+        "--lang CODE --mwt train.conllu --epochs 8 --hash-bits 20 --compact q8` (the local orderer), best epoch "
+        "by dev BLEU; LMs (`CODE.words4.wolm`, `CODE.depmix4.wolm`) from the same train split choose the forms "
+        "and rescore each domain's beam, with weights chosen on dev. "
         "The English EWT model is `../wo-ewt-sr.wo`. Test figures: `../../../docs/sr-multi.md`.",
         "",
         "A model is a work derived from its treebank and carries the treebank's licence; **several are "
@@ -746,6 +747,61 @@ def models_readme(log) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     log(f"wrote {path}")
+
+
+def speed(tb: str, log, runs: int = 3) -> dict:
+    """Whole-process decoding time of wo (the shipped model) and IMSurReal (its trained TSP and
+    inflection models in ~/.cache/wo-peers/imsurreal/TB) on out/sr-multi/TB/test.t1, one process
+    at a time, alternating, ``runs`` times each -> bench/results/sr_multi/speed.TB.json (medians
+    and their ratio).  Other jobs on the machine should be paused (SIGSTOP) while it runs."""
+    import statistics
+    import tempfile
+
+    w = os.path.join(WORK, tb)
+    ims_dir = os.path.join(os.path.expanduser(os.environ.get("WO_PEERS_CACHE", "~/.cache/wo-peers")), "imsurreal", tb)
+    src = os.path.expanduser(os.environ.get("IMS_SRC", "~/imsurreal-src"))
+    py = os.path.join(os.path.expanduser(os.environ.get("IMS_VENV", "~/.cache/imsurreal-venv")), "bin", "python")
+    for f in ("tsp.mdl", "inf.mdl"):
+        if not os.path.exists(os.path.join(ims_dir, f)):
+            raise SystemExit(f"{ims_dir}/{f} missing: train IMSurReal first (bench/sr_peers.py --tb {tb})")
+    model = os.path.join(SHIP, f"{tb}.wo")
+    tmp = tempfile.mkdtemp(prefix="wo-speed-")
+    wo_cmd = [sys.executable, "-m", "wo.cli", "sr", "realize", "--model", model, "--input", f"{w}/test.t1",
+              "--output", os.path.join(tmp, "hyp.txt"), "--quiet"]
+    ims_cmds = [[py, "IMSurReal/main.py", "pred", "-m", os.path.join(ims_dir, "tsp.mdl"), "-i", f"{w}/test.t1",
+                 "-p", os.path.join(tmp, "tsp.conllu")],
+                [py, "IMSurReal/main.py", "pred", "-m", os.path.join(ims_dir, "inf.mdl"), "-i",
+                 os.path.join(tmp, "tsp.conllu"), "-p", os.path.join(tmp, "inf.conllu")]]
+    secs = {"wo": [], "imsurreal": []}
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(wo_cmd, cwd=ROOT, check=True, capture_output=True)
+        secs["wo"].append(round(time.perf_counter() - t0, 2))
+        t0 = time.perf_counter()
+        for c in ims_cmds:
+            subprocess.run(c, cwd=src, check=True, capture_output=True)
+        secs["imsurreal"].append(round(time.perf_counter() - t0, 2))
+    med = {k: statistics.median(v) for k, v in secs.items()}
+    rec = {"treebank": tb, "what": f"whole-process decoding of out/sr-multi/{tb}/test.t1 (wo sr make-input --seed 3), "
+           f"one process each, alternating, same machine, {runs} runs",
+           "commands": {"wo": "wo sr realize --model corpora/models/sr/%s.wo --input test.t1 --output hyp.txt --quiet" % tb,
+                        "imsurreal": "IMSurReal/main.py pred -m tsp.mdl -i test.t1 -p tsp.conllu && "
+                                     "IMSurReal/main.py pred -m inf.mdl -i tsp.conllu -p inf.conllu"},
+           "seconds": secs, "median_seconds": med, "speedup": round(med["imsurreal"] / med["wo"], 1),
+           "cpu": cpu_name(), "script": f"python bench/sr_multi.py speed --tb {tb}"}
+    with open(os.path.join(RES, f"speed.{tb}.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: wo {med['wo']} s, IMSurReal {med['imsurreal']} s: {rec['speedup']}x")
+    return rec
+
+
+def cpu_name() -> str:
+    """The CPU model and core count, e.g. ``AMD EPYC 7B13, 2 cores``."""
+    try:
+        name = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")][0]
+    except (OSError, IndexError):
+        name = "unknown CPU"
+    return f"{name}, {os.cpu_count()} cores"
 
 
 def ipm(tb: str, log, epochs: int = 2, hash_bits: int = 21) -> dict:
@@ -786,7 +842,7 @@ def ipm(tb: str, log, epochs: int = 2, hash_bits: int = 21) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["prepare", "train", "tune", "rerank", "eval", "ship", "table", "ipm"])
+    ap.add_argument("step", choices=["prepare", "train", "tune", "rerank", "eval", "ship", "table", "ipm", "speed"])
     ap.add_argument("--orderer", default="local", choices=["local", "search"], help="train: the model's orderer")
     ap.add_argument("--split", default="test", choices=["test", "dev"])
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
@@ -820,6 +876,8 @@ def main(argv=None) -> int:
             ship(tb, log)
         elif a.step == "ipm":
             ipm(tb, log, a.epochs)
+        elif a.step == "speed":
+            speed(tb, log)
     return 0
 
 

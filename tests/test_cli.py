@@ -1,8 +1,10 @@
 import json
 import lzma
+import pathlib
 import subprocess
 import sys
 
+import pytest
 
 from tests.conftest import EWT
 from wo.cli import main
@@ -89,3 +91,20 @@ def test_train_command_writes_a_loadable_model(tmp_path, capsys):
     m = Model.load(str(out))
     assert m.hash_bits == 16 and m.header["training"]["train_sentences"] <= 80
     assert abs(m.weights).sum() > 0
+
+
+@pytest.mark.parametrize("args", [["sr", "models"], ["sr", "evaluate", "--hyp", "REF", "--ref", "REF"]])
+def test_standard_output_closed_early_is_one_line_not_a_traceback(args, tmp_path):
+    """`wo ... | head -c1`: the reader goes away; wo says so in one line and exits 2."""
+    import subprocess
+    import sys
+
+    ref = tmp_path / "ref.txt"
+    ref.write_text("a b c\n" * 5000, encoding="utf-8")
+    args = [str(ref) if a == "REF" else a for a in args]
+    p = subprocess.Popen([sys.executable, "-m", "wo.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         cwd=str(pathlib.Path(__file__).resolve().parent.parent))
+    p.stdout.close()                       # nobody reads standard output
+    err = p.stderr.read().decode()
+    assert p.wait() == 2
+    assert "Traceback" not in err and "broken pipe" in err and len(err.strip().splitlines()) == 1

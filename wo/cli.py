@@ -264,7 +264,7 @@ def cmd_sr_train(a) -> int:
             _err("--lm, --jobs and --backend belong to --orderer search")
             return EXIT_USER
         rec = train_sr_local(train, dev, dev_refs, a.epochs, a.model, lex, train_refs=train_refs,
-                             hash_bits=a.hash_bits or 22, beam=a.order_beam, seed=a.seed, meta=meta,
+                             hash_bits=a.hash_bits or 20, beam=a.order_beam, seed=a.seed, meta=meta,
                              contractions=contractions, compact=a.compact)
         print(json.dumps(rec, indent=1))
         return EXIT_OK
@@ -774,7 +774,7 @@ def _add_sr(sub) -> None:
                         "default); search: the best-first search over the whole tree with joint inflection")
     t.add_argument("--order-beam", type=int, default=16, help="--orderer local: beam of the domain search")
     t.add_argument("--hash-bits", type=int, default=None,
-                   help="weight table of 2^b float32 (default 22 for local, 23 for search)")
+                   help="weight table of 2^b float32 (default 20 for local, 23 for search)")
     t.add_argument("--beam-factor", type=float, default=8.0, help="chart size k*n during training")
     t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
     t.add_argument("--lang", default=None, help="ISO 639-1 language code (required): selects the language "
@@ -1061,6 +1061,20 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         _err("interrupted")
         return 130
+    except BrokenPipeError:   # the reader of standard output went away (`wo ... | head`)
+        _stdout_gone()
+        _err("standard output closed early (broken pipe)")
+        return EXIT_USER
+
+
+def _stdout_gone() -> None:
+    """Point standard output at /dev/null, so the interpreter's final flush of a closed pipe
+    raises nothing more (the Python documentation's recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

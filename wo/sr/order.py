@@ -337,7 +337,7 @@ def gold_domains(heads: Sequence[int], gold_pos: Sequence[int], lemmas, upos, de
                                 gold_pos) for v in range(1, n + 1) if kids[v]]
 
 
-def train_local(domains: Sequence[Domain], epochs: int, hash_bits: int = 22, beam: int = 16, seed: int = 1,
+def train_local(domains: Sequence[Domain], epochs: int, hash_bits: int = 20, beam: int = 16, seed: int = 1,
                 on_epoch: Optional[Callable[[int, np.ndarray, dict], None]] = None) -> np.ndarray:
     """Averaged perceptron with early update over training domains (:func:`gold_domains`).
 

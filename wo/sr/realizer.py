@@ -475,10 +475,14 @@ class Realizer:
     def nbest(self, s: SRSentence, k: int = 20) -> List[tuple]:
         """The plain decode's n-best, the candidates reranking chooses from: a list of up to k
         (F the model's score, tokens list[str], idx list[int] input token per output position,
-        heads list[int] 1-based output positions of the searched tree).  Raises ValueError for
-        an unusable sentence."""
+        heads list[int] 1-based output positions of the searched tree; for the local orderer,
+        its one output with score 0 and the given tree).  Raises ValueError for an unusable
+        sentence."""
         from ..dep.linearizer import goal_candidates
 
+        if self.local is not None:   # the local orderer keeps no sentence-level n-best: its one output
+            r = self._realize_local(s, time.perf_counter())
+            return [(0.0, r.tokens, r.order, r.heads)]
         inst, _, _, first, status, _, _, tokens_of = self._decode(s)
         return [(f, toks, cand[1], cand[2]) for f, cand, toks in
                 goal_candidates(self.core.search, inst, first, tokens_of, k)]

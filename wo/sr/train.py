@@ -148,7 +148,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
 
 def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str],
                    epochs: int, out: str, lexicon: Lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
-                   hash_bits: int = 22, beam: int = 16, seed: int = 1,
+                   hash_bits: int = 20, beam: int = 16, seed: int = 1,
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
