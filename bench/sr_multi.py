@@ -54,6 +54,7 @@ SHIP = os.path.join(ROOT, "corpora", "models", "sr")
 # weight-table size by training words: 2^21 keeps about 30 % of the slots free up to ~50k words
 # (it_partut: 71 % non-zero); pt_bosque at 2^21 had 99.9 % non-zero (heavy collisions)
 HASH_BITS = {"pt_bosque": 23, "pt_gsd": 23, "zh_gsdsimp": 22, "en_lines": 22, "fr_sequoia": 22}   # --orderer search
+SEARCH_ORDERER = {"zh_gsdsimp": "dev BLEU: search 62.03, local 56.62"}   # treebanks whose shipped model keeps the search orderer
 LOCAL_HASH_BITS = 20   # 2^20 and 2^22 equal on dev (it_partut 78.55 / 78.27, pt_bosque 83.48 / 83.46); q8: 1 MB
 
 
@@ -344,18 +345,20 @@ def build_lms(tb: str) -> dict:
 
 
 FORM_PENALTIES = (0.0, 0.5, 1.0, 2.0)          # local orderer: LM choice of forms
+LIFT_THRESHOLDS = (0.3, 0.5, 0.7, 0.9, 2.0)    # lifting model's probability threshold (2.0: no lifting)
 DOMAIN_GRID = ((0.0, 0.5, 1.0), (0.0, 0.5, 1.0))   # local orderer: words / dep-mix LM weights on each domain's beam
 
 
-def tune(tb: str, log) -> dict:
+def tune(tb: str, log, suffix: str = "") -> dict:
     """Decoding settings of a local-orderer model (``wo sr train --orderer local``), chosen on dev.
 
     The treebank's LMs (:func:`build_lms`) choose the forms (:func:`wo.sr.realizer.choose_forms`;
     the penalty per candidate rank from FORM_PENALTIES, with the first candidate always, "none",
     as a choice) and then rescore each domain's final beam (words and dep-mix weights from
-    DOMAIN_GRID, :meth:`wo.sr.realizer.Realizer._domain_rescore`).  Writes the choice into the
-    model header (``decode.rerank_lm``, ``form_penalty``, ``rerank_weight``, ``rerank_lms``) and
-    out/sr-multi/TB/tune.json.  Returns that record."""
+    DOMAIN_GRID, :meth:`wo.sr.realizer.Realizer._domain_rescore`); then the lifting threshold
+    of non-projective orders (LIFT_THRESHOLDS, with "no lifting" among them).  Writes the choice
+    into the model header (``decode.rerank_lm``, ``form_penalty``, ``rerank_weight``,
+    ``rerank_lms``, ``sr.lift.threshold``) and out/sr-multi/TB/tune.json.  Returns that record."""
     from wo.eval import sr_score
     from wo.io import read_conllu
     from wo.lm.model import LanguageModel
@@ -364,7 +367,7 @@ def tune(tb: str, log) -> dict:
     from wo.sr.t1 import read_t1
 
     w = os.path.join(WORK, tb)
-    model = os.path.join(w, "wo.wo")
+    model = os.path.join(w, f"wo{suffix}.wo")
     lms = build_lms(tb)
     words = LanguageModel.load(lms["words"], verify=False)
     dep = LanguageModel.load(lms["dep-mix"], verify=False)
@@ -391,8 +394,15 @@ def tune(tb: str, log) -> dict:
               key=lambda k: (grid[k], -sum(float(x) for x in k.split()[3::2])))
     a, b = float(key.split()[3]), float(key.split()[5])
     use_lm = use_lm or (a > 0 or b > 0) and grid[key] > grid["none"]
+    lm_kw = (dict(rerank_lm=words, rerank_weight=a, rerank_lms=[(dep, b)], form_penalty=best_fp) if use_lm
+             else dict(rerank_lm="none"))
+    lift_grid = {}
+    for th in LIFT_THRESHOLDS:   # 2.0: no lifting (every order projective in the given tree)
+        lift_grid[th] = bleu(lift_threshold=th, **lm_kw)
+    best_th = max(LIFT_THRESHOLDS, key=lambda th: (lift_grid[th], th))
     head, _ = Model.read_header(model)
     full = Model.load(model, mmap=False)
+    full.header["sr"] = dict(full.header["sr"], lift=dict(full.header["sr"]["lift"], threshold=best_th))
     dec = {k: v for k, v in full.header.get("decode", {}).items()
            if k not in ("rerank_lm", "rerank_lms", "rerank_weight", "form_penalty")}
     if use_lm:
@@ -403,12 +413,13 @@ def tune(tb: str, log) -> dict:
     full.save(model, compact=head.get("weights_dtype") or False)
     rec = {"treebank": tb, "dev_grid": grid, "form_penalty": best_fp if use_lm else None,
            "words_weight": a if use_lm else 0.0, "depmix_weight": b if use_lm else 0.0,
-           "dev_bleu_plain": grid["none"], "dev_bleu_best": grid[key] if use_lm else grid["none"],
+           "dev_bleu_plain": grid["none"], "dev_bleu_best": lift_grid[best_th],
+           "lift_grid": {str(k): v for k, v in lift_grid.items()}, "lift_threshold": best_th,
            "lm_bytes": {v: os.path.getsize(p) for v, p in lms.items()}}
-    with open(os.path.join(w, "tune.json"), "w") as f:
+    with open(os.path.join(w, f"tune{suffix}.json"), "w") as f:
         json.dump(rec, f, indent=1)
-    log(f"{tb}: dev {grid['none']} plain, {rec['dev_bleu_best']} with LMs (forms {best_fp}, words {a}, dep-mix {b}; "
-        f"used {use_lm})")
+    log(f"{tb}: dev {grid['none']} plain, {grid[key]} with LMs (forms {best_fp}, words {a}, dep-mix {b}; "
+        f"used {use_lm}); lifting threshold {best_th}: {rec['dev_bleu_best']}")
     return rec
 
 
@@ -640,7 +651,9 @@ def table(log, write: bool = True) -> str:
         "script and UD v2 labels (`bench/smt_parsers.py`'s `v1_to_v2`), tested on GSDSimp. en_partut: the "
         "official SR'19 T1 test (from IMSurReal's repository, `data/T1`); en_ewt: the shipped English model. "
         "Every choice (epochs, reranking weights, lifting) was made on dev; non-projective exact % is with "
-        "lifting (before/after figures in the records: `*_before`).",
+        "lifting (before/after figures in the records: `*_before`). Every model orders with the local orderer "
+        "(`wo sr train --orderer local`) except " + ", ".join(f"{k} (the search orderer; {v})" for k, v in
+                                                              SEARCH_ORDERER.items()) + ".",
         "",
         "| treebank | trained on | test sent. | BLEU | NIST | DIST | BLEU gold forms | IMSurReal BLEU | "
         "IMSurReal gold forms | wo − IMSurReal (BLEU / gold forms) | ZGen_SR gold forms | surface BLEU | inflection % (unseen) | non-proj. % / exact % "
@@ -867,7 +880,7 @@ def main(argv=None) -> int:
             else:
                 train(tb, log, a.epochs, a.hash_bits or HASH_BITS.get(tb, 21), a.suffix, a.jobs, orderer="search")
         elif a.step == "tune":
-            tune(tb, log)
+            tune(tb, log, a.suffix)
         elif a.step == "eval":
             evaluate(tb, log, a.split, a.model, suffix=a.suffix)
         elif a.step == "rerank":

@@ -301,6 +301,6 @@ def test_shipped_portuguese_model_realises_held_out_sentences(tmp_path):
     wo("sr", "realize", "--lang", "pt_bosque", "--input", t1, "--output", out)
     hyps = (tmp_path / "o.txt.tok").read_text(encoding="utf-8").splitlines()
     sc = sr_score(hyps, [" ".join(s.forms) for s in test])
-    assert sc.bleu > 50
+    assert sc.bleu > 75            # measured 86.97 (local orderer; the search orderer's model: about 60)
     text = " ".join(ln for ln in out.read_text(encoding="utf-8").splitlines() if ln.startswith("# text"))
     assert " de o " not in text.lower() and " em a " not in text.lower()
