@@ -66,7 +66,8 @@ sr-models: install
 	$(BIN)/python bench/sr_multi.py tune --tb $(SR_LOCAL)
 	$(BIN)/python bench/sr_multi.py rerank --tb zh_gsdsimp
 	$(BIN)/python bench/sr_multi.py eval --tb $(SR_LOCAL) zh_gsdsimp
-	$(BIN)/python bench/sr_multi.py eval --tb en_ewt --model corpora/models/wo-ewt-sr.wo
+	$(BIN)/python bench/sr_multi.py train --epochs 8 --tb en_ewt --suffix .local
+	$(BIN)/python bench/sr_multi.py ship-english
 	$(BIN)/python bench/sr_multi.py ship --tb $(SR_LOCAL) zh_gsdsimp
 	$(BIN)/python bench/sr_multi.py table
 

@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -349,13 +350,14 @@ LIFT_THRESHOLDS = (0.3, 0.5, 0.7, 0.9, 2.0)    # lifting model's probability thr
 DOMAIN_GRID = ((0.0, 0.5, 1.0), (0.0, 0.5, 1.0))   # local orderer: words / dep-mix LM weights on each domain's beam
 
 
-def tune(tb: str, log, suffix: str = "") -> dict:
+def tune(tb: str, log, suffix: str = "", lms: Optional[dict] = None) -> dict:
     """Decoding settings of a local-orderer model (``wo sr train --orderer local``), chosen on dev.
 
     The treebank's LMs (:func:`build_lms`) choose the forms (:func:`wo.sr.realizer.choose_forms`;
     the penalty per candidate rank from FORM_PENALTIES, with the first candidate always, "none",
     as a choice) and then rescore each domain's final beam (words and dep-mix weights from
-    DOMAIN_GRID, :meth:`wo.sr.realizer.Realizer._domain_rescore`); then the lifting threshold
+    DOMAIN_GRID, :meth:`wo.sr.realizer.Realizer._domain_rescore`; ``lms`` {"words": path,
+    "dep-mix": path} replaces the treebank's own LMs); then the lifting threshold
     of non-projective orders (LIFT_THRESHOLDS, with "no lifting" among them).  Writes the choice
     into the model header (``decode.rerank_lm``, ``form_penalty``, ``rerank_weight``,
     ``rerank_lms``, ``sr.lift.threshold``) and out/sr-multi/TB/tune.json.  Returns that record."""
@@ -368,7 +370,7 @@ def tune(tb: str, log, suffix: str = "") -> dict:
 
     w = os.path.join(WORK, tb)
     model = os.path.join(w, f"wo{suffix}.wo")
-    lms = build_lms(tb)
+    lms = lms or build_lms(tb)   # {"words": path, "dep-mix": path}: default the treebank's own
     words = LanguageModel.load(lms["words"], verify=False)
     dep = LanguageModel.load(lms["dep-mix"], verify=False)
     dev = read_t1(f"{w}/dev.t1")
@@ -421,6 +423,39 @@ def tune(tb: str, log, suffix: str = "") -> dict:
     log(f"{tb}: dev {grid['none']} plain, {grid[key]} with LMs (forms {best_fp}, words {a}, dep-mix {b}; "
         f"used {use_lm}); lifting threshold {best_th}: {rec['dev_bleu_best']}")
     return rec
+
+
+ENGLISH_LMS = {"words": os.path.join(ROOT, "corpora", "models", "wo-en-4gram.wolm"),
+               "dep-mix": os.path.join(ROOT, "corpora", "models", "wo-ewt-depmix4.wolm")}
+
+
+def ship_english(log) -> str:
+    """The English default SR model, corpora/models/wo-ewt-sr.wo: the local-orderer model of
+    en_ewt (``train --tb en_ewt --suffix .local``) tuned on EWT dev with the English LMs that
+    already ship (ENGLISH_LMS: the 4-gram of ``make lm`` and the EWT dep-mix view LM), its test
+    split decoded once (``en_ewt.test.json``), its header recording data, licence and test
+    figures.  Returns the path."""
+    import shutil
+
+    from wo.model import Model
+
+    w = os.path.join(WORK, "en_ewt")
+    src = os.path.join(w, "wo.local.wo")
+    en = os.path.join(w, "wo.english.wo")
+    shutil.copyfile(src, en)
+    tune("en_ewt", log, ".english", ENGLISH_LMS)
+    res = evaluate("en_ewt", log, model=en)   # the test decode (en_ewt.test.json)
+    m = Model.load(en, mmap=False)
+    head, _ = Model.read_header(en)
+    data = json.load(open(os.path.join(w, "data.json")))
+    m.header["sr"] = dict(m.header["sr"], data={
+        "treebank": "en_ewt", "trained_on": data["trained_on"], "train_sentences": data["train"]["sentences"],
+        "train_words": data["train"]["words"], "licence": LICENCE.get("en_ewt", "CC BY-SA 4.0")},
+        results={k: res[k] for k in ("bleu", "nist", "dist", "gold_bleu", "inflection", "signature") if k in res})
+    out = os.path.join(ROOT, "corpora", "models", "wo-ewt-sr.wo")
+    m.save(out, compact=head.get("weights_dtype") or "q8")
+    log(f"en_ewt: shipped {out} ({os.path.getsize(out) / 1e6:.1f} MB)")
+    return out
 
 
 def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1, suffix: str = "") -> dict:
@@ -855,7 +890,8 @@ def ipm(tb: str, log, epochs: int = 2, hash_bits: int = 21) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["prepare", "train", "tune", "rerank", "eval", "ship", "table", "ipm", "speed"])
+    ap.add_argument("step", choices=["prepare", "train", "tune", "rerank", "eval", "ship", "ship-english", "table",
+                                     "ipm", "speed"])
     ap.add_argument("--orderer", default="local", choices=["local", "search"], help="train: the model's orderer")
     ap.add_argument("--split", default="test", choices=["test", "dev"])
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
@@ -866,6 +902,9 @@ def main(argv=None) -> int:
     ap.add_argument("--tb", nargs="*", default=None, help="treebank codes (default: all)")
     a = ap.parse_args(argv)
     log = lambda m: print(f"[sr_multi {time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True)  # noqa: E731
+    if a.step == "ship-english":
+        ship_english(log)
+        return 0
     if a.step == "table":
         table(log)
         models_readme(log)

@@ -139,7 +139,7 @@ def test_shipped_dependency_model_decodes_as_before_the_core_split(tmp_path, giv
 @pytest.mark.skipif(not SR_MODEL.exists(), reason="shipped SR model not in the tree")
 def test_shipped_sr_model_realises_as_recorded(tmp_path):
     """The shipped SR model's output on 200 test sentences, recorded when that model was shipped
-    (session 11: 2^23 mix, a/an rule, question labels); core changes must not move it."""
+    (the local orderer with the English 4-gram and dep-mix LMs); core changes must not move it."""
     from wo.cli import main
 
     t1 = tmp_path / "in.t1"
@@ -147,7 +147,7 @@ def test_shipped_sr_model_realises_as_recorded(tmp_path):
     out = tmp_path / "sr.txt"
     assert main(["sr", "realize", "--input", str(t1), "--output", str(out), "--rerank-lm", "none", "--quiet"]) == 0
     assert (tmp_path / "sr.txt.tok").read_text(encoding="utf-8").splitlines() == _golden("ewt-test-sr-200.tok.xz")
-    # the default since session 12: the popped goals reranked with the shipped 4-gram
+    # the default: the forms and each domain's beam rescored with the LMs the model header names
     assert main(["sr", "realize", "--input", str(t1), "--output", str(out), "--quiet"]) == 0
     rr = (tmp_path / "sr.txt.tok").read_text(encoding="utf-8").splitlines()
     assert rr == _golden("ewt-test-sr-200-rerank.tok.xz")

@@ -324,19 +324,21 @@ def test_question_labels_mark_exactly_the_question_clause_dependents(lex, sr_mod
     assert Realizer(m).question_labels is False
 
 
-def test_rerank_lm_comes_from_the_model_header_and_rescoring_picks_the_best_goal():
-    """The shipped SR model names its reranking LM (``decode.rerank_lm``); "none" turns it off,
-    a missing file is refused; the reranked output maximises F + w log10 p over the strings
-    the plain decode's popped goals give."""
+def test_rerank_lm_comes_from_the_model_header_and_rescoring_picks_the_best_goal(sr_model):
+    """A search-orderer SR model names its reranking LM in its header (``decode.rerank_lm``);
+    "none" turns it off, a missing file is refused; the reranked output maximises F + w log10 p
+    over the strings the plain decode's popped goals give."""
     from wo.model import Model, ModelError
     from wo.sr.realizer import rerank_lm_of
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    m = Model.load(str(root / "corpora" / "models" / "wo-ewt-sr.wo"))
+    m = Model.load(sr_model)
+    m.header["decode"] = dict(m.header.get("decode", {}), rerank_lm=str(root / "corpora" / "models" / "wo-en-4gram.wolm"),
+                              rerank_weight=1.0, patience_factor=100.0)
     on, off = Realizer(m), Realizer(m, rerank_lm="none")
     assert on.rerank_lm is not None and off.rerank_lm is None and on.rerank_weight == 1.0
-    m2 = Model.load(str(root / "corpora" / "models" / "wo-ewt-sr.wo"))
-    m2.header["decode"] = dict(m2.header["decode"], rerank_lm="missing.wolm")
+    m2 = Model.load(sr_model)
+    m2.header["decode"] = dict(m2.header.get("decode", {}), rerank_lm="missing.wolm")
     with pytest.raises(ModelError, match="missing.wolm"):
         rerank_lm_of(m2)
     sents = [make_input(s, 1, i) for i, s in enumerate(read_conllu(str(root / "corpora" / "ud-en-ewt" / "en_ewt-ud-dev.conllu.xz"))[:60])]
