@@ -50,6 +50,32 @@ def gold_positions_for(s: SRSentence, ref: Optional[Sequence[str]], lex: Lexicon
     return p, "aligned"
 
 
+def training_sentences(train: Sequence[SRSentence], train_refs: Optional[Sequence[Sequence[str]]],
+                       lexicon: Lexicon) -> Tuple[List[SRSentence], List[List[int]], Counter]:
+    """The usable training sentences with their gold positions (:func:`gold_positions_for`), gold
+    forms filled in from ``train_refs`` where column 3 has none; returns (sentences, positions,
+    dropped sentences by reason)."""
+    reasons: Counter = Counter()
+    kept, kept_pos = [], []
+    for i, s in enumerate(train):
+        if s.error or len(s) == 0:
+            reasons["unusable input"] += 1
+            continue
+        if not all(s.forms) and train_refs is None:
+            reasons["gold form missing or '_' in column 3, no --train-ref"] += 1
+            continue
+        ref = train_refs[i] if train_refs is not None else None
+        pos, why = gold_positions_for(s, ref, lexicon)
+        if pos is None:
+            reasons[why] += 1
+            continue
+        if not all(s.forms):
+            s = dataclasses.replace(s, forms=[ref[p - 1] for p in pos])
+        kept.append(s)
+        kept_pos.append(pos)
+    return kept, kept_pos, reasons
+
+
 def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str],
              epochs: int, out: str, lexicon: Lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
              hash_bits: int = 23, beam_factor: float = 8.0, train_budget_factor: float = 100.0,
@@ -84,27 +110,10 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     from ..model import Model, TagDictionary
 
     t_all = time.perf_counter()
-    insts, reasons = [], Counter()
-    added = 0
-    kept, kept_pos = [], []
-    for i, s in enumerate(train):
-        if s.error or len(s) == 0:
-            reasons["unusable input"] += 1
-            continue
-        if not all(s.forms):
-            if train_refs is None:
-                reasons["gold form missing or '_' in column 3, no --train-ref"] += 1
-                continue
-        ref = train_refs[i] if train_refs is not None else None
-        pos, why = gold_positions_for(s, ref, lexicon)
-        if pos is None:
-            reasons[why] += 1
-            continue
-        if not all(s.forms):
-            s = dataclasses.replace(s, forms=[ref[p - 1] for p in pos])
+    insts, added = [], 0
+    kept, kept_pos, reasons = training_sentences(train, train_refs, lexicon)
+    for s, pos in zip(kept, kept_pos):
         inst = sr_instance(s, lexicon, pos, question_labels=question_labels)
-        kept.append(s)
-        kept_pos.append(pos)
         added += inst.added_gold
         insts.append(inst)
     lifted = sum(1 for i in insts if i.lifted)
@@ -170,27 +179,11 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     from .realizer import training_tree
 
     t_all = time.perf_counter()
-    reasons = Counter()
-    kept, kept_pos, domains = [], [], []
-    lifted = 0
-    for i, s in enumerate(train):
-        if s.error or len(s) == 0:
-            reasons["unusable input"] += 1
-            continue
-        if not all(s.forms) and train_refs is None:
-            reasons["gold form missing or '_' in column 3, no --train-ref"] += 1
-            continue
-        ref = train_refs[i] if train_refs is not None else None
-        pos, why = gold_positions_for(s, ref, lexicon)
-        if pos is None:
-            reasons[why] += 1
-            continue
-        if not all(s.forms):
-            s = dataclasses.replace(s, forms=[ref[p - 1] for p in pos])
+    kept, kept_pos, reasons = training_sentences(train, train_refs, lexicon)
+    domains, lifted = [], 0
+    for s, pos in zip(kept, kept_pos):
         heads, lin, was = training_tree(s, pos)
         lifted += was
-        kept.append(s)
-        kept_pos.append(pos)
         domains += gold_domains(heads, [p - 1 for p in pos], s.lemmas, s.upos, s.deprels, s.feats, lin,
                                 [f.lower() for f in s.forms])
     log(f"SR training (local orderer) on {len(kept)} sentences, {len(domains)} domains ({lifted} non-projective "
