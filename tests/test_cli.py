@@ -1,5 +1,6 @@
 import json
 import lzma
+import os
 import pathlib
 import subprocess
 import sys
@@ -108,3 +109,23 @@ def test_standard_output_closed_early_is_one_line_not_a_traceback(args, tmp_path
     err = p.stderr.read().decode()
     assert p.wait() == 2
     assert "Traceback" not in err and "broken pipe" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["sr", "realize", "--model", "DIR", "--input", "DEVNULL"],
+    ["linearize", "--input", "DIR"],
+    ["linearize", "--input", "TESTFILE", "--output", "DIR"],
+    ["evaluate", "--hyp", "DIR", "--ref", "DIR"],
+    ["evaluate", "--tokenize", "bogus", "--hyp", "TESTFILE", "--ref", "TESTFILE"],
+])
+def test_a_directory_or_a_bad_choice_is_one_line_and_exit_2(args, tmp_path):
+    root = pathlib.Path(__file__).resolve().parent.parent
+    d = tmp_path / "adir"
+    d.mkdir()
+    test = root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
+    args = [{"DIR": str(d), "DEVNULL": os.devnull, "TESTFILE": str(test)}.get(a, a) for a in args]
+    p = subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, text=True, cwd=str(root))
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr
+    assert str(d) in p.stderr or "bogus" in p.stderr
+    assert not [x for x in os.listdir(tmp_path) if x.startswith(".wo-out")]   # no temporary file left behind

@@ -1022,7 +1022,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("evaluate", help="BLEU (sacrebleu, tokenize none), exact match, words recovered")
     e.add_argument("--hyp", required=True, help=f"one tokenized sentence per line {STDIO_HELP}")
     e.add_argument("--ref", required=True, help="CoNLL-U or one tokenized sentence per line")
-    e.add_argument("--tokenize", default="none",
+    e.add_argument("--tokenize", default="none", choices=["none", "13a", "intl", "zh", "char"],
                    help="sacrebleu tokenizer: none (tokens given, word ordering; default) or 13a "
                         "(detokenized MT output, e.g. wo smt translate)")
     e.add_argument("--json", action="store_true")
@@ -1064,6 +1064,10 @@ def main(argv=None) -> int:
     except BrokenPipeError:   # the reader of standard output went away (`wo ... | head`)
         _stdout_gone()
         _err("standard output closed early (broken pipe)")
+        return EXIT_USER
+    except OSError as exc:    # a directory given as a file, no permission, a full disk, ...
+        name = exc.filename2 if exc.filename2 is not None else exc.filename   # a rename: the user's path
+        _err(f"{name}: {exc.strerror}" if name is not None else (exc.strerror or str(exc)))
         return EXIT_USER
 
 
