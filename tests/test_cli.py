@@ -129,3 +129,18 @@ def test_a_directory_or_a_bad_choice_is_one_line_and_exit_2(args, tmp_path):
     assert "Traceback" not in p.stderr
     assert str(d) in p.stderr or "bogus" in p.stderr
     assert not [x for x in os.listdir(tmp_path) if x.startswith(".wo-out")]   # no temporary file left behind
+
+
+@pytest.mark.parametrize("args,says", [
+    (["linearize", "--model", "models/wo-ewt-sr.wo", "--input", "TESTFILE"], "an SR model (wo sr realize), not a dependency"),
+    (["linearize", "--model", "models/wo-ewt-ccg-lm.wo", "--input", "TESTFILE"], "a CCG model"),
+    (["linearize", "--model", "models/wo-tatoeba-smt.wo", "--input", "TESTFILE"], "an SMT model"),
+    (["lm", "score", "--lm", "models/wo-ewt-sr.wo", "--input", "TESTFILE"], "not a language model"),
+])
+def test_a_model_of_another_system_is_refused_in_one_line(args, says):
+    root = pathlib.Path(__file__).resolve().parent.parent
+    test = root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
+    args = [str(test) if a == "TESTFILE" else (str(root / "corpora" / a) if a.startswith("models/") else a) for a in args]
+    p = subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, text=True, cwd=str(root))
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert p.stdout == ""                      # no word salad

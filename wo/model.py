@@ -104,6 +104,34 @@ class TagDictionary:
 SHIPPED = {"dep": "wo-ewt-dep-lm.wo", "sr": "wo-ewt-sr.wo", "ccg": "wo-ewt-ccg-lm.wo"}
 
 
+SYSTEM_NAMES = {"dep": "a dependency word-ordering model (wo linearize)", "sr": "an SR model (wo sr realize)",
+                "ccg": "a CCG model (wo ccg linearize)", "smt": "an SMT model (wo smt translate)"}
+
+
+def system_of(header: Dict[str, Any]) -> str:
+    """The system a model header belongs to: "sr", "ccg", "smt" (their header sections), else
+    "dep"."""
+    for s in ("sr", "ccg", "smt"):
+        if s in header:
+            return s
+    return "dep"
+
+
+def system_of_file(path: str) -> str:
+    """A model file's system as a phrase ("an SR model (wo sr realize)"), for messages."""
+    try:
+        return SYSTEM_NAMES[system_of(Model.read_header(path)[0])]
+    except Exception:   # a damaged header: the message names the file anyway
+        return "a model"
+
+
+def require_system(model: "Model", system: str) -> None:
+    """Raise ModelError (one line naming the file) unless ``model`` belongs to ``system``."""
+    found = system_of(model.header)
+    if found != system:
+        raise ModelError(f"{model.path or 'model'}: {SYSTEM_NAMES[found]}, not {SYSTEM_NAMES[system]}")
+
+
 def default_model(system: str) -> str:
     """Path of the shipped default model of ``system`` ("dep", "sr", "ccg").
 

@@ -208,6 +208,9 @@ class Linearizer:
                  patience_factor: Optional[float] = None, lm=None, rerank_lm=None,
                  rerank_weight: float = DEFAULT_RERANK_WEIGHT, rerank_models=(), rerank_lms=(),
                  tree_rerank: bool = False):
+        from ..model import require_system
+
+        require_system(model, "dep")
         self.model = model
         if rerank_lm == "none":
             rerank_lm = None
