@@ -144,3 +144,14 @@ def test_a_model_of_another_system_is_refused_in_one_line(args, says):
     p = subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, text=True, cwd=str(root))
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert p.stdout == ""                      # no word salad
+
+
+@pytest.mark.parametrize("args", [["linearize", "--budget", "0"], ["linearize", "--beam-factor", "0"],
+                                  ["linearize", "--timeout", "-1"], ["sr", "realize", "--timeout", "nan"],
+                                  ["sr", "train", "--epochs", "0", "--train", "x", "--model", "y"],
+                                  ["ccg", "linearize", "--budget-factor", "-3"]])
+def test_impossible_search_settings_are_usage_errors(args):
+    root = pathlib.Path(__file__).resolve().parent.parent
+    p = subprocess.run([sys.executable, "-m", "wo.cli", *args, "--input", os.devnull], capture_output=True,
+                       text=True, cwd=str(root))
+    assert p.returncode == 2 and "must be" in p.stderr and "Traceback" not in p.stderr, p.stderr

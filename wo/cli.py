@@ -22,6 +22,25 @@ from .io.text import display_name
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USER = 0, 1, 2
 
 
+def _number(cast, ok, what):
+    """An argparse type: ``cast`` the text and check it with ``ok``; else a one-line usage error."""
+    def parse(text: str):
+        try:
+            v = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not ok(v) or v != v:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {what}")
+        return v
+    parse.__name__ = cast.__name__
+    return parse
+
+
+_positive_int = _number(int, lambda v: v > 0, "a positive integer")
+_positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive number")
+_nonneg_float = _number(float, lambda v: 0 <= v < float("inf"), "0 or more")
+
+
 def _bar(quiet: bool, **kw):
     """A tqdm progress bar on stderr, shown only when stderr is a terminal and not ``--quiet``."""
     from tqdm import tqdm
@@ -543,7 +562,7 @@ def _add_idl(sub) -> None:
     r.add_argument("--max-states", type=int, default=1_000_000,
                    help="bound on the states created per expression (memory); then the best "
                    "completed or greedily completed path is returned")
-    r.add_argument("--timeout", type=float, default=0.0, help="seconds per expression (0 = none)")
+    r.add_argument("--timeout", type=_nonneg_float, default=0.0, help="seconds per expression (0 = none)")
     r.add_argument("--no-count", action="store_true", help="do not count the full unfolding")
     r.add_argument("--jobs", type=int, default=1)
     r.add_argument("--format", default="text", choices=["text", "jsonl"])
@@ -610,17 +629,17 @@ def _add_ccg(sub) -> None:
     li.add_argument("--format", default="text", choices=["text", "auto", "jsonl"],
                     help="output: tokenized text, the derivation found (.auto), JSON lines")
     li.add_argument("--seed", type=int, default=1, help="shuffle seed")
-    li.add_argument("--budget", type=int, default=None, help="pop budget per sentence (pops)")
-    li.add_argument("--budget-factor", type=float, default=None, help="pop budget in pops per word")
-    li.add_argument("--beam-factor", type=float, default=None, help="chart size k*n")
-    li.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
-    li.add_argument("--complete-beam", type=int, default=None, help="beam of the completion phases")
-    li.add_argument("--patience", type=float, default=None,
+    li.add_argument("--budget", type=_positive_int, default=None, help="pop budget per sentence (pops)")
+    li.add_argument("--budget-factor", type=_positive_float, default=None, help="pop budget in pops per word")
+    li.add_argument("--beam-factor", type=_positive_float, default=None, help="chart size k*n")
+    li.add_argument("--timeout", type=_nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
+    li.add_argument("--complete-beam", type=_positive_int, default=None, help="beam of the completion phases")
+    li.add_argument("--patience", type=_nonneg_float, default=None,
                     help="pops per word spent after the first goal looking for a better one (default: model's)")
     li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
     li.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
                     help="output of a failed sentence: its words in input order, an empty line, or stop")
-    li.add_argument("--max-length", type=int, default=200, help="refuse longer sentences (memory bound)")
+    li.add_argument("--max-length", type=_positive_int, default=200, help="refuse longer sentences (memory bound)")
     li.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
     li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     li.set_defaults(func=cmd_ccg_linearize)
@@ -768,14 +787,14 @@ def _add_sr(sub) -> None:
     t.add_argument("--dev-ref", help="dev references: UD CoNLL-U or tokenized lines (default: --dev with gold)")
     t.add_argument("--dev-limit", type=int, default=0)
     t.add_argument("--model", required=True, help="output model file")
-    t.add_argument("--epochs", type=int, default=5)
+    t.add_argument("--epochs", type=_positive_int, default=5)
     t.add_argument("--orderer", default="local", choices=["local", "search"],
                    help="local: each head's dependents ordered by a linear model with beam search (wo.sr.order; "
                         "default); search: the best-first search over the whole tree with joint inflection")
-    t.add_argument("--order-beam", type=int, default=16, help="--orderer local: beam of the domain search")
+    t.add_argument("--order-beam", type=_positive_int, default=16, help="--orderer local: beam of the domain search")
     t.add_argument("--hash-bits", type=int, default=None,
                    help="weight table of 2^b float32 (default 20 for local, 23 for search)")
-    t.add_argument("--beam-factor", type=float, default=8.0, help="chart size k*n during training")
+    t.add_argument("--beam-factor", type=_positive_float, default=8.0, help="chart size k*n during training")
     t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
     t.add_argument("--lang", default=None, help="ISO 639-1 language code (required): selects the language "
                    "module (en: lemminflect, a/an, contractions) and the detokenizer; 'xx' for none")
@@ -805,9 +824,9 @@ def _add_sr(sub) -> None:
     r.add_argument("--jobs", type=int, default=1)
     r.add_argument("--backend", default="loky", choices=["loky", "dask"])
     r.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
-    r.add_argument("--beam-factor", type=float, default=None)
-    r.add_argument("--budget-factor", type=float, default=None)
-    r.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
+    r.add_argument("--beam-factor", type=_positive_float, default=None)
+    r.add_argument("--budget-factor", type=_positive_float, default=None)
+    r.add_argument("--timeout", type=_nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
     r.add_argument("--lm", default=None, help="LM path, or 'none' (default: the model's own, if any)")
     r.add_argument("--rerank-lm", default=None,
                    help="rerank the popped goal edges (search orderer) or each domain's final beam (local "
@@ -818,7 +837,7 @@ def _add_sr(sub) -> None:
                    help="local orderer: log10 LM cost per rank down a token's candidate forms (default: the model's)")
     r.add_argument("--rerank-weight", type=float, default=None,
                    help=f"weight of --rerank-lm's log10 p (default: the model header's, else {DEFAULT_SR_RERANK_WEIGHT})")
-    r.add_argument("--patience", type=float, default=None,
+    r.add_argument("--patience", type=_nonneg_float, default=None,
                    help="pops per word spent after the first goal looking for a better one (default: model's)")
     r.add_argument("--lift-threshold", type=float, default=None,
                    help="probability at which a token is lifted for a non-projective order (default: the "
@@ -843,12 +862,12 @@ def _train_options(t, fmt: str, train_budget: float, budget: float, train_budget
     t.add_argument("--train", required=True, help=f"training {fmt} (.xz ok)")
     t.add_argument("--dev", help=f"dev {fmt} for per-epoch BLEU (best epoch is kept)")
     t.add_argument("--dev-limit", type=int, default=0, help="use only the first N dev sentences")
-    t.add_argument("--epochs", type=int, default=5)
+    t.add_argument("--epochs", type=_positive_int, default=5)
     t.add_argument("--model", required=True, help="output model file")
-    t.add_argument("--beam-factor", type=float, default=4.0, help="chart size k*n during training")
+    t.add_argument("--beam-factor", type=_positive_float, default=4.0, help="chart size k*n during training")
     t.add_argument("--hash-bits", type=int, default=22, help="weight table of 2^b float32")
     t.add_argument("--train-budget", type=float, default=train_budget, help=train_budget_help)
-    t.add_argument("--budget-factor", type=float, default=budget,
+    t.add_argument("--budget-factor", type=_positive_float, default=budget,
                    help="default decoding pops per word stored in the model")
 
 
@@ -887,11 +906,11 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     li.add_argument("--reveal-pos", type=float, default=1.0, help="share of given POS kept")
     li.add_argument("--reveal-heads", type=float, default=1.0, help="share of given heads kept")
     li.add_argument("--seed", type=int, default=1, help="shuffle / reveal seed")
-    li.add_argument("--budget", type=int, default=None, help="pop budget per sentence (pops)")
-    li.add_argument("--budget-factor", type=float, default=None, help="pop budget in pops per word")
-    li.add_argument("--beam-factor", type=float, default=None, help="chart size k*n")
-    li.add_argument("--timeout", type=float, default=0.0, help="seconds per sentence (0 = none)")
-    li.add_argument("--patience", type=float, default=None,
+    li.add_argument("--budget", type=_positive_int, default=None, help="pop budget per sentence (pops)")
+    li.add_argument("--budget-factor", type=_positive_float, default=None, help="pop budget in pops per word")
+    li.add_argument("--beam-factor", type=_positive_float, default=None, help="chart size k*n")
+    li.add_argument("--timeout", type=_nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
+    li.add_argument("--patience", type=_nonneg_float, default=None,
                     help="pops per word spent after the first goal looking for a better one (default: model's)")
     li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
     li.add_argument("--format", default="text", choices=["text", "detok", "conllu", "jsonl"],
@@ -899,7 +918,7 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     li.add_argument("--input-format", default="auto", choices=["auto", "conllu", "bag", "zgen"])
     li.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
                     help="output of a failed sentence: its words in input order, an empty line, or stop")
-    li.add_argument("--max-length", type=int, default=200, help="refuse longer sentences (memory bound)")
+    li.add_argument("--max-length", type=_positive_int, default=200, help="refuse longer sentences (memory bound)")
     li.add_argument("--backend", default="loky", choices=["loky", "dask"])
     li.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     li.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
@@ -974,7 +993,7 @@ def _add_smt(sub) -> None:
     t.add_argument("--lm", default=None, help="English n-gram LM (default: a 4-gram of the training English "
                                               "side plus --lm-text, written beside the model)")
     t.add_argument("--lm-text", nargs="*", default=[], help="more tokenized English text for the LM")
-    t.add_argument("--epochs", type=int, default=6)
+    t.add_argument("--epochs", type=_positive_int, default=6)
     t.add_argument("--hash-bits", type=int, default=21)
     t.add_argument("--dev-limit", type=int, default=0, help="score epochs on the first N dev pairs (0: all)")
     t.add_argument("--work", default=None, help="directory for intermediate files (default: a temporary one)")
@@ -987,10 +1006,10 @@ def _add_smt(sub) -> None:
     tr.add_argument("--tokenized", action="store_true", help="write tokenized (not detokenized) English")
     tr.add_argument("--format", default="text", choices=["text", "jsonl"])
     tr.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
-    tr.add_argument("--beam-factor", type=float, default=None, help="chart size k (k*n edges); default: the model's")
-    tr.add_argument("--max-pops", type=int, default=None, help="expansions L; default: the model's")
+    tr.add_argument("--beam-factor", type=_positive_float, default=None, help="chart size k (k*n edges); default: the model's")
+    tr.add_argument("--max-pops", type=_positive_int, default=None, help="expansions L; default: the model's")
     tr.add_argument("--beta", type=float, default=None, help="share of source words a goal covers; default: the model's")
-    tr.add_argument("--max-length", type=int, default=100, help="refuse longer sentences (source words)")
+    tr.add_argument("--max-length", type=_positive_int, default=100, help="refuse longer sentences (source words)")
     tr.add_argument("--jobs", type=int, default=1)
     tr.add_argument("--quiet", action="store_true")
     tr.set_defaults(func=cmd_smt_translate)
