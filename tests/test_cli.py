@@ -155,3 +155,44 @@ def test_impossible_search_settings_are_usage_errors(args):
     p = subprocess.run([sys.executable, "-m", "wo.cli", *args, "--input", os.devnull], capture_output=True,
                        text=True, cwd=str(root))
     assert p.returncode == 2 and "must be" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def _conllu_head(tmp_path, n_lines=60):
+    root = pathlib.Path(__file__).resolve().parent.parent
+    with lzma.open(root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz", "rb") as fh:
+        data = b"\n".join(fh.read().split(b"\n")[:n_lines]) + b"\n"
+    assert data.count(b"\n\n") == 4
+    return data
+
+
+def _wo_cli(args, **kw):
+    root = pathlib.Path(__file__).resolve().parent.parent
+    return subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, cwd=str(root), timeout=120, **kw)
+
+
+def test_named_pipes_and_dev_stdin_are_read_once(tmp_path):
+    import threading
+
+    data = _conllu_head(tmp_path)
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    threading.Thread(target=lambda: fifo.write_bytes(data), daemon=True).start()
+    p = _wo_cli(["linearize", "--input", str(fifo), "--output", str(tmp_path / "o1.txt")])
+    assert p.returncode == 0 and b"read as conllu" in p.stderr, p.stderr
+    assert len((tmp_path / "o1.txt").read_text(encoding="utf-8").splitlines()) == 4
+    p = _wo_cli(["linearize", "--input", "/dev/stdin", "--output", str(tmp_path / "o2.txt")], input=data)
+    assert p.returncode == 0 and len((tmp_path / "o2.txt").read_text(encoding="utf-8").splitlines()) == 4
+
+
+def test_an_invalid_byte_or_a_bom_does_not_change_the_format(tmp_path):
+    data = _conllu_head(tmp_path)
+    i = data.index(b"\t", 200)
+    (tmp_path / "bad.conllu").write_bytes(data[:i - 2] + b"\xff" + data[i - 1:])
+    (tmp_path / "bom.conllu").write_bytes(b"\xef\xbb\xbf" + data)
+    p = _wo_cli(["linearize", "--input", str(tmp_path / "bad.conllu"), "--output", str(tmp_path / "o.txt")])
+    err = p.stderr.decode()
+    assert "read as conllu" in err and "bad.conllu:5: invalid UTF-8" in err, err
+    assert len((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()) == 4   # one record per sentence
+    p = _wo_cli(["linearize", "--input", str(tmp_path / "bom.conllu"), "--output", str(tmp_path / "o.txt")])
+    assert p.returncode == 0 and "read as conllu" in p.stderr.decode(), p.stderr
+    assert len((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()) == 4

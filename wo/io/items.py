@@ -19,6 +19,7 @@ Formats (``--input-format``):
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
@@ -54,18 +55,37 @@ class Item:
         return len(self.forms)
 
 
+def _first_lines(path: str, most: int) -> List[bytes]:
+    """Up to ``most`` lines (bytes, without their newline) from the start of ``path``: read
+    lazily from a regular file, from the cached bytes of a stream (:func:`wo.io.text.read_bytes`)."""
+    import gzip
+    import lzma
+
+    from .text import is_stream, read_bytes
+
+    if is_stream(path):
+        return read_bytes(path).split(b"\n")[:most]
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "no such file", path)
+    opener = lzma.open if str(path).endswith(".xz") else gzip.open if str(path).endswith(".gz") else open
+    out = []
+    with opener(path, "rb") as fh:
+        for raw in fh:
+            out.append(raw.rstrip(b"\n"))
+            if len(out) >= most:
+                break
+    return out
+
+
 def detect_format(path: str) -> str:
     """Detect the input format from content (see the module docstring)."""
-    try:
-        with open_text(path) as fh:
-            lines = []
-            for ln in fh:
-                if ln.strip() and not ln.startswith("#"):
-                    lines.append(ln.rstrip("\n"))
-                if len(lines) >= 20:
-                    break
-    except UnicodeDecodeError:
-        lines = []
+    lines = []   # the first 20 content lines; an invalid byte does not change the format (its line is reported later)
+    for raw in _first_lines(path, 2000):
+        ln = raw.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r")
+        if ln.strip() and not ln.startswith("#"):
+            lines.append(ln)
+        if len(lines) >= 20:
+            break
     if lines and sum(1 for ln in lines if len(ln.split("\t")) == 10) >= max(1, len(lines) // 2):
         return "conllu"
 

@@ -6,12 +6,15 @@ import gzip
 import io
 import lzma
 import os
+import stat
 import sys
 import tempfile
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 STDIO = "-"
 _STDIN_CACHE: Optional[bytes] = None
+_STREAM_CACHE: dict = {}   # path -> bytes of inputs that can be read only once (FIFOs, /dev/stdin, <(...))
+BOM = b"\xef\xbb\xbf"
 
 
 class InputError(ValueError):
@@ -32,10 +35,21 @@ def exists(path: str) -> bool:
     return str(path) == STDIO or os.path.exists(path)
 
 
+def is_stream(path: str) -> bool:
+    """True for inputs that can be read only once: ``-``, named pipes, character devices
+    (``/dev/stdin``) and process substitutions (``<(...)``), i.e. anything but a regular file."""
+    if str(path) == STDIO:
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def read_bytes(path: str) -> bytes:
-    """All bytes of ``path`` (``.xz`` and ``.gz`` decompressed); ``-`` reads standard input once
-    and serves the same bytes to later calls (format detection reads the input twice).
-    Raises FileNotFoundError for a missing file."""
+    """All bytes of ``path`` (``.xz`` and ``.gz`` decompressed); ``-`` and other inputs that can
+    be read only once (:func:`is_stream`) are read once and the same bytes served to later calls
+    (format detection reads the input twice).  Raises FileNotFoundError for a missing file."""
     global _STDIN_CACHE
     if str(path) == STDIO:
         if _STDIN_CACHE is None:
@@ -43,6 +57,16 @@ def read_bytes(path: str) -> bytes:
         return _STDIN_CACHE
     if not os.path.exists(path):
         raise FileNotFoundError(2, "no such file", path)
+    if is_stream(path):
+        if path not in _STREAM_CACHE:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            if data[:6] == b"\xfd7zXZ\x00":
+                data = lzma.decompress(data)
+            elif data[:2] == b"\x1f\x8b":
+                data = gzip.decompress(data)
+            _STREAM_CACHE[path] = data
+        return _STREAM_CACHE[path]
     if str(path).endswith(".xz"):
         with lzma.open(path, "rb") as fh:
             return fh.read()
@@ -56,22 +80,24 @@ def read_bytes(path: str) -> bytes:
 def open_text(path: str):
     """Open a UTF-8 text file for reading (``.xz``/``.gz`` decompressed, ``-`` = standard input).
 
-    Returns a text file object (context manager).  Raises FileNotFoundError, and
-    UnicodeDecodeError on invalid UTF-8 while reading.
+    A leading byte order mark is dropped.  Returns a text file object (context manager).  Raises
+    FileNotFoundError, and UnicodeDecodeError on invalid UTF-8 while reading.
     """
-    if str(path) == STDIO:
-        return io.StringIO(read_bytes(path).decode("utf-8"))
+    if is_stream(path):
+        return io.StringIO(read_bytes(path).decode("utf-8-sig"))
     if str(path).endswith(".xz"):
-        return lzma.open(path, "rt", encoding="utf-8")
+        return lzma.open(path, "rt", encoding="utf-8-sig")
     if str(path).endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, "rt", encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, "rt", encoding="utf-8-sig")
 
 
 def read_blocks(path: str) -> Iterator[Tuple[int, List[Tuple[int, Optional[str]]]]]:
     """Blank-line separated blocks: yields (first line number, [(line number, text or None if the
     line is not valid UTF-8), ...]); line numbers are 1-based.  Raises FileNotFoundError."""
     data = read_bytes(path)
+    if data.startswith(BOM):   # a UTF-8 byte order mark is not part of the first line
+        data = data[len(BOM):]
     cur: List[Tuple[int, Optional[str]]] = []
     start = 1
     for no, raw in enumerate(data.split(b"\n"), 1):
