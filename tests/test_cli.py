@@ -196,3 +196,18 @@ def test_an_invalid_byte_or_a_bom_does_not_change_the_format(tmp_path):
     p = _wo_cli(["linearize", "--input", str(tmp_path / "bom.conllu"), "--output", str(tmp_path / "o.txt")])
     assert p.returncode == 0 and "read as conllu" in p.stderr.decode(), p.stderr
     assert len((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()) == 4
+
+
+def test_ccg_auto_with_an_invalid_byte_or_a_bom_stays_auto(tmp_path):
+    root = pathlib.Path(__file__).resolve().parent.parent
+    with lzma.open(root / "corpora" / "ccg-en" / "test.auto.xz", "rb") as fh:
+        lines = fh.read().split(b"\n")[:6]
+    bad = list(lines)
+    bad[3] = bad[3][:20] + b"\xff" + bad[3][21:]
+    (tmp_path / "bad.auto").write_bytes(b"\n".join(bad) + b"\n")
+    (tmp_path / "bom.auto").write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n")
+    for name, line_error in (("bad.auto", "bad.auto:4: invalid UTF-8"), ("bom.auto", None)):
+        p = _wo_cli(["ccg", "linearize", "--input", str(tmp_path / name), "--output", str(tmp_path / "o.txt")])
+        err = p.stderr.decode()
+        assert "read as auto" in err and (line_error is None or line_error in err), err
+        assert len((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()) == 3

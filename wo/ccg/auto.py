@@ -583,7 +583,8 @@ def read_auto(path: Union[str, os.PathLike]) -> List[Derivation]:
     1-based number of the offending line, and reading goes on at the next ``ID=`` line.  Blank
     lines are skipped.  Raises FileNotFoundError for a missing file; nothing else is raised.
     """
-    lines = _decode_lines(read_bytes(str(path)))
+    data = read_bytes(str(path))
+    lines = _decode_lines(data[3:] if data.startswith(b"\xef\xbb\xbf") else data)   # a BOM is not text
     out: List[Derivation] = []
     pending: Optional[Tuple[int, str]] = None      # (line number, header) waiting for its tree
     for no, txt in enumerate(lines, 1):

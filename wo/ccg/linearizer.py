@@ -188,20 +188,17 @@ def read_ccg_items(path: str, fmt: Optional[str] = None):
     derivation is an item with its ``file:line`` error), "bag", "conllu", or None (``.auto``
     when the first non-blank line starts with ``ID=``, else :func:`wo.io.items.read_items`'s
     detection).  Raises FileNotFoundError, ValueError for an unknown format."""
-    from ..io.text import open_text
+    from ..io.items import first_lines
 
     if fmt is not None and fmt not in INPUT_FORMATS:
         raise ValueError(f"unknown input format {fmt!r} (one of {INPUT_FORMATS})")
-    if fmt is None:
+    if fmt is None:   # an invalid byte or a BOM does not change the format (the bad line is reported later)
         fmt = "bag"
-        try:
-            with open_text(path) as fh:
-                for ln in fh:
-                    if ln.strip():
-                        fmt = "auto" if ln.startswith("ID=") else None
-                        break
-        except UnicodeDecodeError:
-            fmt = None
+        for raw in first_lines(path, 2000):
+            ln = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+            if ln.strip():
+                fmt = "auto" if ln.startswith("ID=") else None
+                break
     if fmt == "auto":
         items = []
         for d in read_auto(path):

@@ -55,7 +55,7 @@ class Item:
         return len(self.forms)
 
 
-def _first_lines(path: str, most: int) -> List[bytes]:
+def first_lines(path: str, most: int) -> List[bytes]:
     """Up to ``most`` lines (bytes, without their newline) from the start of ``path``: read
     lazily from a regular file, from the cached bytes of a stream (:func:`wo.io.text.read_bytes`)."""
     import gzip
@@ -80,7 +80,7 @@ def _first_lines(path: str, most: int) -> List[bytes]:
 def detect_format(path: str) -> str:
     """Detect the input format from content (see the module docstring)."""
     lines = []   # the first 20 content lines; an invalid byte does not change the format (its line is reported later)
-    for raw in _first_lines(path, 2000):
+    for raw in first_lines(path, 2000):
         ln = raw.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r")
         if ln.strip() and not ln.startswith("#"):
             lines.append(ln)
