@@ -158,10 +158,10 @@ def test_impossible_search_settings_are_usage_errors(args):
 
 
 def _conllu_head(tmp_path, n_lines=60):
+    """The first 4 sentences of the Portuguese test slice (60 lines), as bytes."""
     root = pathlib.Path(__file__).resolve().parent.parent
     with lzma.open(root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz", "rb") as fh:
         data = b"\n".join(fh.read().split(b"\n")[:n_lines]) + b"\n"
-    assert data.count(b"\n\n") == 4
     return data
 
 
@@ -211,3 +211,25 @@ def test_ccg_auto_with_an_invalid_byte_or_a_bom_stays_auto(tmp_path):
         err = p.stderr.decode()
         assert "read as auto" in err and (line_error is None or line_error in err), err
         assert len((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_the_error_fallback_does_not_give_the_reference_back(tmp_path):
+    """A CoNLL-U sentence that fails validation is output shuffled with the decoding's fixed
+    seed, not in its (reference) input order."""
+    from wo.io.trees import permutation
+
+    blocks = [b for b in _conllu_head(tmp_path, 10_000).decode("utf-8").split("\n\n") if b.strip()][:4]
+    k = max(range(4), key=lambda i: blocks[i].count("\n"))       # the longest sentence
+    lines = blocks[k].split("\n")
+    j = next(i for i, ln in enumerate(lines) if ln.split("\t")[0].isdigit())
+    c = lines[j].split("\t")
+    c[6] = "999"
+    lines[j] = "\t".join(c)
+    blocks[k] = "\n".join(lines)
+    src = tmp_path / "bad.conllu"
+    src.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    p = _wo_cli(["linearize", "--input", str(src), "--output", str(tmp_path / "o.txt"), "--given", "full"])
+    assert p.returncode == 1 and b"out of range" in p.stderr
+    forms = [ln.split("\t")[1] for ln in lines if ln.split("\t")[0].isdigit()]
+    out = (tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()[k].split()
+    assert out == [forms[i] for i in permutation(len(forms), 1, k)] and out != forms

@@ -168,11 +168,16 @@ class Result:
         return self.score * (2 * n - 1) if self.order == list(range(n)) else None
 
     @classmethod
-    def input_order(cls, words: Sequence[str], pos: Optional[Sequence[Optional[str]]], message: str) -> "Result":
-        """The error fallback: the words in input order, chained to the first word, status "error"."""
+    def input_order(cls, words: Sequence[str], pos: Optional[Sequence[Optional[str]]], message: str,
+                    perm: Optional[Sequence[int]] = None) -> "Result":
+        """The error fallback: the words in input order, or in the order ``perm`` (perm[j] = input
+        index of output word j: the fixed-seed shuffle, so that a reference given as input is
+        not given back), chained to the first word, status "error"."""
         n = len(words)
-        return cls(list(words), list(range(n)), [0] + [1] * (n - 1) if n else [],
-                   [p or "_" for p in (pos or [None] * n)], 0.0, "error", 0, 0, 0.0, message)
+        order = list(perm) if perm is not None else list(range(n))
+        pos = list(pos or [None] * n)
+        return cls([words[i] for i in order], order, [0] + [1] * (n - 1) if n else [],
+                   [pos[i] or "_" for i in order], 0.0, "error", 0, 0, 0.0, message)
 
 
 class Linearizer:
@@ -511,8 +516,13 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
         linearize_many(model_path, payloads, jobs=jobs, on_batch=on_batch, backend=backend,
                        scheduler=scheduler, **decode_opts)
 
+    where = {id(it): i for i, it in enumerate(items)}
+
+    def fallback(it, msg):   # the same fixed-seed shuffle as decoding: CoNLL-U input is the reference
+        return Result.input_order(it.forms, it.pos, msg, permutation(len(it.forms), seed, where[id(it)]))
+
     return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
-                   fallback=lambda it, msg: Result.input_order(it.forms, it.pos, msg),
+                   fallback=fallback,
                    format_record=lambda it, res: format_result(it, res, output_format),
                    on_error=on_error, keep_skipped=output_format == "jsonl", report=report,
                    progress=progress, summary=Summary(input_format=fmt))
