@@ -233,3 +233,27 @@ def test_the_error_fallback_does_not_give_the_reference_back(tmp_path):
     forms = [ln.split("\t")[1] for ln in lines if ln.split("\t")[0].isdigit()]
     out = (tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()[k].split()
     assert out == [forms[i] for i in permutation(len(forms), 1, k)] and out != forms
+
+
+def test_outputs_to_pipes_links_and_missing_directories(tmp_path):
+    import threading
+
+    src = tmp_path / "in.conllu"
+    src.write_bytes(_conllu_head(tmp_path))
+    fifo = tmp_path / "out.fifo"                    # a named pipe stays a pipe and gets the records
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text(encoding="utf-8")), daemon=True)
+    reader.start()
+    p = _wo_cli(["linearize", "--input", str(src), "--output", str(fifo)])
+    reader.join(60)
+    assert p.returncode == 0 and fifo.is_fifo() and len(got[0].splitlines()) == 4
+    target = tmp_path / "target.txt"                # a symbolic link: its target is written, the link stays
+    target.write_text("old\n", encoding="utf-8")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    p = _wo_cli(["linearize", "--input", str(src), "--output", str(link)])
+    assert p.returncode == 0 and link.is_symlink() and len(target.read_text(encoding="utf-8").splitlines()) == 4
+    missing = tmp_path / "nodir" / "x.txt"          # a missing directory is named by the user's path
+    p = _wo_cli(["linearize", "--input", str(src), "--output", str(missing)])
+    assert p.returncode == 2 and str(missing).encode() in p.stderr and b".wo-out" not in p.stderr

@@ -130,9 +130,10 @@ def detokenize(tokens: Sequence[str]) -> str:
 class AtomicWriter:
     """Write records to a temporary file in the target directory, renamed into place on commit.
 
-    A path ending in ``.xz`` is written xz-compressed.  ``-`` writes to standard output as the
-    records come (a pipe cannot be replaced atomically; ``abort`` then only stops writing).
-    Raises OSError when the directory is not writable.
+    A path ending in ``.xz`` is written xz-compressed.  ``-``, a named pipe and a device are
+    written as the records come (a pipe cannot be replaced atomically; ``abort`` then only stops
+    writing); a symbolic link's target is written (the link stays).  Raises OSError when the
+    directory does not exist or is not writable.
     """
 
     def __init__(self, path: str):
@@ -142,7 +143,18 @@ class AtomicWriter:
         if str(path) == STDIO:
             self.fh = sys.stdout
             return
+        if os.path.islink(path):   # write the link's target; the link stays
+            self.path = path = os.path.realpath(path)
+        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+            # a named pipe, a device, a socket: written directly (renaming over it would replace it)
+            self.raw = open(path, "wb")
+            self.fh = (lzma.open(self.raw, "wt", encoding="utf-8") if str(path).endswith(".xz")
+                       else io.TextIOWrapper(self.raw, encoding="utf-8"))
+            self.direct = True
+            return
         d = os.path.dirname(os.path.abspath(path)) or "."
+        if not os.path.isdir(d):
+            raise OSError(f"{path}: the directory {d} does not exist")
         fd, self.tmp = tempfile.mkstemp(dir=d, prefix=".wo-out-")
         if str(path).endswith(".xz"):
             self.raw = os.fdopen(fd, "wb")
@@ -150,9 +162,16 @@ class AtomicWriter:
         else:
             self.fh = os.fdopen(fd, "w", encoding="utf-8")
 
+    direct = False   # written in place (a pipe or a device), not through a temporary file
+
     def _close(self) -> None:
         if self.tmp is None:
-            self.fh.flush()
+            if self.direct:
+                self.fh.close()
+                if self.raw is not None and not self.raw.closed:
+                    self.raw.close()
+            else:
+                self.fh.flush()
             return
         self.fh.close()
         if self.raw is not None:
