@@ -117,14 +117,6 @@ def system_of(header: Dict[str, Any]) -> str:
     return "dep"
 
 
-def system_of_file(path: str) -> str:
-    """A model file's system as a phrase ("an SR model (wo sr realize)"), for messages."""
-    try:
-        return SYSTEM_NAMES[system_of(Model.read_header(path)[0])]
-    except Exception:   # a damaged header: the message names the file anyway
-        return "a model"
-
-
 def require_system(model: "Model", system: str) -> None:
     """Raise ModelError (one line naming the file) unless ``model`` belongs to ``system``."""
     found = system_of(model.header)

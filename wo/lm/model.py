@@ -78,9 +78,8 @@ class LanguageModel:
             header, vocab, uni, tables = read_binary(path, verify)
             return cls(vocab, uni, tables, header, path)
         if head.startswith(b"WOMODEL"):
-            from ..model import system_of_file
-
-            raise LMError(f"{path}: {system_of_file(path)}, not a language model (.wolm or ARPA)")
+            raise LMError(f"{path}: a wo model file (`wo sr models`, `wo linearize --model`), not a language model "
+                          f"(.wolm or ARPA)")
         m = cls.from_tables(read_arpa(path))
         m.path = path
         return m
