@@ -233,6 +233,10 @@ def test_the_error_fallback_does_not_give_the_reference_back(tmp_path):
     forms = [ln.split("\t")[1] for ln in lines if ln.split("\t")[0].isdigit()]
     out = (tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()[k].split()
     assert out == [forms[i] for i in permutation(len(forms), 1, k)] and out != forms
+    # under --given none only FORM is read: the bad tree does not fail the sentence
+    p = _wo_cli(["linearize", "--input", str(src), "--output", str(tmp_path / "o.txt"), "--given", "none"])
+    assert p.returncode == 0 and b"out of range" not in p.stderr, p.stderr
+    assert sorted((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()[k].split()) == sorted(forms)
 
 
 def test_outputs_to_pipes_links_and_missing_directories(tmp_path):
