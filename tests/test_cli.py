@@ -261,3 +261,16 @@ def test_outputs_to_pipes_links_and_missing_directories(tmp_path):
     missing = tmp_path / "nodir" / "x.txt"          # a missing directory is named by the user's path
     p = _wo_cli(["linearize", "--input", str(src), "--output", str(missing)])
     assert p.returncode == 2 and str(missing).encode() in p.stderr and b".wo-out" not in p.stderr
+
+
+def test_idl_lines_nested_too_deep_or_not_utf8_fail_alone(tmp_path):
+    root = pathlib.Path(__file__).resolve().parent.parent
+    src = tmp_path / "in.idl"
+    src.write_bytes(("I(" * 1000 + "a" + ")" * 1000 + "\n").encode() + b"I(a, b)\n\xff c\nI(d, e)\n")
+    p = _wo_cli(["idl", "realize", "--lm", str(root / "corpora" / "models" / "wo-en-4gram.wolm"),
+                 "--input", str(src), "--output", str(tmp_path / "o.txt")])
+    err = p.stderr.decode()
+    assert p.returncode == 1 and "Traceback" not in err
+    assert "in.idl:1:1: expression nested more than" in err and "in.idl:3:1: invalid UTF-8" in err
+    out = (tmp_path / "o.txt").read_text(encoding="utf-8").split("\n")
+    assert sorted(out[1].split()) == ["a", "b"] and sorted(out[3].split()) == ["d", "e"]

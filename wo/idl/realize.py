@@ -12,7 +12,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -128,23 +128,53 @@ class IDLRealizer:
 # ------------------------------------------------------------------ batch (CLI)
 @dataclass
 class Line:
-    """One input line: its number (1-based) and text."""
+    """One input line: its number (1-based) and text (None: not valid UTF-8)."""
 
     line: int
-    text: str
+    text: Optional[str]
 
 
 def read_lines(path: str) -> List[Line]:
-    """Every line of a text file (``-`` = stdin; .gz/.xz read transparently)."""
-    from ..io.text import open_text
+    """Every line of a text file (``-`` = stdin; .gz/.xz read transparently); a line that is not
+    valid UTF-8 has text None (its expression fails alone, :func:`expression_of`)."""
+    from ..io.text import BOM, read_bytes
 
-    with open_text(path) as fh:
-        return [Line(i + 1, ln.rstrip("\r\n")) for i, ln in enumerate(fh)]
+    data = read_bytes(path)
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    raws = data.split(b"\n")
+    if raws and raws[-1] == b"":
+        raws.pop()
+    out = []
+    for i, raw in enumerate(raws):
+        try:
+            out.append(Line(i + 1, raw.decode("utf-8").rstrip("\r")))
+        except UnicodeDecodeError:
+            out.append(Line(i + 1, None))
+    return out
+
+
+MAX_DEPTH = 200   # operators nested deeper than this are refused (the parser and the IDL-graph recurse)
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of parentheses in a line (an upper bound of the operator nesting)."""
+    d = most = 0
+    for ch in text:
+        if ch == "(":
+            d += 1
+            most = max(most, d)
+        elif ch == ")":
+            d -= 1
+    return most
 
 
 def expression_of(text: str, line: int, input_format: str) -> Expr:
     """Parse one input line: an IDL-expression or a bag (space-separated words).
-    Raises IDLSyntaxError (with line:column) or ValueError (empty bag)."""
+    Raises IDLSyntaxError (with line:column: also for a line that is not UTF-8, text None, and
+    one nested deeper than MAX_DEPTH) or ValueError (empty bag)."""
+    if text is None:
+        raise IDLSyntaxError("invalid UTF-8", line, 1)
     if input_format == "bag":
         toks = text.split()
         if not toks:
@@ -152,6 +182,8 @@ def expression_of(text: str, line: int, input_format: str) -> Expr:
         return bag(toks)
     if not text.strip():
         raise IDLSyntaxError("empty line: expression expected", line, 1)
+    if _depth(text) > MAX_DEPTH:
+        raise IDLSyntaxError(f"expression nested more than {MAX_DEPTH} levels deep", line, 1)
     return parse(text, line)
 
 
