@@ -274,3 +274,14 @@ def test_idl_lines_nested_too_deep_or_not_utf8_fail_alone(tmp_path):
     assert "in.idl:1:1: expression nested more than" in err and "in.idl:3:1: invalid UTF-8" in err
     out = (tmp_path / "o.txt").read_text(encoding="utf-8").split("\n")
     assert sorted(out[1].split()) == ["a", "b"] and sorted(out[3].split()) == ["d", "e"]
+
+
+def test_a_ud_file_given_as_t1_input_is_refused_with_the_command_that_makes_t1():
+    root = pathlib.Path(__file__).resolve().parent.parent
+    ud = root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
+    p = _wo_cli(["sr", "realize", "--lang", "pt", "--input", str(ud)])
+    assert p.returncode == 2 and b"not T1 input" in p.stderr and b"wo sr make-input --ud" in p.stderr
+    assert p.stdout == b""
+    t1 = _wo_cli(["sr", "make-input", "--ud", str(ud), "--seed", "3"]).stdout
+    p = _wo_cli(["sr", "realize", "--lang", "pt", "--quiet"], input=t1)
+    assert p.returncode == 0 and p.stdout.count(b"# text = ") == 40

@@ -327,6 +327,12 @@ def cmd_sr_realize(a) -> int:
     except (ValueError, ModelError, LMError) as exc:
         _err(str(exc))
         return EXIT_USER
+    from .sr.t1 import looks_like_ud
+
+    if looks_like_ud(a.input):
+        _err(f"{display_name(a.input)}: a UD CoNLL-U file (forms in column 2, # text lines, no lin), not T1 input; "
+             f"make T1 input with `wo sr make-input --ud {a.input}`")
+        return EXIT_USER
     sents = read_t1(a.input)
     for s in sents:
         if s.error:

@@ -122,6 +122,16 @@ def read_t1(path: str) -> List[SRSentence]:
     return out
 
 
+def looks_like_ud(path: str) -> bool:
+    """True when ``path`` reads as a UD CoNLL-U file rather than T1 input: it has ``# text``
+    lines and not one ``lin=`` annotation (every T1 file marks its punctuation with ``lin``; a UD
+    file has the forms in column 2, where T1 has the lemmas)."""
+    from ..io.text import read_bytes
+
+    data = read_bytes(path)
+    return b"\n# text = " in b"\n" + data and b"lin=" not in data
+
+
 def lin_values(heads: Sequence[int], deprels: Sequence[str]) -> List[int]:
     """SR'19 ``lin`` annotations of a tree in surface order (see the module docstring).
 
