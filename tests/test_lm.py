@@ -1,5 +1,6 @@
 """The n-gram LM on real data: modified Kneser-Ney sums to one, ARPA and binary round trips,
 agreement with the kenlm module, state-by-state scoring, corrupt files, Dask = local counting."""
+import re
 import struct
 
 import numpy as np
@@ -218,3 +219,14 @@ def test_raw_text_scoring_equals_per_sentence_scoring(ewt_lm, ewt_text):
     assert np.allclose(a, [lm.score(["the", "cat", "sat"]), lm.score(["on", "the", "mat"])], atol=1e-5)
     empty, ce = lm.score_bytes(b"")
     assert empty.shape == (0,) and ce.sentences == 0
+
+
+@pytest.mark.parametrize("prob,backoff,says", [("nan", "-0.5", "is not in [-inf, 0]"), ("0.3", "-0.5", "is not in [-inf, 0]"),
+                                               ("-0.3", "nan", "is not a finite number"),
+                                               ("-0.3", "x", "backoff 'x' is not a number")])
+def test_arpa_with_impossible_numbers_is_refused_at_its_line(tmp_path, prob, backoff, says):
+    p = tmp_path / "bad.arpa"
+    text = "\\data\\\nngram 1=3\n\n\\1-grams:\n-99\t<s>\t-0.5\n-0.5\t</s>\n" + f"{prob}\ta\t{backoff}\n\n" + "\\end\\\n"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(LMError, match=r"bad.arpa:7: .*" + re.escape(says)):
+        read_arpa(str(p))

@@ -129,16 +129,25 @@ def read_arpa(path: str) -> NgramTables:
                 if len(cols) not in (2, 3):
                     raise LMError(f"{path}:{no}: expected 'prob<TAB>words[<TAB>backoff]'")
                 words = cols[1].split()
-                bo = float(cols[2]) if len(cols) == 3 else 0.0
+                bo_text = cols[2] if len(cols) == 3 else "0"
             else:
                 words = cols[1:1 + cur]
-                bo = float(cols[1 + cur]) if len(cols) > 1 + cur else 0.0
+                bo_text = cols[1 + cur] if len(cols) > 1 + cur else "0"
             if len(words) != cur:
                 raise LMError(f"{path}:{no}: {len(words)} words in a {cur}-gram line")
             try:
-                sections[cur].append((float(cols[0]), words, bo))
+                prob = float(cols[0])
             except ValueError:
                 raise LMError(f"{path}:{no}: probability {cols[0]!r} is not a number") from None
+            try:
+                bo = float(bo_text)
+            except ValueError:
+                raise LMError(f"{path}:{no}: backoff {bo_text!r} is not a number") from None
+            if prob != prob or prob > 0.0:   # nan, or a log10 probability above 0
+                raise LMError(f"{path}:{no}: log10 probability {cols[0]} is not in [-inf, 0]")
+            if bo != bo or bo in (float("inf"), float("-inf")):
+                raise LMError(f"{path}:{no}: backoff {bo_text} is not a finite number")
+            sections[cur].append((prob, words, bo))
     if not counts or not sections:
         raise LMError(f"{path}: not an ARPA file (no \\data\\ section)")
     order = max(counts)
