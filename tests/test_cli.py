@@ -285,3 +285,20 @@ def test_a_ud_file_given_as_t1_input_is_refused_with_the_command_that_makes_t1()
     t1 = _wo_cli(["sr", "make-input", "--ud", str(ud), "--seed", "3"]).stdout
     p = _wo_cli(["sr", "realize", "--lang", "pt", "--quiet"], input=t1)
     assert p.returncode == 0 and p.stdout.count(b"# text = ") == 40
+
+
+def test_a_lin_rank_beyond_the_heads_dependents_fails_that_sentence_only(tmp_path):
+    import re as _re
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    ud = root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
+    lines = _wo_cli(["sr", "make-input", "--ud", str(ud), "--seed", "3"]).stdout.decode().split("\n")
+    k = next(i for i, ln in enumerate(lines) if "lin=" in ln)
+    c = lines[k].split("\t")
+    c[5] = _re.sub(r"lin=[+-]\d+", "lin=+99", c[5])
+    lines[k] = "\t".join(c)
+    src = tmp_path / "bad.t1"
+    src.write_text("\n".join(lines), encoding="utf-8")
+    p = _wo_cli(["sr", "realize", "--lang", "pt", "--input", str(src), "--output", str(tmp_path / "o.txt")])
+    assert p.returncode == 1 and b"lin=+99, but its head has" in p.stderr
+    assert len((tmp_path / "o.txt.tok").read_text(encoding="utf-8").splitlines()) == 40

@@ -84,7 +84,8 @@ def _from_sentence(s: Sentence, index: int) -> SRSentence:
 
 
 def check_sr(s: SRSentence) -> Optional[str]:
-    """Problems that make a T1 sentence unusable (message) or None: missing heads, cycles, roots."""
+    """Problems that make a T1 sentence unusable (message) or None: missing heads, cycles, roots,
+    a ``lin`` rank beyond the number of its head's dependents (or on the root)."""
     n = len(s)
     if any(h < 0 for h in s.heads):
         return "T1 input needs a head for every token"
@@ -93,6 +94,13 @@ def check_sr(s: SRSentence) -> Optional[str]:
     msg = validate(Item(s.lemmas, [None] * n, s.heads, s.sent_id, s.line), 10 ** 6)
     if msg:
         return msg
+    ndeps = defaultdict(int)
+    for h in s.heads:
+        ndeps[h] += 1
+    for i, v in enumerate(s.lin):   # lin=+k: the k-th closest marked dependent on that side, so k <= the head's dependents
+        if v and (s.heads[i] == 0 or abs(v) > ndeps[s.heads[i]]):
+            return (f"token {i + 1}: lin={v:+d}, but its head has {ndeps[s.heads[i]]} dependents" if s.heads[i]
+                    else f"token {i + 1}: lin={v:+d} on the root")
     return None
 
 
