@@ -302,3 +302,10 @@ def test_a_lin_rank_beyond_the_heads_dependents_fails_that_sentence_only(tmp_pat
     p = _wo_cli(["sr", "realize", "--lang", "pt", "--input", str(src), "--output", str(tmp_path / "o.txt")])
     assert p.returncode == 1 and b"lin=+99, but its head has" in p.stderr
     assert len((tmp_path / "o.txt.tok").read_text(encoding="utf-8").splitlines()) == 40
+
+
+def test_smt_input_without_translation_options_is_an_error_record_not_an_empty_line():
+    p = _wo_cli(["smt", "translate"], input="abc\n你好\n".encode())
+    out = p.stdout.decode().splitlines()
+    assert p.returncode == 1 and b"<stdin>:1: no translation options" in p.stderr
+    assert out[0] == "abc" and out[1].strip()

@@ -124,8 +124,10 @@ class Translator:
 
         o = self.opts
         options = self.table.options(src.tokens, max_len=int(o["max_len"]), lam=float(o["lam"]))
-        if not options:
-            return Translation("", [], [], 0, "fallback", 0, "no translation options")
+        if not options:   # nothing the phrase table knows: the source words are copied (an error record)
+            toks = list(src.tokens)
+            return Translation(" ".join(toks), toks, [0] + [1] * (len(toks) - 1) if toks else [], 0, "error", 0,
+                               "no translation options for any source word (copied untranslated)")
         inst = build_instance(src, options, float(o["beta"]), self.lm)
         d = self.core.decode(inst, max(1, int(o["beam_factor"] * inst.n)), int(o["max_pops"]),
                              int(o["complete_beam"]))
