@@ -118,9 +118,11 @@ class IDLRealizer:
             elif g.is_bag:
                 cnt = Counter(t for t in g.tokens if t not in (BOS, EOS))
                 full, exact = bag_unfolding(list(cnt.values()), self.lm.order - 1), True
-            else:
-                c = s.run("bfs", 0, 0.0, self.count_cap, 0.0, True)
-                full, exact = c["created"], c["status"] == "ok"
+            else:   # an unscored unfolding, within what is left of the expression's time
+                left = self.timeout - (time.perf_counter() - t0) if self.timeout > 0 else 0.0
+                if self.timeout <= 0 or left > 0:
+                    c = s.run("bfs", 0, 0.0, self.count_cap, max(left, 0.0), True)
+                    full, exact = c["created"], c["status"] == "ok"
         return Realization(" ".join(words), self.lm.score(words), res["states"], full, exact, secs,
                            res["status"], search_seconds=res["seconds"])
 
