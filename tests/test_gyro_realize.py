@@ -2,6 +2,7 @@
 lattices that score as the LM does, the unpruned best path = the best string of the language,
 every output a permutation of its bag, and the CLI."""
 import itertools
+import pathlib
 import json
 
 import pytest
@@ -201,3 +202,23 @@ def test_dependency_model_reranks_the_nbest_and_gives_the_tree(setup):
                  "--input", str(src), "--input-format", "bag", "--format", "jsonl", "--output", str(out), "--quiet"]) == 0
     recs = [json.loads(ln) for ln in out.read_text(encoding="utf-8").splitlines()]
     assert len(recs) == 3 and all(len(r["heads"]) == len(r["text"].split()) for r in recs)
+
+
+def test_timeout_gives_every_word_once_in_bounded_time():
+    """--timeout: a 300-word bag stops parsing when the time is out (checked per cell) and gets
+    the greedy LM order, status "timeout" (it took 71 s without a timeout)."""
+    import random
+    import time
+
+    from wo.gyro.realize import GyroRealizer
+    from wo.lm.model import LanguageModel
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    lm = LanguageModel.load(str(root / "corpora" / "models" / "wo-en-4gram.wolm"))
+    words = (root / "README.md").read_text(encoding="utf-8").split()[:3000]
+    bag = random.Random(1).sample(words, 300)
+    g = GyroRealizer(None, lm, levels=("unigram",), timeout=1.0)
+    t0 = time.perf_counter()
+    r = g.realize(bag)
+    assert r.status == "timeout" and sorted(r.text.split()) == sorted(bag)
+    assert time.perf_counter() - t0 < 30.0

@@ -701,7 +701,7 @@ def cmd_gyro_realize(a) -> int:
             report=lambda m: (bar.clear(), _err(m)), r=a.r, beta=a.beta, nbest=a.nbest,
             max_states=a.max_states, row_states=a.row_states, engine=a.engine, row_cap=a.row_cap,
             keep=a.keep, future=not a.no_future, mbr=a.mbr, mbr_scale=a.mbr_scale,
-            levels=tuple(a.levels.split(",")), min_n=a.min_n, rule_penalty=a.rule_penalty,
+            levels=tuple(a.levels.split(",")), min_n=a.min_n, rule_penalty=a.rule_penalty, timeout=a.timeout,
             **({"dep_model": a.dep_model, "dep_weight": a.dep_weight, "dep_nbest": a.dep_nbest,
                 "dep_own": not a.no_dep_own} if a.dep_model else {})))
     except ValueError as exc:                  # a bad option (r, beta, nbest, format)
@@ -747,6 +747,8 @@ def _add_gyro(sub) -> None:
                     help="chart: cells of LM-scored strings in C pools (default); fst: OpenFst acceptors (pynini)")
     rz.add_argument("--row-cap", type=int, default=2000, help="chart: strings kept per pruned row (memory bound)")
     rz.add_argument("--keep", type=int, default=1000, help="chart: sentences kept in the output lattice")
+    rz.add_argument("--timeout", type=_nonneg_float, default=0.0,
+                    help="chart: seconds per bag (0 = none); past it the bag gets the greedy LM order (status timeout)")
     rz.add_argument("--no-future", action="store_true",
                     help="chart: prune rows by fragment score alone (the paper), without the estimate of the words left out")
     rz.add_argument("--levels", default="unigram",

@@ -15,6 +15,13 @@ from libc.string cimport memcpy
 from ._typedefs cimport int32_t, int64_t, uint32_t, uint64_t
 from ._lm cimport NgramModel, LMState, LM_MAX_ORDER, lm_mix
 from ._arena cimport grow
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
 
 cdef enum:
     MAXN = 6
@@ -727,7 +734,7 @@ cdef class GyroChart:
 
     def parse(self, const int32_t[::1] ph_tok, const int64_t[::1] ph_off, int r=3, float beta=4.0,
               int row_cap=2000, long max_strings=2000000, int keep=1000, bint future=True,
-              bint prune=True, float penalty=0.0):
+              bint prune=True, float penalty=0.0, double max_seconds=0.0):
         """Run Algorithm 3 with the phrase rules ph_tok[ph_off[p]:ph_off[p+1]] (int32 distinct-word
         indices; int64[P+1] offsets; rules that do not fit the bag are ignored).
 
@@ -739,7 +746,8 @@ cdef class GyroChart:
         minus penalty times the fewest rules deriving it (0: the paper's unweighted rules).
         Returns (status, tokens int32[K, N] distinct-word indices, sentence scores float64[K]
         (log10 probabilities less the rule penalties), best first): status 0 parsed, 1 no parse (the top cell is empty), 2 the
-        string bound was reached.  Raises ValueError for bad arguments, MemoryError."""
+        string bound was reached, 3 ``max_seconds`` (> 0) ran out (checked per row and per cell).
+        Raises ValueError for bad arguments, MemoryError."""
         cdef int P = ph_off.shape[0] - 1, p, k, x, i, j, cb, cc, w, st = 0, rc, m, lb
         cdef int N = self.N, W = self.W
         cdef float total = 0.0, best, thr, fut, s, e
@@ -748,6 +756,7 @@ cdef class GyroChart:
         cdef float head[LM_MAX_ORDER - 1]
         cdef GCand* q
         cdef bint prn
+        cdef double t_start = _now()
         if P < 0 or r < 1 or beta <= 0 or row_cap < 1 or keep < 1:
             raise ValueError("bad GYRO parse arguments")
         for p in range(P):
@@ -795,6 +804,9 @@ cdef class GyroChart:
                         vfit[p] = 0
                     vkh[p] += vkey[p * W + w] * self.R[w]
             for x in range(1, N + 1):
+                if max_seconds > 0 and _now() - t_start > max_seconds:
+                    st = -3
+                    break
                 self.ncand = 0
                 best = -1e30
                 thr = -1e30
@@ -820,6 +832,9 @@ cdef class GyroChart:
                     thr = -1e30
                     for i in range(1, N):
                         for cb in range(self.row0[i], self.row0[i + 1]):
+                            if max_seconds > 0 and _now() - t_start > max_seconds:
+                                st = -3
+                                break
                             cc = self._find(N - i, khfull - self.cells[cb].kh)
                             if cc < 0:
                                 continue
@@ -838,6 +853,9 @@ cdef class GyroChart:
                 for i in range(1, x // 2 + 1):
                     j = x - i
                     for cb in range(self.row0[i], self.row0[i + 1]):
+                        if max_seconds > 0 and _now() - t_start > max_seconds:
+                            st = -3
+                            break
                         for cc in range(cb if i == j else self.row0[j], self.row0[j + 1]):
                             if not self._fits(&self.keys[self.cells[cb].key], &self.keys[self.cells[cc].key]):
                                 continue
@@ -878,6 +896,8 @@ cdef class GyroChart:
             raise MemoryError()
         if st == -2:
             return 2, np.zeros((0, N), dtype=np.int32), np.zeros(0)
+        if st == -3:
+            return 3, np.zeros((0, N), dtype=np.int32), np.zeros(0)
         K = self.ncand
         out = np.empty((K, N), dtype=np.int32)
         sc = np.empty(K, dtype=np.float64)

@@ -184,12 +184,14 @@ class GyroRealizer:
                  levels: Sequence[str] = DEFAULT_LEVELS, row_states: int = 20_000, engine: str = "chart",
                  row_cap: int = 2000, keep: int = 1000, future: bool = True, mbr: bool = False,
                  mbr_scale: float = 1.0, rule_penalty: float = 0.5, dep=None, dep_weight: float = DEFAULT_DEP_WEIGHT,
-                 dep_nbest: int = DEFAULT_DEP_NBEST, dep_own: bool = True):
+                 dep_nbest: int = DEFAULT_DEP_NBEST, dep_own: bool = True, timeout: float = 0.0):
         if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n or row_cap < 1 or keep < 1:
             raise ValueError("need r >= 1, beta > 0, nbest >= 1, 1 <= min_n <= max_n, row_cap >= 1, keep >= 1")
         if dep_nbest < 1 or dep_weight < 0:
             raise ValueError("need dep_nbest >= 1 and dep_weight >= 0")
         self.dep, self.dep_weight, self.dep_nbest, self.dep_own = dep, dep_weight, dep_nbest, dep_own
+        self.timeout = timeout
+        self._t0 = 0.0
         if any(lv not in LEVELS for lv in levels) or not levels:
             raise ValueError(f"levels: a sequence of {LEVELS}")
         if engine not in ENGINES:
@@ -210,7 +212,7 @@ class GyroRealizer:
     # -------------------------------------------------------------------------------- parsing
     def realize(self, bag: Sequence[str]) -> GyroResult:
         """The best realisation of ``bag`` (list of str; each word used exactly once)."""
-        t0 = time.perf_counter()
+        t0 = self._t0 = time.perf_counter()
         bag = list(bag)
         if not bag:
             return GyroResult("", 0.0, "", status="error", message="empty bag")
@@ -226,10 +228,12 @@ class GyroRealizer:
         else:
             finals, level, total_cells, total_states = self._run_fst(bag, words, mult, wid, unseen)
         if not finals:
-            # the bound was hit at every level: the greedy LM order (each word once)
+            # the bound was hit at every level, or the time ran out: the greedy LM order (each word once)
             toks = self._greedy(bag)
+            late = level == "timeout"
             return GyroResult(" ".join(toks), self.lm.score(toks), "greedy", [], total_cells, total_states,
-                              time.perf_counter() - t0, "limit", "state bound reached at every level")
+                              time.perf_counter() - t0, "timeout" if late else "limit",
+                              f"--timeout {self.timeout:g} s reached" if late else "state bound reached at every level")
         if self.rescore_lm is not None and self.engine == "chart":
             # the rescoring LM replaces the parsing LM's part of each score; only the weighted
             # grammar's scores hold more (its rule penalties, which stay)
@@ -281,15 +285,23 @@ class GyroRealizer:
                 lo = {"phrases": self.min_n, "bigram": min(2, self.min_n), "unigram": 1}[lv]
                 rules = self._phrases(bag, wid, unseen, lo)
             flat, off = _flat(rules)
+            left = 0.0
+            if self.timeout > 0:
+                left = self.timeout - (time.perf_counter() - self._t0)
+                if left <= 0:
+                    return [], "timeout", cells, strings
             status, toks, scores = chart.parse(flat, off, r=self.r, beta=self.beta, row_cap=self.row_cap,
                                                max_strings=self.max_states, keep=self.keep,
                                                future=self.future,
-                                               penalty=self.rule_penalty if lv == "weighted" else 0.0)
+                                               penalty=self.rule_penalty if lv == "weighted" else 0.0,
+                                               max_seconds=left)
             cells += chart.cells_built
             strings += chart.strings
             self._pool_mb = chart.pool_bytes / 2 ** 20
             if status == 0:
                 return [([words[i] for i in row], float(sc)) for row, sc in zip(toks, scores)], lv, cells, strings
+            if status == 3:
+                return [], "timeout", cells, strings
         return [], "", cells, strings
 
     def _run_fst(self, bag, words, mult, wid, unseen):
@@ -429,8 +441,10 @@ class GyroRealizer:
         """Left to right, the most probable next word under the LM (each word once)."""
         left = list(bag)
         out: List[str] = []
-        while left:
-            best = max(set(left), key=lambda w: (self.lm.score(out + [w], eos=False), w))
+        K = max(self.lm.order - 1, 1)
+        while left:   # the next word's log10 p given the last K words (the prefix's own score is shared)
+            ctx, bos = (out, True) if len(out) < K else (out[-K:], False)
+            best = max(set(left), key=lambda w: (float(self.lm.word_scores(ctx + [w], bos=bos, eos=False)[-1]), w))
             out.append(best)
             left.remove(best)
         return out
