@@ -78,7 +78,8 @@ def test_writers(tmp_path, model_path, fmt):
 
 def test_bad_sentences_do_not_affect_the_others(tmp_path, model_path):
     blocks = _blocks(8, 30)
-    good = run(model_path, str(_write(tmp_path, "g.conllu", blocks)), str(tmp_path / "g.txt"),
+    # given trees (under --given none a bad tree does not fail the sentence: only FORM is read)
+    good = run(model_path, str(_write(tmp_path, "g.conllu", blocks)), str(tmp_path / "g.txt"), given="full",
                report=lambda m: None)
     assert good.failed == 0
     bad = list(blocks)
@@ -96,17 +97,17 @@ def test_bad_sentences_do_not_affect_the_others(tmp_path, model_path):
     bad[5] = "\n".join(lines)
     src = _write(tmp_path, "b.conllu", bad)
     msgs = []
-    summ = run(model_path, str(src), str(tmp_path / "b.txt"), report=msgs.append)
+    summ = run(model_path, str(src), str(tmp_path / "b.txt"), given="full", report=msgs.append)
     assert summ.failed == 2 and len(msgs) == 2
     assert all(m.startswith(f"{src}:") for m in msgs)
     g = (tmp_path / "g.txt").read_text().splitlines()
     b = (tmp_path / "b.txt").read_text().splitlines()
     assert len(b) == 8
     assert [x for i, x in enumerate(g) if i not in (2, 5)] == [x for i, x in enumerate(b) if i not in (2, 5)]
-    summ = run(model_path, str(src), str(tmp_path / "s.txt"), on_error="skip", report=lambda m: None)
+    summ = run(model_path, str(src), str(tmp_path / "s.txt"), on_error="skip", given="full", report=lambda m: None)
     assert (tmp_path / "s.txt").read_text().split("\n")[2] == ""
     with pytest.raises(FailFast):
-        run(model_path, str(src), str(tmp_path / "f.txt"), on_error="fail", report=lambda m: None)
+        run(model_path, str(src), str(tmp_path / "f.txt"), on_error="fail", given="full", report=lambda m: None)
     assert not (tmp_path / "f.txt").exists()
 
 
