@@ -843,28 +843,23 @@ def speed(tb: str, log, runs: int = 3) -> dict:
     return rec
 
 
-def cpu_name() -> str:
-    """The CPU model and core count, e.g. ``AMD EPYC 7B13, 2 cores``."""
+def cpu_name(cores: bool = True) -> str:
+    """The CPU model (``/proc/cpuinfo``), with the core count when ``cores``: ``AMD EPYC 7B13, 2 cores``."""
     try:
         name = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")][0]
     except (OSError, IndexError):
-        name = "unknown CPU"
-    return f"{name}, {os.cpu_count()} cores"
+        import platform
+        name = platform.processor() or "unknown CPU"
+    return f"{name}, {os.cpu_count()} cores" if cores else name
 
 
 def ipm(tb: str, log, epochs: int = 2, hash_bits: int = 21) -> dict:
     """Iterative parameter mixing against one process, side by side in one run: ``wo sr train``
     on TB with --jobs 1, then --jobs 2 (same epochs, data and settings), whole-process wall
     time and best dev BLEU of each -> bench/results/sr_multi/ipm.TB.json."""
-    import platform
-
     w = os.path.join(WORK, tb)
-    rec = {"treebank": tb, "epochs": epochs, "hash_bits": hash_bits, "cpu": platform.processor() or "",
+    rec = {"treebank": tb, "epochs": epochs, "hash_bits": hash_bits, "cpu": cpu_name(cores=False),
            "nproc": os.cpu_count(), "runs": {}}
-    try:
-        rec["cpu"] = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")][0]
-    except (OSError, IndexError):
-        pass
     for jobs in (1, 2):
         args = ["sr", "train", "--train", f"{w}/train.t1", "--dev", f"{w}/dev.t1", "--dev-ref", f"{w}/dev.conllu",
                 "--lang", lang_of(tb), "--epochs", str(epochs), "--hash-bits", str(hash_bits), "--jobs", str(jobs),

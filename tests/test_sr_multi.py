@@ -60,6 +60,22 @@ def pt(tmp_path_factory):
             "t1": t1_file(d / "test.t1", test), "gold_t1": t1_file(d / "test.gold.t1", test, gold=True, with_orig=False)}
 
 
+@pytest.fixture(scope="module")
+def pt_local(tmp_path_factory):
+    """A tiny Portuguese model of the local orderer trained by the CLI (the default orderer)."""
+    d = tmp_path_factory.mktemp("ptl")
+    train = read_conllu(str(TRAIN))
+    test = read_conllu(str(TEST))
+    tr = t1_file(d / "train.t1", train[:340], gold=True)
+    dv = t1_file(d / "dev.t1", train[340:])
+    (d / "dev.txt").write_text("".join(" ".join(s.forms) + "\n" for s in train[340:]), encoding="utf-8")
+    model = d / "ptl.wo"
+    p = wo("sr", "train", "--train", tr, "--dev", dv, "--dev-ref", d / "dev.txt", "--lang", "pt", "--mwt", TRAIN,
+           "--epochs", 3, "--hash-bits", 18, "--compact", "q8", "--model", model)
+    return {"dir": d, "model": str(model), "record": json.loads(p.stdout), "test": test,
+            "t1": t1_file(d / "test.t1", test), "gold_t1": t1_file(d / "test.gold.t1", test, gold=True, with_orig=False)}
+
+
 def test_edit_scripts_prefix_and_suffix():
     assert edit_script("machen", "gemacht") == "\tge\ten\tt"
     assert apply_script("\tge\ten\tt", "sagen") == "gesagt"
@@ -162,7 +178,9 @@ def test_parameter_mixing_same_result_on_joblib_and_dask(tmp_path):
     assert np.count_nonzero(wa) > 1000 and np.array_equal(wa, wb)
 
 
-def test_bad_input_in_any_language_gets_per_sentence_results(pt, tmp_path):
+@pytest.mark.parametrize("fixture", ["pt", "pt_local"])   # the search orderer's model and the local one's
+def test_bad_input_in_any_language_gets_per_sentence_results(fixture, request, tmp_path):
+    pt = request.getfixturevalue(fixture)
     test = pt["test"]
     good = [make_input(s, 3, i) for i, s in enumerate(test[:3])]
     odd = make_input(test[3], 3, 3)
@@ -172,6 +190,7 @@ def test_bad_input_in_any_language_gets_per_sentence_results(pt, tmp_path):
     r = Realizer.load(pt["model"])
     res = r.realize(odd)
     assert len(res.tokens) == len(odd) and "Привет" in res.tokens
+    assert sorted(res.order) == list(range(len(odd)))
     path = tmp_path / "mixed.t1"
     path.write_text("\n".join(format_t1(x, False) for x in good[:2] + [odd] + good[2:]) + "\n"
                     + "# sent_id = empty\n1\t_\t_\tNOUN\t_\t_\t5\tnsubj\t_\t_\n\n", encoding="utf-8")

@@ -1,7 +1,6 @@
 """The local orderer of `wo sr` (wo.sr.order): the domain search, its lin constraints, training,
 and a tiny Portuguese model realising held-out sentences next to the search orderer."""
 import itertools
-import json
 
 import numpy as np
 import pytest
@@ -10,10 +9,10 @@ from wo.eval import sr_score
 from wo.io import read_conllu
 from wo.model import Model
 from wo.sr.order import END, START, LocalOrderer, gold_domains, train_local
-from wo.sr.realizer import Realizer, _rerank, choose_forms, training_tree
-from wo.sr.t1 import make_input, read_t1
+from wo.sr.realizer import _rerank, choose_forms, training_tree
+from wo.sr.t1 import make_input
 
-from .test_sr_multi import TEST, TRAIN, pt, t1_file, wo  # noqa: F401  (pt: the search-orderer fixture)
+from .test_sr_multi import TRAIN, pt, pt_local, wo  # noqa: F401  (the two orderers' fixtures)
 
 
 def _domains(sents):
@@ -110,22 +109,6 @@ def test_choose_forms_follows_the_lm(tmp_path):
     assert choose_forms(lm, [["a", "o"], ["gato"], ["come"]], penalty=50.0) == ["a", "gato", "come"]
 
 
-@pytest.fixture(scope="module")
-def pt_local(tmp_path_factory):
-    """A tiny Portuguese model of the local orderer trained by the CLI (the default orderer)."""
-    d = tmp_path_factory.mktemp("ptl")
-    train = read_conllu(str(TRAIN))
-    test = read_conllu(str(TEST))
-    tr = t1_file(d / "train.t1", train[:340], gold=True)
-    dv = t1_file(d / "dev.t1", train[340:])
-    (d / "dev.txt").write_text("".join(" ".join(s.forms) + "\n" for s in train[340:]), encoding="utf-8")
-    model = d / "ptl.wo"
-    p = wo("sr", "train", "--train", tr, "--dev", dv, "--dev-ref", d / "dev.txt", "--lang", "pt", "--mwt", TRAIN,
-           "--epochs", 3, "--hash-bits", 18, "--compact", "q8", "--model", model)
-    return {"dir": d, "model": str(model), "record": json.loads(p.stdout), "test": test,
-            "t1": t1_file(d / "test.t1", test), "gold_t1": t1_file(d / "test.gold.t1", test, gold=True, with_orig=False)}
-
-
 def test_local_model_realises_held_out_sentences_better_than_the_search(pt_local, pt):  # noqa: F811
     rec = pt_local["record"]
     assert rec["orderer"] == "local" and rec["train_sentences"] == 340 and len(rec["epochs"]) == 3
@@ -149,29 +132,6 @@ def test_local_model_realises_held_out_sentences_better_than_the_search(pt_local
     # multiword tokens contracted in the submission's text
     text = (pt_local["dir"] / "local.t1.txt").read_text(encoding="utf-8")
     assert " de o " not in text.lower()
-
-
-def test_bad_input_gets_a_per_sentence_error_with_the_local_model(pt_local, tmp_path):
-    from wo.sr.t1 import format_t1
-
-    test = pt_local["test"]
-    good = [make_input(s, 3, i) for i, s in enumerate(test[:3])]
-    odd = make_input(test[3], 3, 3)
-    odd.upos = ["NOSUCHTAG"] * len(odd)                      # unknown UPOS
-    odd.feats = ["Case=Abe|Number=Tri"] * len(odd)          # FEATS never seen
-    odd.lemmas = ["Привет" if i == 0 else x for i, x in enumerate(odd.lemmas)]   # another script
-    res = Realizer.load(pt_local["model"]).realize(odd)
-    assert len(res.tokens) == len(odd) and "Привет" in res.tokens
-    assert sorted(res.order) == list(range(len(odd)))
-    path = tmp_path / "mixed.t1"
-    path.write_text("\n".join(format_t1(x, False) for x in good[:2] + [odd] + good[2:]) + "\n"
-                    + "# sent_id = empty\n1\t_\t_\tNOUN\t_\t_\t5\tnsubj\t_\t_\n\n", encoding="utf-8")
-    p = wo("sr", "realize", "--model", pt_local["model"], "--input", path, "--output", tmp_path / "o.txt",
-           check=False)
-    assert p.returncode in (0, 1, 3)
-    assert "Traceback" not in p.stderr and "mixed.t1:" in p.stderr
-    lines = (tmp_path / "o.txt.tok").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 5 and all(lines[:4])
 
 
 def test_a_timeout_gives_a_complete_order(trained):

@@ -15,13 +15,7 @@ from libc.string cimport memcpy
 from ._typedefs cimport int32_t, int64_t, uint32_t, uint64_t
 from ._lm cimport NgramModel, LMState, LM_MAX_ORDER, lm_mix
 from ._arena cimport grow
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
+from ._utils cimport now as _now
 
 cdef enum:
     MAXN = 6

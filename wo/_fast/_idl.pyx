@@ -20,13 +20,7 @@ from ._lm cimport NgramModel, LMState, lm_mix, LM_MAX_ORDER
 from ._agenda cimport Heap, SigMap, heap_init, heap_free, heap_push, heap_pop, sigmap_reset, sigmap_free, sigmap_find
 from ._arena cimport grow
 
-cdef extern from "time.h" nogil:
-    ctypedef long time_t
-    cdef struct timespec:
-        time_t tv_sec
-        long tv_nsec
-    int clock_gettime(int clk_id, timespec* tp)
-    int CLOCK_MONOTONIC
+from ._utils cimport now as _now
 
 cdef enum:
     K_WORD = 0
@@ -55,12 +49,6 @@ cdef struct IState:
     int32_t bnd           # lookahead: offset in the bound pool of its successors' keys - g, -1
     double thr            # lookahead: successors with key >= thr are created (1e300: none yet)
     LMState lm
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
 cdef int _contexts(NgramModel lm, const int32_t[::1] type_lm, const int32_t[::1] alphabet, int bos_type,

@@ -12,7 +12,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcmp
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from ._utils cimport now as _now
 
 from ._typedefs cimport uint64_t, uint32_t, int32_t, int64_t
 from ._hash cimport murmurhash3_bytes
@@ -49,12 +49,6 @@ def build_table(const uint64_t[::1] keys, const float[::1] prob, const float[::1
         t[j].prob = prob[i]
         t[j].backoff = backoff[i]
     return out
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
 cdef class NgramModel:
