@@ -23,6 +23,7 @@ import glob
 import json
 import lzma
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -706,10 +707,14 @@ def table(log, write: bool = True) -> str:
     for p in sorted(glob.glob(os.path.join(RES, "ipm.*.json"))):
         r = json.load(open(p))
         a, b = r["runs"]["1"], r["runs"]["2"]
-        extra.append(f"* **Parallel training** (iterative parameter mixing, `python bench/sr_multi.py ipm --tb "
-                     f"{r['treebank']} --epochs {r['epochs']}`; {r['cpu']}, {r['nproc']} cores): `--jobs 1` "
-                     f"{a['wall_seconds']:.0f} s, dev BLEU {a['dev_bleu']:.2f}; `--jobs 2` {b['wall_seconds']:.0f} s, "
-                     f"dev BLEU {b['dev_bleu']:.2f}: **{r['speedup']:.2f}x** faster, {r['dev_bleu_difference']:+.2f} BLEU.")
+        o = r.get("orderer", "search")
+        rep = f", median of {r['repeat']} runs" if r.get("repeat", 1) > 1 else ""
+        ep = (f" (the epochs alone {r['epochs_speedup']:.2f}x)" if "epochs_speedup" in r else "")
+        extra.append(f"* **Parallel training, {o} orderer** (iterative parameter mixing, `python bench/sr_multi.py "
+                     f"ipm --orderer {o} --tb {r['treebank']} --epochs {r['epochs']}`; {r['cpu']}, {r['nproc']} "
+                     f"cores{rep}): `--jobs 1` {a['wall_seconds']:.0f} s, dev BLEU {a['dev_bleu']:.2f}; `--jobs 2` "
+                     f"{b['wall_seconds']:.0f} s, dev BLEU {b['dev_bleu']:.2f}: **{r['speedup']:.2f}x** faster{ep}, "
+                     f"{r['dev_bleu_difference']:+.2f} BLEU.")
     op = os.path.join(RES, "orderers.json")
     if os.path.exists(op):   # the search orderer's shipped figures against the local orderer's
         old = json.load(open(op))["search"]
@@ -853,31 +858,40 @@ def cpu_name(cores: bool = True) -> str:
     return f"{name}, {os.cpu_count()} cores" if cores else name
 
 
-def ipm(tb: str, log, epochs: int = 2, hash_bits: int = 21) -> dict:
-    """Iterative parameter mixing against one process, side by side in one run: ``wo sr train``
-    on TB with --jobs 1, then --jobs 2 (same epochs, data and settings), whole-process wall
-    time and best dev BLEU of each -> bench/results/sr_multi/ipm.TB.json."""
+def ipm(tb: str, log, epochs: int = 2, hash_bits: Optional[int] = None, orderer: str = "search",
+        repeat: int = 1) -> dict:
+    """Iterative parameter mixing against one process, side by side in one run: ``wo sr train
+    --orderer ORDERER`` on TB with --jobs 1, then --jobs 2 (same epochs, data and settings;
+    ``repeat`` times, alternating), whole-process wall time (median) and best dev BLEU of each
+    -> bench/results/sr_multi/ipm.TB.json (search) or ipm.TB.local.json."""
     w = os.path.join(WORK, tb)
-    rec = {"treebank": tb, "epochs": epochs, "hash_bits": hash_bits, "cpu": cpu_name(cores=False),
-           "nproc": os.cpu_count(), "runs": {}}
-    for jobs in (1, 2):
-        args = ["sr", "train", "--train", f"{w}/train.t1", "--dev", f"{w}/dev.t1", "--dev-ref", f"{w}/dev.conllu",
-                "--lang", lang_of(tb), "--epochs", str(epochs), "--hash-bits", str(hash_bits), "--jobs", str(jobs),
-                "--model", f"{w}/ipm{jobs}.wo"]
-        p, secs, rss = wo(*args)
-        t = json.loads(p.stdout)
-        rec["runs"][str(jobs)] = {"command": "wo " + " ".join(os.path.relpath(x, ROOT) if x.startswith(ROOT) else x
-                                                               for x in args),
-                                  "wall_seconds": round(secs, 1), "peak_rss_mb": round(rss),
-                                  "dev_bleu": round(t["dev_bleu"], 2), "best_epoch": t["best_epoch"],
-                                  "epoch_dev_bleu": [round(e["dev_bleu"], 2) for e in t["epochs"]],
-                                  "epoch_seconds": [e["seconds"] for e in t["epochs"]]}
-        log(f"{tb} --jobs {jobs}: {secs:.0f}s, dev {t['dev_bleu']:.2f}")
+    hash_bits = hash_bits or (LOCAL_HASH_BITS if orderer == "local" else 21)
+    rec = {"treebank": tb, "orderer": orderer, "epochs": epochs, "hash_bits": hash_bits,
+           "cpu": cpu_name(cores=False), "nproc": os.cpu_count(), "repeat": repeat, "runs": {}}
+    for rep in range(repeat):
+        for jobs in (1, 2):
+            args = ["sr", "train", "--train", f"{w}/train.t1", "--dev", f"{w}/dev.t1", "--dev-ref", f"{w}/dev.conllu",
+                    "--lang", lang_of(tb), "--orderer", orderer, "--epochs", str(epochs), "--hash-bits",
+                    str(hash_bits), "--jobs", str(jobs), "--model", f"{w}/ipm{jobs}.wo"]
+            if orderer == "local":
+                args[-2:-2] = ["--mwt", f"{w}/train.conllu", "--compact", "q8"]
+            p, secs, rss = wo(*args)
+            t = json.loads(p.stdout)
+            run = rec["runs"].setdefault(str(jobs), {
+                "command": "wo " + " ".join(os.path.relpath(x, ROOT) if x.startswith(ROOT) else x for x in args),
+                "wall_seconds_each": [], "peak_rss_mb": round(rss), "dev_bleu": round(t["dev_bleu"], 2),
+                "best_epoch": t["best_epoch"], "epoch_dev_bleu": [round(e["dev_bleu"], 2) for e in t["epochs"]],
+                "epoch_seconds": [e["seconds"] for e in t["epochs"]],
+                "dev_seconds": [e.get("dev_seconds") for e in t["epochs"]]})
+            run["wall_seconds_each"].append(round(secs, 1))
+            run["wall_seconds"] = round(statistics.median(run["wall_seconds_each"]), 1)
+            log(f"{tb} --orderer {orderer} --jobs {jobs}: {secs:.0f}s, dev {t['dev_bleu']:.2f}")
     r1, r2 = rec["runs"]["1"], rec["runs"]["2"]
     rec["speedup"] = round(r1["wall_seconds"] / r2["wall_seconds"], 2)
+    rec["epochs_speedup"] = round(sum(r1["epoch_seconds"]) / sum(r2["epoch_seconds"]), 2)
     rec["dev_bleu_difference"] = round(r2["dev_bleu"] - r1["dev_bleu"], 2)
     os.makedirs(RES, exist_ok=True)
-    with open(os.path.join(RES, f"ipm.{tb}.json"), "w") as f:
+    with open(os.path.join(RES, f"ipm.{tb}{'.local' if orderer == 'local' else ''}.json"), "w") as f:
         json.dump(rec, f, indent=1)
     log(f"{tb}: --jobs 2 is {rec['speedup']}x faster, dev BLEU {rec['dev_bleu_difference']:+.2f}")
     return rec
@@ -892,6 +906,7 @@ def main(argv=None) -> int:
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=1, help="train: parameter-mixing shards")
+    ap.add_argument("--repeat", type=int, default=1, help="ipm: side-by-side repetitions (median wall time)")
     ap.add_argument("--hash-bits", type=int, default=None, help="default: HASH_BITS, else 21")
     ap.add_argument("--suffix", default="", help="model name suffix (experiments)")
     ap.add_argument("--tb", nargs="*", default=None, help="treebank codes (default: all)")
@@ -922,7 +937,7 @@ def main(argv=None) -> int:
         elif a.step == "ship":
             ship(tb, log)
         elif a.step == "ipm":
-            ipm(tb, log, a.epochs)
+            ipm(tb, log, a.epochs, a.hash_bits, a.orderer, a.repeat)
         elif a.step == "speed":
             speed(tb, log)
     return 0

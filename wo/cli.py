@@ -279,12 +279,13 @@ def cmd_sr_train(a) -> int:
     if a.orderer == "local":
         from .sr.train import train_sr_local
 
-        if a.lm or a.jobs > 1 or a.backend == "dask":
-            _err("--lm, --jobs and --backend belong to --orderer search")
+        if a.lm:
+            _err("--lm belongs to --orderer search")
             return EXIT_USER
         rec = train_sr_local(train, dev, dev_refs, a.epochs, a.model, lex, train_refs=train_refs,
                              hash_bits=a.hash_bits or 20, beam=a.order_beam, seed=a.seed, meta=meta,
-                             contractions=contractions, compact=a.compact)
+                             contractions=contractions, compact=a.compact, jobs=a.jobs, backend=a.backend,
+                             scheduler=a.scheduler)
         print(json.dumps(rec, indent=1))
         return EXIT_OK
     rec = train_sr(train, dev, dev_refs, a.epochs, a.model, lex, train_refs=train_refs,
@@ -806,7 +807,7 @@ def _add_sr(sub) -> None:
     t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
     t.add_argument("--lang", default=None, help="ISO 639-1 language code (required): selects the language "
                    "module (en: lemminflect, a/an, contractions) and the detokenizer; 'xx' for none")
-    t.add_argument("--jobs", type=int, default=1,
+    t.add_argument("--jobs", type=_positive_int, default=1,
                    help="iterative parameter mixing over N shards trained in parallel (McDonald et al. 2010)")
     t.add_argument("--backend", default="loky", choices=["loky", "dask"])
     t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")

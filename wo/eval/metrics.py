@@ -72,11 +72,13 @@ class SRScores:
                 f"sacrebleu BLEU = {self.sacrebleu:.2f}  signature: {self.signature}")
 
 
-def sr_score(hyps: Sequence[str], refs: Sequence[str]) -> SRScores:
+def sr_score(hyps: Sequence[str], refs: Sequence[str], bleu_only: bool = False) -> SRScores:
     """SR automatic metrics of tokenized hypotheses against tokenized references (one str each).
 
     Both sides are lower-cased and split on whitespace (the SR evaluation script's
-    normalisation).  Raises ValueError if the lists differ in length.
+    normalisation).  bleu_only: compute the SR BLEU alone (epoch selection during training);
+    the other fields are then NaN ("" for the signature).  Raises ValueError if the lists
+    differ in length.
     """
     from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu
     from nltk.translate.nist_score import corpus_nist
@@ -88,6 +90,9 @@ def sr_score(hyps: Sequence[str], refs: Sequence[str]) -> SRScores:
     H = [h.lower().split() for h in hyps]
     R = [r.lower().split() for r in refs]
     bleu = corpus_bleu([[r] for r in R], H, smoothing_function=SmoothingFunction().method2)
+    if bleu_only:
+        nan = float("nan")
+        return SRScores(100.0 * bleu, nan, nan, nan, "", nan, len(R))
     try:
         nist = corpus_nist([[r] for r in R], H, n=4)
     except ZeroDivisionError:

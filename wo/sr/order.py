@@ -160,6 +160,7 @@ class LocalOrderer:
         return [_mmh3(_PACK[len(f)](*f), 0, signed=False) & m for f in fs]
 
     timed_out = False               # the last linearize/order ran past its deadline
+    lin_dropped = False             # the last search dropped lin constraints that admit no order
     final_beam: List[tuple] = []    # the complete orders the last order() left in its beam
 
     @staticmethod
@@ -194,20 +195,34 @@ class LocalOrderer:
         a ``time.perf_counter()`` value; past it, the best state is completed with the
         remaining items in :meth:`fallback_order` and ``self.timed_out`` is set.
         """
-        k = len(d.items)
-        B = self.beam if k <= WIDE_DOMAIN else max(2, self.beam * WIDE_DOMAIN * WIDE_DOMAIN // (k * k))
         a, b = self._arrays(d)
-        hu, hl, hr = d.ctx
-        g = np.asarray(gold, dtype=np.int32) if gold is not None else None
-        seq, score, gp, finished, final, status = self.core.order(a, b, hu, hl, hr, d.hi, g, deadline or 0.0, B)
-        if status == "stuck":   # the lin constraints admit no order (bad input): drop them
-            d.side = [0] * k
+        seq, score, gp, finished, final = self.search(a, b, d.ctx, d.hi, gold, deadline)
+        if self.lin_dropped:
+            d.side = [0] * len(d.items)
             d.cache = None
-            return self.order(d, gold, deadline)
+        return seq, score, gp, finished
+
+    def search(self, a: np.ndarray, b: np.ndarray, ctx: tuple, hi: int, gold=None,
+               deadline: Optional[float] = None) -> tuple:
+        """:meth:`order` on a domain's arrays (:meth:`_arrays`: atoms uint32 [10, k], ints int32
+        [2, k]; ctx: the head's (UPOS, lemma, relation) atoms; hi: the head's item; gold: int32
+        [k] or None).  Returns (sequence, score, gold prefix, finished, final beam); sets
+        ``final_beam``, ``timed_out`` and ``lin_dropped``: if the ``lin`` constraints admit no
+        order (bad input), the domain is ordered without them."""
+        k = a.shape[1]
+        B = self.beam if k <= WIDE_DOMAIN else max(2, self.beam * WIDE_DOMAIN * WIDE_DOMAIN // (k * k))
+        g = np.asarray(gold, dtype=np.int32) if gold is not None else None
+        hu, hl, hr = ctx
+        seq, score, gp, finished, final, status = self.core.order(a, b, hu, hl, hr, hi, g, deadline or 0.0, B)
+        self.lin_dropped = status == "stuck"
+        if self.lin_dropped:   # the lin constraints admit no order (bad input): drop them
+            b = b.copy()
+            b[0] = 0
+            seq, score, gp, finished, final, status = self.core.order(a, b, hu, hl, hr, hi, g, deadline or 0.0, B)
         if status == "timeout":
             self.timed_out = True
         self.final_beam = final
-        return seq, score, gp, finished
+        return seq, score, gp, finished, final
 
     # ------------------------------------------------------------------ sentences
     @staticmethod
@@ -337,37 +352,163 @@ def gold_domains(heads: Sequence[int], gold_pos: Sequence[int], lemmas, upos, de
                                 gold_pos) for v in range(1, n + 1) if kids[v]]
 
 
-def train_local(domains: Sequence[Domain], epochs: int, hash_bits: int = 20, beam: int = 16, seed: int = 1,
-                on_epoch: Optional[Callable[[int, np.ndarray, dict], None]] = None) -> np.ndarray:
-    """Averaged perceptron with early update over training domains (:func:`gold_domains`).
+class DomainSet:
+    """Training domains packed in flat numpy arrays, so that shards of them travel to worker
+    processes (parameter mixing) as a few buffers instead of thousands of objects.
+
+    Domain i has k_i = start[i + 1] - start[i] items; its atoms are ``atoms[10 * start[i]:
+    10 * start[i + 1]]`` viewed as uint32 [10, k_i] (the rows of :meth:`LocalOrderer._arrays`),
+    its side/rank ``ints[2 * start[i]: 2 * start[i + 1]]`` as int32 [2, k_i], its reference
+    order ``gold[start[i]: start[i + 1]]`` (int32 item indices); ``ctx`` uint32 [D, 3] (head
+    UPOS, lemma, relation atoms), ``hi`` int32 [D] (the head's item).
+    """
+
+    __slots__ = ("atoms", "ints", "gold", "start", "ctx", "hi")
+
+    def __init__(self, atoms: np.ndarray, ints: np.ndarray, gold: np.ndarray, start: np.ndarray,
+                 ctx: np.ndarray, hi: np.ndarray):
+        self.atoms, self.ints, self.gold, self.start, self.ctx, self.hi = atoms, ints, gold, start, ctx, hi
+
+    def __getstate__(self):
+        return (self.atoms, self.ints, self.gold, self.start, self.ctx, self.hi)
+
+    def __setstate__(self, st):
+        self.atoms, self.ints, self.gold, self.start, self.ctx, self.hi = st
+
+    def __len__(self) -> int:
+        return len(self.hi)
+
+    @classmethod
+    def of(cls, domains: Sequence[Domain]) -> "DomainSet":
+        """Pack training domains (each with ``gold``).  Raises ValueError for a domain without
+        its reference order."""
+        if any(d.gold is None for d in domains):
+            raise ValueError("a training domain needs its reference order (gold)")
+        arrs = [LocalOrderer._arrays(d) for d in domains]
+        start = np.zeros(len(domains) + 1, dtype=np.int64)
+        np.cumsum([len(d) for d in domains], out=start[1:])
+        cat = lambda xs, dt: np.concatenate(xs).astype(dt, copy=False) if xs else np.zeros(0, dt)
+        return cls(cat([a.ravel() for a, _ in arrs], np.uint32), cat([b.ravel() for _, b in arrs], np.int32),
+                   cat([np.asarray(d.gold, dtype=np.int32) for d in domains], np.int32), start,
+                   np.array([d.ctx for d in domains], dtype=np.uint32).reshape(-1, 3),
+                   np.array([d.hi for d in domains], dtype=np.int32))
+
+    @classmethod
+    def concat(cls, sets: Sequence["DomainSet"]) -> "DomainSet":
+        """The domains of ``sets`` in order, as one set."""
+        offs = np.cumsum([0] + [int(s.start[-1]) for s in sets])
+        start = np.concatenate([np.zeros(1, np.int64)] + [s.start[1:] + o for s, o in zip(sets, offs)])
+        return cls(np.concatenate([s.atoms for s in sets]), np.concatenate([s.ints for s in sets]),
+                   np.concatenate([s.gold for s in sets]), start,
+                   np.concatenate([s.ctx for s in sets]).reshape(-1, 3), np.concatenate([s.hi for s in sets]))
+
+    def take(self, idx: Sequence[int]) -> "DomainSet":
+        """The domains ``idx`` (in that order), as a new set."""
+        idx = np.asarray(idx, dtype=np.int64)
+        k = self.start[idx + 1] - self.start[idx]
+        start = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(k, out=start[1:])
+        items = np.repeat(self.start[idx] - start[:-1], k) + np.arange(start[-1])   # source item per new item
+        rows = lambda a, w: a.reshape(-1)[(np.repeat(w * self.start[idx] - w * start[:-1], w * k)
+                                           + np.arange(w * start[-1]))]
+        return DomainSet(rows(self.atoms, 10), rows(self.ints, 2), self.gold[items], start,
+                         self.ctx[idx], self.hi[idx])
+
+    def view(self, i: int) -> tuple:
+        """Domain i as (atoms uint32 [10, k], ints int32 [2, k], (hu, hl, hr), hi, gold int32 [k])."""
+        s, e = int(self.start[i]), int(self.start[i + 1])
+        k = e - s
+        hu, hl, hr = (int(x) for x in self.ctx[i])
+        return (self.atoms[10 * s:10 * e].reshape(10, k), self.ints[2 * s:2 * e].reshape(2, k), (hu, hl, hr),
+                int(self.hi[i]), self.gold[s:e])
+
+
+def _train_pass(lo: "LocalOrderer", ds: DomainSet, idx: Sequence[int], w: np.ndarray, u: np.ndarray,
+                c: float) -> Tuple[int, float]:
+    """One perceptron pass with early update over the domains ``idx`` of ``ds``, updating the
+    weights ``w`` (float32, the orderer's table) and the averaging accumulator ``u`` (float64)
+    in place; c: the averaging count before the pass.  Returns (updates, count after)."""
+    updates = 0
+    for i in idx:
+        a, b, ctx, hi, gold = ds.view(i)
+        seq, _, gp, full, _ = lo.search(a, b, ctx, hi, gold)
+        if seq != gp:
+            g = lo.core.features(a, b, ctx[0], ctx[1], ctx[2], hi, list(gp), full)
+            p = lo.core.features(a, b, ctx[0], ctx[1], ctx[2], hi, list(seq), full)
+            np.add.at(w, g, 1.0)
+            np.add.at(w, p, -1.0)
+            np.add.at(u, g, c)
+            np.add.at(u, p, -c)
+            updates += 1
+        c += 1
+    return updates, c
+
+
+def _mix_shard(state: tuple, batch: list) -> list:
+    """One shard's epoch of iterative parameter mixing (a joblib/Dask worker): from the shared
+    weights W (float32 [2^b]), accumulator U (float64 [2^b]) and averaging count c, one pass
+    over the shard's domains in a fixed-seed order; returns [(W, U, domains, updates)]."""
+    W0, U0, c0, bits, beam = state
+    out = []
+    for ds, seed in batch:
+        w, u = np.array(W0, dtype=np.float32), np.array(U0, dtype=np.float64)
+        lo = LocalOrderer(w, bits, beam)
+        idx = list(range(len(ds)))
+        random.Random(seed).shuffle(idx)
+        updates, _ = _train_pass(lo, ds, idx, w, u, c0)
+        out.append((w, u, len(ds), updates))
+    return out
+
+
+def train_local(domains, epochs: int, hash_bits: int = 20, beam: int = 16, seed: int = 1,
+                on_epoch: Optional[Callable[[int, np.ndarray, dict], None]] = None, jobs: int = 1,
+                backend: str = "loky", scheduler: Optional[str] = None) -> np.ndarray:
+    """Averaged perceptron with early update over training domains (:func:`gold_domains`, a
+    list of :class:`Domain` or a :class:`DomainSet`).
+
+    jobs > 1 (or backend "dask"): iterative parameter mixing (McDonald, Hall & Mann 2010,
+    Algorithm 2, uniform mixture), as :func:`wo.dep.train.mix_epoch` does for the search core:
+    the domains are cut once into ``jobs`` shards by a fixed-seed shuffle, each epoch every
+    shard makes one pass from the same weights in its own process (joblib "loky" processes, or a
+    Dask cluster at ``scheduler`` with ``backend="dask"``: the same code path,
+    :func:`wo.io.batch.map_batches`), and the shards' weights and averaging accumulators are
+    averaged (the averaging count advances by the mean shard size).  jobs = 1 is the plain
+    sequential perceptron.
 
     After each epoch ``on_epoch(epoch, averaged weights float32 [2^hash_bits], stats)`` is
-    called (stats: updates, seconds).  Returns the last epoch's averaged weights.
+    called (stats: updates, seconds, shards).  Returns the last epoch's averaged weights.
+    Raises ValueError for an unknown backend.
     """
+    ds = domains if isinstance(domains, DomainSet) else DomainSet.of(domains)
     w = np.zeros(1 << hash_bits, dtype=np.float32)   # perceptron steps of +-1: exact in float32
     u = np.zeros(1 << hash_bits, dtype=np.float64)
     lo = LocalOrderer(w, hash_bits, beam)
-    c = 1
+    c = 1.0
     rng = random.Random(seed)
-    idx = list(range(len(domains)))
+    idx = list(range(len(ds)))
+    mixing = jobs > 1 or backend == "dask"
+    if mixing:
+        from ..io.batch import map_batches
+
+        cut = idx[:]
+        random.Random(seed * 1000003).shuffle(cut)
+        shards = [ds.take(sorted(cut[k::jobs])) for k in range(jobs)]
     avg = None
     for ep in range(1, epochs + 1):
         t0 = time.perf_counter()
-        rng.shuffle(idx)
-        updates = 0
-        for i in idx:
-            d = domains[i]
-            seq, _, gp, full = lo.order(d, d.gold)
-            if seq != gp:
-                g = lo.seq_features(d, gp, full)
-                p = lo.seq_features(d, seq, full)
-                np.add.at(w, g, 1.0)
-                np.add.at(w, p, -1.0)
-                np.add.at(u, g, float(c))
-                np.add.at(u, p, -float(c))
-                updates += 1
-            c += 1
+        if mixing:
+            res = map_batches(_mix_shard, ((w, u, c, hash_bits, beam),),
+                              [(sh, seed * 7919 + ep * 101 + k) for k, sh in enumerate(shards)],
+                              jobs=jobs, chunk=1, backend=backend, scheduler=scheduler)
+            w[:] = np.mean([r[0] for r in res], axis=0, dtype=np.float64).astype(np.float32)
+            u[:] = np.mean([r[1] for r in res], axis=0)
+            c += float(np.mean([r[2] for r in res]))
+            updates = int(sum(r[3] for r in res))
+        else:
+            rng.shuffle(idx)
+            updates, c = _train_pass(lo, ds, idx, w, u, c)
         avg = (w - u / c).astype(np.float32)
         if on_epoch is not None:
-            on_epoch(ep, avg, {"updates": updates, "seconds": round(time.perf_counter() - t0, 2)})
+            on_epoch(ep, avg, {"updates": updates, "seconds": round(time.perf_counter() - t0, 2),
+                               "shards": jobs if mixing else 1})
     return avg

@@ -147,7 +147,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
     def dev_eval(model: Model) -> float:
         r = Realizer(model, lm=lm_model or "none")
         return sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev],
-                        list(dev_refs)).bleu
+                        list(dev_refs), bleu_only=True).bleu
 
     return run_training(insts, epochs, out, record, make_model, dev_eval if dev else None,
                         hash_bits=hash_bits, max_tau=max_tau, seed=seed, beam_factor=beam_factor,
@@ -159,7 +159,8 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
                    epochs: int, out: str, lexicon: Lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
                    hash_bits: int = 20, beam: int = 16, seed: int = 1,
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
-                   contractions=None, compact=False) -> dict:
+                   contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
+                   scheduler: Optional[str] = None) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
     head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
     best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
@@ -170,26 +171,31 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     candidate), the multiword-token table, ``compact``.  hash_bits: size of the weight table
     (2^hash_bits float32); beam: states per step of the domain search (recorded in the header,
     ``sr.order.beam``).  The lifting model of non-projective orders is learned as for
-    :func:`train_sr`.  Returns the training record (dropped sentences by reason, domains,
-    per-epoch seconds/updates/dev BLEU, best epoch).  Raises OSError if ``out`` cannot be written.
+    :func:`train_sr`.  jobs/backend/scheduler: the domains are built and the epochs trained
+    (iterative parameter mixing, :func:`wo.sr.order.train_local`) in ``jobs`` joblib
+    processes or on a Dask cluster; dev is decoded in this process.  Returns the training record (dropped sentences by
+    reason, domains, per-epoch seconds/updates/dev BLEU, best epoch).  Raises OSError if ``out``
+    cannot be written.
     """
     from ..eval.metrics import sr_score
+    from ..io.batch import map_batches
     from ..model import Model, TagDictionary
-    from .order import FEATURE_SET as ORDER_FEATURES, gold_domains, train_local
-    from .realizer import training_tree
+    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, train_local
 
     t_all = time.perf_counter()
     kept, kept_pos, reasons = training_sentences(train, train_refs, lexicon)
-    domains, lifted = [], 0
-    for s, pos in zip(kept, kept_pos):
-        heads, lin, was = training_tree(s, pos)
-        lifted += was
-        domains += gold_domains(heads, [p - 1 for p in pos], s.lemmas, s.upos, s.deprels, s.feats, lin,
-                                [f.lower() for f in s.forms])
+    par = {"jobs": jobs, "backend": backend, "scheduler": scheduler}
+    pairs = list(zip(kept, kept_pos))
+    n_chunks = 1 if jobs == 1 and backend != "dask" else 4 * max(1, jobs)
+    chunks = [pairs[i::n_chunks] for i in range(n_chunks)]
+    built = map_batches(_domain_chunk, (), chunks, chunk=1, **par)
+    domains = DomainSet.concat([b[0] for b in built])
+    lifted = sum(b[1] for b in built)
     log(f"SR training (local orderer) on {len(kept)} sentences, {len(domains)} domains ({lifted} non-projective "
         f"sentences projectivised); dropped: {dict(reasons) or 'none'}")
     record = {"epochs": [], "dropped": dict(reasons), "train_sentences": len(kept), "projectivised": lifted,
-              "domains": len(domains), "hash_bits": hash_bits, "beam": beam, "orderer": "local"}
+              "domains": len(domains), "hash_bits": hash_bits, "beam": beam, "orderer": "local", "jobs": jobs,
+              "backend": backend}
     record.update(meta or {})
     lift = lift_training(kept, kept_pos)
     record["lift_contexts"] = len(lift.table)
@@ -204,9 +210,8 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
         t1 = time.perf_counter()
         dev_bleu = None
         if dev:
-            r = Realizer(model, rerank_lm="none")
-            dev_bleu = sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev],
-                                list(dev_refs)).bleu
+            hyps = _realize_texts(model, dev)   # in parallel, shipping the model (7 MB for pt_bosque) cost more
+            dev_bleu = sr_score(hyps, list(dev_refs), bleu_only=True).bleu
         ent = dict(stats, epoch=ep, dev_bleu=dev_bleu, dev_seconds=round(time.perf_counter() - t1, 2))
         record["epochs"].append(ent)
         log(f"epoch {ep}: {stats['seconds']:.1f}s, updates {stats['updates']}, "
@@ -216,9 +221,35 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
             model.header["training"] = dict(record, best_epoch=ep, dev_bleu=dev_bleu)
             model.save(out)
 
-    train_local(domains, epochs, hash_bits, beam, seed, on_epoch)
+    train_local(domains, epochs, hash_bits, beam, seed, on_epoch, **par)
     final = Model.load(out, mmap=False)
     final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev else None,
                                     total_seconds=round(time.perf_counter() - t_all, 1))
     final.save(out, compact=compact)
     return final.header["training"]
+
+
+def _domain_chunk(batch: list) -> list:
+    """Worker of :func:`train_sr_local`: each item of ``batch`` is a list of (training sentence,
+    gold positions); returns per item (:class:`wo.sr.order.DomainSet` of its domains, number of
+    sentences projectivised)."""
+    from .order import DomainSet, gold_domains
+    from .realizer import training_tree
+
+    out = []
+    for pairs in batch:
+        doms, lifted = [], 0
+        for s, pos in pairs:
+            heads, lin, was = training_tree(s, pos)
+            lifted += was
+            doms += gold_domains(heads, [p - 1 for p in pos], s.lemmas, s.upos, s.deprels, s.feats, lin,
+                                 [f.lower() for f in s.forms])
+        out.append((DomainSet.of(doms), lifted))
+    return out
+
+
+def _realize_texts(model, batch: list) -> list:
+    """:func:`train_sr_local`'s dev decoding: the SR text of each T1 sentence of
+    ``batch`` with ``model`` (no LM reranking; a bad sentence gives its lemmas)."""
+    r = Realizer(model, rerank_lm="none")
+    return [r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in batch]
