@@ -75,17 +75,29 @@ def _pages():
     return [README] + sorted(DOCS.glob("*.md"))
 
 
+def _anchors(page: pathlib.Path):
+    """GitHub's anchors of a Markdown page's headings."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.S | re.M)
+    out = set()
+    for h in re.findall(r"^#{1,6} (.+)$", text, flags=re.M):
+        out.add(re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-"))
+    return out
+
+
 def test_every_relative_link_resolves():
     bad = []
     for page in _pages():
         text = page.read_text(encoding="utf-8")
         text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)   # links in code blocks are not links
         for target in re.findall(r"\]\(([^)\s]+)\)", text):
-            if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+            if re.match(r"^[a-z]+:", target):
                 continue
-            path = target.split("#")[0]
-            if not (page.parent / path).exists():
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path) if path else page
+            if not dest.exists():
                 bad.append(f"{page.relative_to(ROOT)}: {target}")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                bad.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
     assert not bad, bad
 
 
