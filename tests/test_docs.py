@@ -53,6 +53,9 @@ def test_results_page_is_what_the_records_give():
     page = (DOCS / "results.md").read_text(encoding="utf-8")
     assert page == text, "docs/results.md is stale: run python bench/results_doc.py"
     assert "[sr-multi.md](sr-multi.md)" in text
+    for section in re.split(r"^#{2,4} ", text, flags=re.M):
+        if "\n|" in section:   # a table names the command that reproduces it
+            assert "Reproduce" in section, section.splitlines()[0]
 
 
 def test_results_generator_is_deterministic_and_places_every_readme_record():
