@@ -97,7 +97,7 @@ def cmd_linearize(a) -> int:
     a.model = a.model or default_model("dep")
 
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
-            "timeout": a.timeout, "patience_factor": a.patience, "lm": a.lm}
+            "timeout": a.timeout, "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory}
     if a.tree_rerank:
         opts["tree_rerank"] = True
     try:
@@ -125,7 +125,7 @@ def _batch_run(a, go) -> int:
         summ = go(bar)
     except Interrupted as exc:
         bar.close()
-        _err(f"interrupted: {exc.done} sentences written to {display_name(a.output, 'stdout')}")
+        _err(str(exc))                         # how many records were kept, or that nothing was written
         return 130
     except FailFast as exc:
         bar.close()
@@ -340,7 +340,7 @@ def cmd_sr_realize(a) -> int:
             _err(f"{a.input}:{s.line}: {s.error}")
     bar = _bar(a.quiet, total=len(sents))
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
-            "patience_factor": a.patience, "lm": a.lm}
+            "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory}
     opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms,
                 lift_threshold=a.lift_threshold, form_penalty=a.form_penalty)
     res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
@@ -604,7 +604,7 @@ def cmd_ccg_linearize(a) -> int:
     a.model = a.model or default_model("ccg")
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
             "timeout": a.timeout, "lm": a.lm, "complete_beam": a.complete_beam,
-            "patience_factor": a.patience}
+            "patience_factor": a.patience, "max_memory": a.max_memory}
     return _batch_run(a, lambda bar: run(
         a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, seed=a.seed,
         jobs=a.jobs, on_error=a.on_error, max_length=a.max_length, progress=bar.update,
@@ -640,6 +640,9 @@ def _add_ccg(sub) -> None:
     li.add_argument("--budget-factor", type=_positive_float, default=None, help="pop budget in pops per word")
     li.add_argument("--beam-factor", type=_positive_float, default=None, help="chart size k*n")
     li.add_argument("--timeout", type=_nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
+    li.add_argument("--max-memory", type=_positive_float, default=None, metavar="MB",
+                    help="search memory per sentence in MiB (default 1536: a worker stays under ~2 GB); past it "
+                         "the search stops with what it has (status memory)")
     li.add_argument("--complete-beam", type=_positive_int, default=None, help="beam of the completion phases")
     li.add_argument("--patience", type=_nonneg_float, default=None,
                     help="pops per word spent after the first goal looking for a better one (default: model's)")
@@ -836,6 +839,9 @@ def _add_sr(sub) -> None:
     r.add_argument("--beam-factor", type=_positive_float, default=None)
     r.add_argument("--budget-factor", type=_positive_float, default=None)
     r.add_argument("--timeout", type=_nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
+    r.add_argument("--max-memory", type=_positive_float, default=None, metavar="MB",
+                   help="search memory per sentence in MiB (default 1536: a worker stays under ~2 GB); past it "
+                        "the search stops with what it has (status memory)")
     r.add_argument("--lm", default=None, help="LM path, or 'none' (default: the model's own, if any)")
     r.add_argument("--rerank-lm", default=None,
                    help="rerank the popped goal edges (search orderer) or each domain's final beam (local "
@@ -919,6 +925,9 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     li.add_argument("--budget-factor", type=_positive_float, default=None, help="pop budget in pops per word")
     li.add_argument("--beam-factor", type=_positive_float, default=None, help="chart size k*n")
     li.add_argument("--timeout", type=_nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
+    li.add_argument("--max-memory", type=_positive_float, default=None, metavar="MB",
+                    help="search memory per sentence in MiB (default 1536: a worker stays under ~2 GB); past it "
+                         "the search stops with what it has (status memory)")
     li.add_argument("--patience", type=_nonneg_float, default=None,
                     help="pops per word spent after the first goal looking for a better one (default: model's)")
     li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
@@ -1062,6 +1071,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point of the ``wo`` console script; returns the exit code (0, 1, 2 or 130)."""
+    from .io.batch import Interrupted
     from .io.text import InputError
     from .lm.files import LMError
     from .model import ModelError
@@ -1088,6 +1098,9 @@ def main(argv=None) -> int:
         return EXIT_USER
     except KeyboardInterrupt:
         _err("interrupted")
+        return 130
+    except Interrupted as exc:   # a batch that did not go through _batch_run (wo idl realize)
+        _err(str(exc))
         return 130
     except BrokenPipeError:   # the reader of standard output went away (`wo ... | head`)
         _stdout_gone()

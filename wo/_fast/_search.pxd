@@ -73,6 +73,9 @@ cdef class Search:
     cdef public long long last_edges
     cdef public long long total_edges
     cdef public long long last_goal    # edge returned by the last decode/forced call (-1: none)
+    cdef public long long edge_limit   # edges a decode may create, completions included (memory bound)
+    cdef public bint last_capped       # the last decode reached edge_limit
+    cdef double deadline               # decode(): monotonic time past which completions stop (0: none)
     cdef eid_t* goals               # goal edges popped by the last decode (n-best candidates)
     cdef int ngoals, cap_goals
     cdef public int phase           # 0 search, 1 beam completion, 2 merge completion, 3 glue merge
@@ -91,6 +94,7 @@ cdef class Search:
     cdef inline bint _greedy_before(self, eid_t a, eid_t b) noexcept nogil
     cdef void _sort_greedy(self, eid_t* ids, int m) noexcept nogil
     cdef object _result(self, eid_t goal, int status, long long pops)
+    cdef bint _out_of_bounds(self) noexcept nogil
     cdef eid_t _complete(self, int B) noexcept nogil
     cdef eid_t _merge_complete(self) noexcept nogil
     cdef double _rescore(self, eid_t e) noexcept nogil

@@ -51,11 +51,26 @@ cdef enum:
     S_TIMEOUT = 2      # wall-clock timeout: greedy default output
     S_COMPLETED = 3    # budget or timeout reached, goal found by completion over the chart
     S_GLUED = 4        # goal found by the glue merge completion (grammars with has_glue)
+    S_MEMORY = 5       # the edge limit (memory bound) cut the search: default output or completion
 STATUS_OK = S_OK
 STATUS_COMPLETED = S_COMPLETED
 STATUS_BUDGET = S_BUDGET
 STATUS_TIMEOUT = S_TIMEOUT
 STATUS_GLUED = S_GLUED
+STATUS_MEMORY = S_MEMORY
+EDGE_BYTES = 100   # measured resident bytes per edge (Edge struct, agenda entry, pools' share):
+                   # a 200-word bag, 9.2 M edges, 934 MB peak in one process with its model
+DEFAULT_MAX_MEMORY_MB = 1536   # default search memory per sentence: one worker stays under ~2 GB
+
+
+def edges_for_memory(max_memory_mb) -> int:
+    """The ``Search.edge_limit`` (edges) that keeps a decode's search memory near
+    ``max_memory_mb`` MiB (EDGE_BYTES resident bytes per edge; None: DEFAULT_MAX_MEMORY_MB).
+    Raises ValueError for a bound that is not positive."""
+    mb = DEFAULT_MAX_MEMORY_MB if max_memory_mb is None else float(max_memory_mb)
+    if not mb > 0:
+        raise ValueError(f"max_memory must be positive MiB, not {max_memory_mb!r}")
+    return max(1, int(mb * (1 << 20) / EDGE_BYTES))
 
 
 cdef inline double _now() noexcept nogil:
@@ -143,6 +158,9 @@ cdef class Search:
         self.goals = NULL
         self.ngoals = 0
         self.cap_goals = 0
+        self.edge_limit = (<long long>DEFAULT_MAX_MEMORY_MB << 20) // EDGE_BYTES
+        self.last_capped = False
+        self.deadline = 0.0
 
     def __init__(self, Grammar grammar not None, weights, int hash_bits, accum=None):
         if weights.shape[0] != (1 << hash_bits) or weights.dtype != np.float32:
@@ -422,6 +440,14 @@ cdef class Search:
         return order, analysis, score, status, pops, self.A.ne
 
     # ------------------------------------------------------------------ completion
+    cdef bint _out_of_bounds(self) noexcept nogil:
+        """True (and ``last_capped`` set at the edge limit) when a completion phase must stop:
+        the decode's edge limit or its deadline is reached."""
+        if self.edge_limit > 0 and self.A.ne >= self.edge_limit:
+            self.last_capped = True
+            return True
+        return self.deadline > 0 and _now() > self.deadline
+
     cdef eid_t _complete(self, int B) noexcept nogil:
         """Beam completion when the pop budget is exhausted (extension of section 3.4's default output).
 
@@ -457,8 +483,12 @@ cdef class Search:
             ns = 1
         while ns > 0:
             self.agenda.size = 0
+            if self._out_of_bounds():
+                break
             for t in range(ns):
                 s = states[t]
+                if self.A.ne >= self.edge_limit > 0:
+                    break
                 for i in range(nc):
                     c = cands[i]
                     if not disjoint(&self.A, &self.A.bits[self.A.E[s].bits], c):
@@ -536,11 +566,18 @@ cdef class Search:
                 pieces[np_] = bestleaf[t]
                 np_ += 1
         self.agenda.size = 0
+        if self.edge_limit > 0 and self.A.ne + 2 * <long long>np_ * np_ > self.edge_limit:
+            self.last_capped = True   # the pairs of pieces would not fit: the default output
+            np_ = 0
+        if self._out_of_bounds():
+            np_ = 0
         for i in range(np_):
             for j in range(np_):
                 if i != j and self.g.combine(self, pieces[i], pieces[j]) < 0:
                     np_ = 0
         while np_ > 1 and self.agenda.size > 0:
+            if self._out_of_bounds():
+                break
             e = heap_pop(&self.agenda)
             a = self.A.E[e].left
             b = self.A.E[e].right
@@ -591,12 +628,15 @@ cdef class Search:
         popped, keep popping for up to this many more pops (within max_pops) and return the
         best-scoring goal popped (goals are not expanded); 0 = stop at the first goal.
         Popped edges whose signature equals an earlier popped edge's are skipped (same string,
-        tree and future).
+        tree and future).  ``edge_limit`` (attribute, edges; default DEFAULT_MAX_MEMORY_MB MiB
+        / EDGE_BYTES) bounds the edges of the whole decode, completions included: the search
+        and the completions stop there, the status is 5 (memory) and ``last_capped`` is set;
+        the completion phases that follow a timeout stop at 1.5 x the timeout.
 
         Returns (order int32[n] leaf ids in output order, analysis (the grammar's: dependency
         heads int32[n]), scaled score float, status int (0 ok, 1 budget, 2 timeout,
-        3 completed, 4 glued: found by the glue merge of a grammar with ``has_glue``), pops
-        int, edges int).
+        3 completed, 4 glued: found by the glue merge of a grammar with ``has_glue``, 5 memory),
+        pops int, edges int).
         Raises ValueError without an instance, MemoryError when the pools cannot grow.
         """
         self.gold_only = False
@@ -609,11 +649,15 @@ cdef class Search:
         cdef int status = S_BUDGET, rc = 0
         cdef bint glued = False
         cdef double t0 = _now()
+        cdef long long limit = self.edge_limit if self.edge_limit > 0 else (<long long>1 << 62)
         self.ngoals = 0
+        self.last_capped = False
+        self.deadline = t0 + 1.5 * timeout if timeout > 0 else 0.0   # completions: half the timeout again
         with nogil:
             if self.g.leaves(self) < 0:
                 rc = -1
-            while rc == 0 and self.agenda.size > 0 and pops < max_pops and self.A.ne < max_edges:
+            while (rc == 0 and self.agenda.size > 0 and pops < max_pops and self.A.ne < max_edges
+                   and self.A.ne < limit):
                 if timeout > 0 and (pops & 15) == 0 and _now() - t0 > timeout:
                     if goal < 0:
                         status = S_TIMEOUT
@@ -676,6 +720,10 @@ cdef class Search:
                 self.phase = 0
                 if goal >= 0:
                     status = S_GLUED if glued else S_COMPLETED
+            if self.A.ne >= limit:
+                self.last_capped = True
+            if self.last_capped and status != S_OK:
+                status = S_MEMORY
         self.frozen = False
         if rc < 0:
             raise MemoryError("search pools could not grow")

@@ -22,7 +22,7 @@ from .core import CCGSearch
 from .grammar import Grammar
 from .instance import CCGTables, build_tree, dependency_heads, glue, make_instance
 
-STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed", 4: "glued"}
+STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed", 4: "glued", 5: "memory"}
 DEFAULT_BEAM_FACTOR = 6.0
 DEFAULT_BUDGET_FACTOR = 30.0
 DEFAULT_COMPLETE_BEAM = 16
@@ -105,15 +105,18 @@ class Linearizer:
     the n-gram LM whose scores are features (a :class:`wo.lm.LanguageModel`, a path, "none";
     default: the model's own, see :func:`wo.model.resolve_lm`); patience_factor: pops per word
     spent after the first goal edge looking for a better-scored one (0: stop at the first goal,
-    as Algorithm 1).  Options left None take the model header's ``decode`` values.  Raises
-    ModelError when the
-    model is not a CCG model, or its LM is missing or does not fit.
+    as Algorithm 1); max_memory: search memory per sentence in MiB (default 1536; past it the
+    search stops, status "memory", see :class:`wo.dep.Linearizer`).  Options left None take
+    the model header's ``decode`` values.  Raises ModelError when the model is not a CCG
+    model, or its LM is missing or does not fit; ValueError for a max_memory not positive.
     """
 
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
                  timeout: float = 0.0, complete_beam: Optional[int] = None, lm=None,
-                 patience_factor: Optional[float] = None):
+                 patience_factor: Optional[float] = None, max_memory: Optional[float] = None):
+        from .._fast._search import edges_for_memory
+
         self.model = model
         self.tables = tables_of(model)
         dec = model.header.get("decode", {})
@@ -125,6 +128,7 @@ class Linearizer:
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.lm = resolve_lm(model, lm)
         self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm)
+        self.core.search.edge_limit = edges_for_memory(max_memory)
 
     @classmethod
     def load(cls, path: str, **options) -> "Linearizer":

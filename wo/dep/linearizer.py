@@ -24,7 +24,7 @@ from ..model import Model, decode_option, named_file  # noqa: F401  (decode_opti
 from .core import DepSearch, resolve_lm
 from .instance import choose_given, make_instance, reveal
 
-STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed"}
+STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed", 5: "memory"}
 DEFAULT_BEAM_FACTOR = 6.0
 DEFAULT_BUDGET_FACTOR = 30.0
 DEFAULT_COMPLETE_BEAM = 32
@@ -206,7 +206,11 @@ class Linearizer:
     :func:`tree_rerankers_of`; the shipped LM model names the 4-gram, three EWT view LMs and the
     no-LM model: EWT test trees 78.65 -> 80.74 BLEU, 1.6x the decoding time).
     Unless beam or budget are given, inputs with at least half of their heads given use the
-    model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.  Raises ModelError via :meth:`load`.
+    model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.
+    max_memory: search memory per sentence in MiB (default 1536: a worker stays under about
+    2 GB); past it the search and its completions stop and the output is what they have (status
+    "memory"; every word still appears once).  Raises ModelError via :meth:`load`, ValueError
+    for a max_memory that is not positive.
     """
 
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
@@ -214,7 +218,8 @@ class Linearizer:
                  timeout: float = 0.0, complete_beam: Optional[int] = None,
                  patience_factor: Optional[float] = None, lm=None, rerank_lm=None,
                  rerank_weight: float = DEFAULT_RERANK_WEIGHT, rerank_models=(), rerank_lms=(),
-                 tree_rerank: bool = False):
+                 tree_rerank: bool = False, max_memory: Optional[float] = None):
+        from .._fast._search import edges_for_memory
         from ..model import require_system
 
         require_system(model, "dep")
@@ -245,6 +250,8 @@ class Linearizer:
         self.lm = resolve_lm(model, lm)
         self.question_labels = bool(model.header.get("question_labels", False))
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
+        self.max_memory = max_memory
+        self.core.search.edge_limit = edges_for_memory(max_memory)
 
     @classmethod
     def load(cls, path: str, **options) -> "Linearizer":
@@ -388,6 +395,7 @@ class Linearizer:
             raise ValueError("linearize_file needs a model loaded from a file (Linearizer.load)")
         opts = {"beam_factor": self.beam_factor, "budget_factor": self.budget_factor,
                 "max_pops": self.max_pops, "timeout": self.timeout, "complete_beam": self.complete_beam,
+                "max_memory": self.max_memory,
                 "patience_factor": self.patience_factor,
                 "lm": self.lm.path if self.lm is not None and self.lm.path else (None if self.lm else "none")}
         if self.rerank_lms:

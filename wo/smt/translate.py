@@ -56,7 +56,7 @@ class Translation:
     message: str = ""
 
 
-_STATUS = {0: "ok", 3: "completed", 1: "fallback", 2: "fallback", 4: "completed"}
+_STATUS = {0: "ok", 3: "completed", 1: "fallback", 2: "fallback", 4: "completed", 5: "memory"}
 
 
 class Translator:

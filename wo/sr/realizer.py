@@ -305,14 +305,20 @@ class Realizer:
     weight) pairs of LMs over views of the tree (:mod:`wo.lm.views`, e.g. the order of each
     head's dependents, ``wo lm train --conllu --view dep-mix``) added to the reranking score;
     None = the header's ``decode.rerank_lms``, "none" = none (``rerank_lm="none"`` turns both off).
-    Raises ValueError if the model is not an SR model, ModelError if its LM is missing.
+    max_memory: search memory per sentence in MiB of the search orderer (default 1536; past it
+    the search stops, status "memory", see :class:`wo.dep.Linearizer`; the local orderer's
+    memory is linear in the sentence).
+    Raises ValueError if the model is not an SR model or max_memory is not positive, ModelError
+    if its LM is missing.
     """
 
     def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
                  complete_beam: Optional[int] = None, timeout: float = 0.0,
                  patience_factor: Optional[float] = None, lm=None, articles: bool = True,
                  rerank_lm=None, rerank_weight: Optional[float] = None, gold_forms: bool = True,
-                 lift_threshold: Optional[float] = None, rerank_lms=None, form_penalty: Optional[float] = None):
+                 lift_threshold: Optional[float] = None, rerank_lms=None, form_penalty: Optional[float] = None,
+                 max_memory: Optional[float] = None):
+        from .._fast._search import edges_for_memory
         from ..dep.core import DepSearch
         from .mwt import Contractions
         from ..model import decode_option, resolve_lm
@@ -352,6 +358,7 @@ class Realizer:
             return
         self.lm = resolve_lm(model, lm)
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
+        self.core.search.edge_limit = edges_for_memory(max_memory)
 
     @classmethod
     def load(cls, path: str, **options) -> "Realizer":
