@@ -262,3 +262,24 @@ def test_longest_first_scheduling_keeps_input_order_and_results():
                       cost=lambda x: (x * 37) % 101)          # an order unlike the input's
     assert [r[:2] for r in two] == [r[:2] for r in one] == [(x, x * x + 7) for x in items]
     assert [r[0] for r in seen] == items                      # handed over in input order
+
+
+def test_schedule_keeps_a_growing_input_order_prefix():
+    """Batches come in windows of consecutive items (longest first inside), after the items
+    that alone would make a tail; every index once, so a finished prefix grows window by
+    window (what Ctrl-C keeps with --jobs > 1)."""
+    from wo.io.batch import schedule
+
+    costs = [(i * 37) % 101 + 1 for i in range(2000)]
+    costs[1500] = 10 ** 6                                     # one item costlier than all the others
+    groups = schedule(costs, 2, 32)
+    assert sorted(i for g in groups for i in g) == list(range(2000))
+    assert groups[0] == [1500]
+    seen, window = set(), 2 * 32
+    for k, g in enumerate(groups[1:], 1):
+        seen.update(g)
+        assert all(costs[a] >= costs[b] for a, b in zip(g, g[1:]))     # longest first inside a batch
+        if k % 2 == 0:                                              # a window = one batch per worker
+            rest = sorted(seen - {1500})
+            assert rest == [i for i in range(2000) if i != 1500][:len(rest)]
+    assert schedule([], 2, 32) == []

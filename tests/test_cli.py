@@ -309,3 +309,86 @@ def test_smt_input_without_translation_options_is_an_error_record_not_an_empty_l
     out = p.stdout.decode().splitlines()
     assert p.returncode == 1 and b"<stdin>:1: no translation options" in p.stderr
     assert out[0] == "abc" and out[1].strip()
+
+
+# ---------------------------------------------------------------- Ctrl-C (SIGINT to the process group)
+def _test_blocks(n=None):
+    """The first ``n`` sentences (all when None) of EWT test, as CoNLL-U blocks."""
+    with lzma.open(EWT / "en_ewt-ud-test.conllu.xz", "rt", encoding="utf-8") as fh:
+        blocks = [b for b in fh.read().split("\n\n") if b.strip()]
+    return blocks if n is None else blocks[:n]
+
+
+def _ctrl_c_when(args, ready, limit=15.0):
+    """Start ``wo ARGS`` in its own process group, wait until ``ready()`` (polled every 20 ms,
+    at most ``limit`` seconds), then send SIGINT to the whole group as a terminal's Ctrl-C does.
+    Returns (exit code, stderr text, whether ready() became true)."""
+    import signal
+    import time
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    p = subprocess.Popen([sys.executable, "-m", "wo.cli", *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, cwd=str(root), start_new_session=True)
+    t_end = time.monotonic() + limit
+    ok = False
+    while time.monotonic() < t_end and p.poll() is None:
+        if ready():
+            ok = True
+            break
+        time.sleep(0.02)
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    return p.returncode, err.decode(), ok
+
+
+def _temp_output(d):
+    """The temporary output file wo writes in directory ``d`` (None before it exists)."""
+    tmp = [x for x in d.iterdir() if x.name.startswith(".wo-out-")]
+    return tmp[0] if tmp else None
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_keeps_the_finished_prefix(tmp_path, jobs):
+    """Ctrl-C during `wo linearize --jobs 1|2` on EWT test: exit 130, one line saying how many
+    records were kept, and the output is the first N records of an uninterrupted run (with
+    --jobs 2 it used to keep 0: the longest sentences ran first, so no prefix was finished)."""
+    out = tmp_path / "o.txt"
+    out.write_text("an older run's output\n", encoding="utf-8")
+    src = str(EWT / "en_ewt-ud-test.conllu.xz")
+
+    def some_records():
+        t = _temp_output(tmp_path)
+        return t is not None and t.stat().st_size > 0
+
+    rc, err, ready = _ctrl_c_when(["linearize", "--jobs", jobs, "--input", src, "--output", str(out)], some_records)
+    assert ready, "no record was written within 15 s"
+    assert rc == 130 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    got = out.read_text(encoding="utf-8").splitlines()
+    n = len(got)
+    assert 0 < n < 2077 and f"kept the first {n} of 2077" in err, err
+    head = tmp_path / "head.conllu"
+    head.write_text("\n\n".join(_test_blocks(n)) + "\n\n", encoding="utf-8")
+    ref = _wo_cli(["linearize", "--jobs", "2", "--input", str(head), "--output", str(tmp_path / "ref.txt"), "--quiet"])
+    assert ref.returncode == 0, ref.stderr
+    assert out.read_bytes() == (tmp_path / "ref.txt").read_bytes()
+    assert _temp_output(tmp_path) is None
+
+
+def test_ctrl_c_before_any_record_keeps_the_old_output(tmp_path):
+    """Ctrl-C after the run has started but before its first record: the file already at the
+    output path is left as it was (not replaced by an empty file), exit 130."""
+    out = tmp_path / "o.txt"
+    out.write_text("an older run's output\n", encoding="utf-8")
+    src = str(EWT / "en_ewt-ud-test.conllu.xz")
+    rc, err, ready = _ctrl_c_when(["linearize", "--jobs", "2", "--input", src, "--output", str(out)],
+                                  lambda: _temp_output(tmp_path) is not None)
+    assert ready and rc == 130 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and "left as it was" in err, err
+    assert out.read_text(encoding="utf-8") == "an older run's output\n"
+    assert _temp_output(tmp_path) is None

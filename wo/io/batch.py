@@ -3,9 +3,13 @@
 Every input sentence gets exactly one output record, in input order; a sentence with a problem
 is reported as ``file:line: message`` and gets a fallback record (``on_error``).  Work is cut
 into chunks that joblib runs in worker processes (loky) or on a Dask cluster (consecutive
-sentences, or, given a cost estimate, the longest sentences first); each worker loads the
-model once (memory-mapped) and caches it.  Results do not depend
-on the number of workers: every sentence is decoded on its own with a deterministic budget.
+sentences, or, given a cost estimate, windows of consecutive sentences each run longest first,
+after any sentence expensive enough to make a tail on its own); each worker loads the model
+once (memory-mapped) and caches it.  Results do not depend on the number of workers: every
+sentence is decoded on its own with a deterministic budget.
+
+Records are written as soon as every earlier one is done, so after Ctrl-C the output is the
+longest finished prefix (an existing output file is kept when no record was finished).
 """
 from __future__ import annotations
 
@@ -16,11 +20,25 @@ ON_ERROR = ("fallback", "skip", "fail")
 
 
 class Interrupted(Exception):
-    """Ctrl-C during a run; ``done`` records were written."""
+    """Ctrl-C during a run.
 
-    def __init__(self, done: int):
-        super().__init__(f"interrupted after {done} sentences")
-        self.done = done
+    done: records kept (the first ``done`` records of the output, a valid prefix); total: records
+    the run would have written (None if unknown); output: the output as named to the user;
+    old_kept: nothing was written and a file already at the output path was left as it was.
+    ``str()`` is the one-line message for the user.
+    """
+
+    def __init__(self, done: int, total: Optional[int] = None, output: str = "", old_kept: bool = False):
+        of = f" of {total}" if total is not None else ""
+        where = f" in {output}" if output else ""
+        if done:
+            msg = f"interrupted: kept the first {done}{of} records{where}"
+        else:
+            msg = "interrupted before the first record was finished; nothing written"
+            if output and old_kept:
+                msg += f" ({output} left as it was)"
+        super().__init__(msg)
+        self.done, self.total, self.output, self.old_kept = done, total, output, old_kept
 
 
 class FailFast(Exception):
@@ -50,20 +68,44 @@ def _indexed(worker: Callable, args: tuple, ids: List[int], batch: list):
     return ids, worker(*args, batch)
 
 
+def schedule(costs: Sequence[float], jobs: int, chunk: int) -> List[List[int]]:
+    """The batches (lists of item indices) of a multi-process run, in dispatch order.
+
+    costs: an estimate of each item's decoding time; jobs: worker processes; chunk: the largest
+    batch.  Items that alone cost more than 1/(8 jobs) of the total come first, one per batch,
+    longest first (they would otherwise make a tail at the end).  The others follow in windows
+    of consecutive items (one batch per worker), each window longest first; batches hold at
+    most ``chunk`` items and are small enough that every worker gets about 8 of them.  Windows
+    keep the finished part of the output a growing prefix (what Ctrl-C keeps), while the
+    longest-first order inside a window and the next window's work fill the workers.  Returns
+    every index exactly once.  Raises nothing.
+    """
+    n = len(costs)
+    if n == 0:
+        return []
+    size = max(1, min(chunk, -(-n // (8 * jobs))))
+    total = float(sum(costs))
+    heavy = sorted((i for i in range(n) if costs[i] * 8 * jobs > total), key=lambda i: (-costs[i], i))
+    groups = [[i] for i in heavy]
+    skip = set(heavy)
+    rest = [i for i in range(n) if i not in skip]
+    window = size * jobs
+    for w in range(0, len(rest), window):
+        win = sorted(rest[w:w + window], key=lambda i: (-costs[i], i))
+        groups.extend(win[k:k + size] for k in range(0, len(win), size))
+    return groups
+
+
 def _longest_first(worker: Callable, args: tuple, items: Sequence, jobs: int, chunk: int,
                    cost: Callable, take: Callable) -> None:
-    """The local multi-process run with longest-processing-time-first scheduling: items sorted
-    by decreasing ``cost(item)`` (ties: input order) are cut into batches (at most ``chunk``
-    items, and small enough that every worker gets about 8 batches), run by ``jobs`` loky
-    processes as they become free, and handed to ``take`` in input order as soon as every
-    earlier item is done.  Results are those of the consecutive run: each item is decoded on
-    its own."""
+    """The local multi-process run with longest-first scheduling inside windows (:func:`schedule`):
+    the batches run in ``jobs`` loky processes as they become free, and results are handed to
+    ``take`` in input order as soon as every earlier item is done.  Results are those of the
+    consecutive run: each item is decoded on its own."""
     from joblib import Parallel, delayed
 
     n = len(items)
-    order = sorted(range(n), key=lambda i: (-cost(items[i]), i))
-    size = max(1, min(chunk, -(-n // (8 * jobs))))
-    groups = [order[i:i + size] for i in range(0, n, size)]
+    groups = schedule([cost(it) for it in items], jobs, chunk)
     slots: list = [None] * n
     done = [False] * n
     nxt = 0
@@ -76,7 +118,9 @@ def _longest_first(worker: Callable, args: tuple, items: Sequence, jobs: int, ch
         while nxt < n and done[nxt]:
             nxt += 1
         if nxt > start:
-            take(slots[start:nxt])
+            ready = slots[start:nxt]
+            slots[start:nxt] = [None] * (nxt - start)     # handed over: not kept twice
+            take(ready)
 
 
 def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, chunk: int = 32,
@@ -90,10 +134,13 @@ def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, c
     (local processes) or "dask" (joblib's Dask backend on the cluster at ``scheduler``, e.g.
     tcp://127.0.0.1:8786, or an in-process cluster when None); on_batch(results) is called as
     results become available in input order (batches of any size); cost(item) -> float, an
-    estimate of an item's decoding time: with jobs > 1 (loky), the most expensive items are
-    run first, in smaller batches, so no worker is left waiting on a long tail (the results
-    are the same as without).  Returns the list of all results.
-    Raises ValueError for an unknown backend.
+    estimate of an item's decoding time: with jobs > 1 (loky), batches are dispatched by
+    :func:`schedule` (windows of consecutive items, longest first inside each, after any item
+    costly enough to make a tail alone), in smaller batches, so no worker is left waiting on a
+    long tail and the results handed to ``on_batch`` grow as an input-order prefix (the
+    results are the same as without).  Returns the list of all results.
+    Raises ValueError for an unknown backend; KeyboardInterrupt passes through (the results
+    already handed to ``on_batch`` stand).
     """
     if backend not in ("loky", "dask"):
         raise ValueError(f"unknown backend {backend!r} (loky or dask)")
@@ -133,6 +180,58 @@ def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, c
     return results
 
 
+class _DeferInterrupt:
+    """Ctrl-C (SIGINT) held back while records are written, so the output never ends in half a
+    record: inside ``with guard.writing():`` a SIGINT is remembered and raised as
+    KeyboardInterrupt when the block ends; elsewhere it is raised at once.  Active only in the
+    main thread and when SIGINT has Python's default handler (else a no-op)."""
+
+    def __init__(self):
+        self.depth = 0
+        self.pending = False
+        self.old = None
+
+    def _handler(self, signum, frame):
+        if self.depth:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self.old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+            self.old = None
+        return False
+
+    def writing(self):
+        """A context manager for a block during which SIGINT waits."""
+        from contextlib import contextmanager
+
+        @contextmanager
+        def block():
+            self.depth += 1
+            try:
+                yield
+            finally:
+                self.depth -= 1
+            if self.depth == 0 and self.pending:
+                self.pending = False
+                raise KeyboardInterrupt
+
+        return block()
+
+
 def process(items: Sequence, input_path: str, output_path: str, *, prepare: Callable,
             decode_many: Callable, fallback: Callable, format_record: Callable,
             on_error: str = "fallback", keep_skipped: bool = False,
@@ -148,10 +247,14 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
     the fallback's, or an empty line under ``on_error='skip'`` (unless ``keep_skipped``, e.g.
     JSON lines that carry the status).  Results with status "error" count as failed too.
     Errors are reported as ``file:line: message`` (``report``) and kept in the summary.
+    Records are written (and flushed) as soon as every earlier record is done; Ctrl-C never
+    cuts a record in half.
     Raises ValueError for a bad ``on_error``, FailFast under ``on_error='fail'`` when any item
-    fails preparation (nothing is written), Interrupted on Ctrl-C (the records written so far
-    are kept: a valid prefix of the output).  Returns the :class:`Summary`.
+    fails preparation (nothing is written), Interrupted on Ctrl-C: the records finished so far
+    are kept (a valid prefix of the output), or, when there are none, nothing is written and a
+    file already at ``output_path`` is left as it was.  Returns the :class:`Summary`.
     """
+    import os
     import time
 
     from .text import AtomicWriter, display_name
@@ -163,42 +266,36 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
     summ = summary or Summary()
     summ.sentences = len(items)
     todo, shown, errors = [], {}, {}
-    for i, it in enumerate(items):
-        got = prepare(i, it)
-        if isinstance(got, str):
-            errors[i] = got
-            summ.errors.append(f"{name}:{it.line}: {got}")
-            report(f"{name}:{it.line}: {got}")
-            continue
-        shown[i], payload = got
-        todo.append((i, payload))
-    if errors and on_error == "fail":
-        raise FailFast(f"{len(errors)} sentence(s) failed; nothing written (--on-error fail)")
-    writer = AtomicWriter(output_path)
+    writer = None
     done = 0
     results: Dict[int, object] = {}
+    guard = _DeferInterrupt()
 
     def emit_ready():
         nonlocal done
-        while done < len(items) and (done in results or done in errors):
-            i = done
-            if i in errors:
-                res = fallback(items[i], errors[i])
-                summ.failed += 1
-                skip = on_error == "skip" and not keep_skipped
-                rec = "" if skip else format_record(items[i], res)
-            else:
-                res = results.pop(i)
-                if res.status == "error":
+        with guard.writing():
+            start = done
+            while done < len(items) and (done in results or done in errors):
+                i = done
+                if i in errors:
+                    res = fallback(items[i], errors[i])
                     summ.failed += 1
-                    summ.errors.append(f"{name}:{items[i].line}: {res.message}")
-                    report(f"{name}:{items[i].line}: {res.message}")
-                rec = format_record(shown[i], res)
-            summ.status[res.status] = summ.status.get(res.status, 0) + 1
-            writer.write(rec)
-            done += 1
+                    skip = on_error == "skip" and not keep_skipped
+                    rec = "" if skip else format_record(items[i], res)
+                else:
+                    res = results.pop(i)
+                    if res.status == "error":
+                        summ.failed += 1
+                        summ.errors.append(f"{name}:{items[i].line}: {res.message}")
+                        report(f"{name}:{items[i].line}: {res.message}")
+                    rec = format_record(shown[i], res)
+                summ.status[res.status] = summ.status.get(res.status, 0) + 1
+                writer.write(rec)
+                done += 1
+            if done > start:
+                writer.flush()          # on disk now: what Ctrl-C keeps
 
-    idx = [i for i, _ in todo]
+    idx: List[int] = []
     pos_in = 0
 
     def on_batch(batch_results):
@@ -210,16 +307,37 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
         if progress:
             progress(len(batch_results))
 
-    try:
-        emit_ready()
-        decode_many([p for _, p in todo], on_batch)
-        emit_ready()
-        writer.commit()
-    except KeyboardInterrupt:
-        writer.commit()
-        raise Interrupted(done) from None
-    except BaseException:
-        writer.abort()
-        raise
+    with guard:
+        try:
+            for i, it in enumerate(items):
+                got = prepare(i, it)
+                if isinstance(got, str):
+                    errors[i] = got
+                    summ.errors.append(f"{name}:{it.line}: {got}")
+                    report(f"{name}:{it.line}: {got}")
+                    continue
+                shown[i], payload = got
+                todo.append((i, payload))
+            if errors and on_error == "fail":
+                raise FailFast(f"{len(errors)} sentence(s) failed; nothing written (--on-error fail)")
+            writer = AtomicWriter(output_path)
+            idx = [i for i, _ in todo]
+            emit_ready()
+            decode_many([p for _, p in todo], on_batch)
+            emit_ready()
+            writer.commit()
+        except KeyboardInterrupt:
+            old_kept = False
+            if writer is not None:
+                if done:
+                    writer.commit()     # the finished prefix replaces the old file
+                else:
+                    old_kept = writer.tmp is not None and os.path.exists(writer.path)
+                    writer.abort()      # nothing finished: an existing file stays as it was
+            raise Interrupted(done, len(items), display_name(output_path, "stdout"), old_kept) from None
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
     summ.seconds = time.perf_counter() - t0
     return summ

@@ -181,6 +181,12 @@ class AtomicWriter:
         """Append one record and a newline."""
         self.fh.write(record + "\n")
 
+    def flush(self) -> None:
+        """Push the records written so far to the file (the temporary file until commit; an
+        ``.xz`` output keeps its compressor's buffer).  Raises OSError (BrokenPipeError for a
+        closed pipe)."""
+        self.fh.flush()
+
     def commit(self) -> None:
         """Close and rename the temporary file into place (raises OSError on failure)."""
         self._close()
