@@ -1,6 +1,7 @@
 """GYRO's phrase index on real text: the look-up returns all and only the n-grams whose tokens
 form a sub-multiset of the bag (brute force), local and Dask builds give the same bytes, bad
 files are refused, and the CLI round trip."""
+import pathlib
 import random
 import struct
 from collections import Counter
@@ -116,3 +117,18 @@ def test_cli_index_and_lookup(dev_text, tmp_path, capsys, monkeypatch):
     got = json.loads(lines[0])
     assert "of the" in got and all(len(p.split()) <= 3 for p in got)
     assert main(["gyro", "index", "--text", dev_text[0], "--out", str(out), "--max-n", "9"]) == 2
+
+
+@pytest.mark.parametrize("verb", ["lookup", "realize"])
+def test_a_file_that_is_not_an_index_is_one_line_exit_2(tmp_path, verb):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "not.woidx"
+    bad.write_text("hello\n", encoding="utf-8")
+    extra = ["--lm", "corpora/models/wo-en-4gram.wolm"] if verb == "realize" else []
+    p = subprocess.run([sys.executable, "-m", "wo.cli", "gyro", verb, "--index", str(bad), *extra, "--input", "-"],
+                       input="the dog\n", capture_output=True, text=True, timeout=60,
+                       cwd=str(pathlib.Path(__file__).resolve().parent.parent))
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert str(bad) in p.stderr and len(p.stderr.strip().splitlines()) == 1

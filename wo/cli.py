@@ -677,10 +677,14 @@ def cmd_gyro_index(a) -> int:
 
 def cmd_gyro_lookup(a) -> int:
     """``wo gyro lookup``: the indexed phrases of each input bag, one JSON list per line."""
-    from .gyro.index import PhraseIndex
+    from .gyro.index import PhraseIndex, PhraseIndexError
     from .io.text import AtomicWriter, open_text
 
-    idx = PhraseIndex.load(a.index)
+    try:
+        idx = PhraseIndex.load(a.index)
+    except PhraseIndexError as exc:
+        _err(str(exc))
+        return EXIT_USER
     w = AtomicWriter(a.output)
     try:
         with open_text(a.input) as fh:
@@ -696,6 +700,7 @@ def cmd_gyro_lookup(a) -> int:
 
 def cmd_gyro_realize(a) -> int:
     """``wo gyro realize``: GYRO (Algorithm 3) over a phrase index and an n-gram LM."""
+    from .gyro.index import PhraseIndexError
     from .gyro.realize import run
 
     try:
@@ -708,7 +713,7 @@ def cmd_gyro_realize(a) -> int:
             levels=tuple(a.levels.split(",")), min_n=a.min_n, rule_penalty=a.rule_penalty, timeout=a.timeout,
             **({"dep_model": a.dep_model, "dep_weight": a.dep_weight, "dep_nbest": a.dep_nbest,
                 "dep_own": not a.no_dep_own} if a.dep_model else {})))
-    except ValueError as exc:                  # a bad option (r, beta, nbest, format)
+    except (ValueError, PhraseIndexError) as exc:   # a bad option (r, beta, nbest, format) or index file
         _err(str(exc))
         return EXIT_USER
 
