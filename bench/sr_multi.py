@@ -226,9 +226,10 @@ RERANK_GRID = ((0.0, 0.5, 1.0, 2.0, 3.0), (0.0, 0.25, 0.5, 1.0, 2.0))   # words 
 PATIENCE = 100.0   # pops per word after the first goal, as the English model (the n-best to rerank)
 
 
-def relex(tb: str, log) -> bool:
-    """Give a model trained with the scheme-1 inflection contexts the current learned inflection
-    model (:mod:`wo.sr.morph`), rebuilt from its training T1 exactly as ``wo sr train`` builds it.
+def relex(tb: str, log, model: Optional[str] = None) -> bool:
+    """Give a model trained with an older inflection model (scheme-1 contexts, no character LM)
+    the current learned inflection model (:mod:`wo.sr.morph`), rebuilt from its training T1
+    exactly as ``wo sr train`` builds it (model: default out/sr-multi/TB/wo.wo).
     The weights are unchanged, and so is every training candidate set (training tokens are all in
     the lexicon table, which the inflection model never overrides), so this equals retraining.
     Refuses (ValueError) when the rebuilt lexicon table differs from the model's.  Returns True
@@ -238,10 +239,10 @@ def relex(tb: str, log) -> bool:
     from wo.sr.inflect import Lexicon
     from wo.sr.t1 import read_t1
 
-    model = os.path.join(WORK, tb, "wo.wo")
+    model = model or os.path.join(WORK, tb, "wo.wo")
     head, _ = Model.read_header(model)
     lx = head["sr"]["lexicon"]
-    if lx.get("inflector", {}).get("scheme", 1) >= 2:
+    if lx.get("inflector", {}).get("scheme", 1) >= 2 and "char_weight" in lx.get("inflector", {}):
         return False
     new = Lexicon.build(_lexicon_sentences(read_t1(os.path.join(WORK, tb, "train.t1")), None), lang=lx.get("lang"))
     if new.table != lx["table"]:
@@ -249,7 +250,8 @@ def relex(tb: str, log) -> bool:
     m = Model.load(model, mmap=False)
     m.header["sr"] = dict(m.header["sr"], lexicon=new.to_json())
     m.save(model, compact=head.get("weights_dtype") or False)
-    log(f"{tb}: inflection model rebuilt with context scheme 2")
+    log(f"{tb}: inflection model rebuilt (context scheme 2, character LM weight "
+        f"{new.inflector.char_weight if new.inflector else None})")
     return True
 
 
@@ -899,8 +901,8 @@ def ipm(tb: str, log, epochs: int = 2, hash_bits: Optional[int] = None, orderer:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["prepare", "train", "tune", "rerank", "eval", "ship", "ship-english", "table",
-                                     "ipm", "speed"])
+    ap.add_argument("step", choices=["prepare", "train", "relex", "tune", "rerank", "eval", "ship", "ship-english",
+                                     "table", "ipm", "speed"])
     ap.add_argument("--orderer", default="local", choices=["local", "search"], help="train: the model's orderer")
     ap.add_argument("--split", default="test", choices=["test", "dev"])
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
@@ -928,6 +930,8 @@ def main(argv=None) -> int:
                 train(tb, log, a.epochs, a.hash_bits or LOCAL_HASH_BITS, a.suffix, orderer="local")
             else:
                 train(tb, log, a.epochs, a.hash_bits or HASH_BITS.get(tb, 21), a.suffix, a.jobs, orderer="search")
+        elif a.step == "relex":
+            relex(tb, log, a.model)
         elif a.step == "tune":
             tune(tb, log, a.suffix)
         elif a.step == "eval":

@@ -13,7 +13,7 @@ from wo.eval import sr_score
 from wo.io import read_conllu
 from wo.sr.inflect import Lexicon, morph_key, parse_feats
 from wo.sr.lang import language
-from wo.sr.morph import EditInflector, apply_script, edit_script
+from wo.sr.morph import CHAR_WEIGHTS, CharLM, EditInflector, apply_script, build_inflector, edit_script
 from wo.sr.mwt import Contractions, read_ranges, surface_tokens
 from wo.sr.realizer import Realizer
 from wo.sr.t1 import SRSentence, format_t1, make_input, read_t1
@@ -99,6 +99,46 @@ def test_learned_inflection_beats_the_lemma_on_unseen_words():
     # JSON round trip keeps the predictions
     back = EditInflector.from_json(json.loads(json.dumps(inf.to_json())))
     assert all(back.predict(l, u, m) == inf.predict(l, u, m) for l, u, m, _ in unseen[:50])
+
+
+def test_character_lm_weight_is_chosen_on_held_out_tokens_and_kept_in_json():
+    train = read_conllu(str(TRAIN))
+    ex, sid = [], []
+    for k, s in enumerate(train[:340]):
+        for i in range(len(s)):
+            ex.append((s.lemmas[i], s.upos[i], morph_key(parse_feats(s.feats[i])),
+                       Lexicon.surface(s.forms[i], s.lemmas[i], i)))
+            sid.append(k)
+    inf = build_inflector(ex, sid)
+    assert inf.char_weight in CHAR_WEIGHTS and (inf.char_lm is None) == (inf.char_weight == 0)
+    # the character LM prefers the language's words to scrambled letters
+    lm = CharLM.build(f for *_, f in ex)
+    assert lm.score("casas") > lm.score("cssaa") and lm.score("governo") > lm.score("gvoerno")
+    back = CharLM.from_json(json.loads(json.dumps(lm.to_json())))
+    assert abs(back.score("governo") - lm.score("governo")) < 1e-3
+    inf.char_lm, inf.char_weight = lm, 0.5
+    back = EditInflector.from_json(json.loads(json.dumps(inf.to_json())))
+    assert back.char_weight == 0.5 and back.char_lm is not None
+    held = [(s.lemmas[i], s.upos[i], morph_key(parse_feats(s.feats[i]))) for s in train[340:] for i in range(len(s))]
+    assert all(back.predict(*t) == inf.predict(*t) for t in held[:200])
+
+
+def test_character_lm_reranks_the_scripts():
+    """Plural -ler after front vowels, -lar after back ones (Turkish): for an unseen lemma the
+    suffix table backs off to contexts where -lar is more frequent; a character LM of forms that
+    look like 'zeytler' makes -ler win, in proportion to its weight."""
+    front = ["ev", "göz", "el"]
+    back = ["kol", "kız", "at", "yol", "kuş", "dost", "kap"]
+    ex = [(lemma, "NOUN", "Number=Plur", lemma + "ler") for lemma in front]
+    ex += [(lemma, "NOUN", "Number=Plur", lemma + "lar") for lemma in back]
+    inf = EditInflector.build(ex)
+    assert inf.predict("zeyt", "NOUN", "Number=Plur", k=2) == ["zeytlar", "zeytler"]   # the table alone
+    inf.char_lm = CharLM.build(["zeytler", "zeytinler", "evler", "eller"])
+    assert inf.char_lm.score("zeytler") > inf.char_lm.score("zeytlar")
+    inf.char_weight = 0.0
+    assert inf.predict("zeyt", "NOUN", "Number=Plur", k=1) == ["zeytlar"]
+    inf.char_weight = 1.0
+    assert inf.predict("zeyt", "NOUN", "Number=Plur", k=2) == ["zeytler", "zeytlar"]
 
 
 def test_contractions_learned_from_range_lines():

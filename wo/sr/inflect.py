@@ -112,14 +112,14 @@ class Lexicon:
         lang: ISO 639-1 code of the language module (``english=True`` is the older spelling of
         ``lang="en"``); learned: the edit-script classifier (:mod:`wo.sr.morph`), else the
         older suffix rules."""
-        from .morph import EditInflector
+        from .morph import build_inflector
 
         if english is not None and lang is None:
             lang = "en" if english else None
         table: Dict[str, Counter] = defaultdict(Counter)
         rules: Dict[str, Dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-        examples = []
-        for s in sents:
+        examples, sentence = [], []
+        for si, s in enumerate(sents):
             for i in range(len(s)):
                 lemma, form = s.lemmas[i], s.forms[i]
                 if lemma == "_" or not form:
@@ -130,6 +130,7 @@ class Lexicon:
                 mk = morph_key(parse_feats(s.feats[i]))
                 if learned:
                     examples.append((lemma, s.upos[i], mk, f))
+                    sentence.append(si)
                     continue
                 strip, suf = _edit(lemma.lower(), f.lower())
                 rk = f"{s.upos[i]}\t{mk}"
@@ -138,7 +139,7 @@ class Lexicon:
                         rules[rk][lemma.lower()[len(lemma) - n:]][f"{strip}\t{suf}"] += 1
         return cls({k: dict(v) for k, v in table.items()},
                    {k: {e: dict(c) for e, c in v.items()} for k, v in rules.items()},
-                   lang, min_share, inflector=EditInflector.build(examples) if learned else None)
+                   lang, min_share, inflector=build_inflector(examples, sentence) if learned else None)
 
     def to_json(self) -> dict:
         """JSON-serialisable form (stored in the model header)."""
