@@ -149,7 +149,8 @@ def test_a_model_of_another_system_is_refused_in_one_line(args, says):
 @pytest.mark.parametrize("args", [["linearize", "--budget", "0"], ["linearize", "--beam-factor", "0"],
                                   ["linearize", "--timeout", "-1"], ["sr", "realize", "--timeout", "nan"],
                                   ["sr", "train", "--epochs", "0", "--train", "x", "--model", "y"],
-                                  ["ccg", "linearize", "--budget-factor", "-3"]])
+                                  ["ccg", "linearize", "--budget-factor", "-3"],
+                                  ["smt", "translate", "--beta", "nan"], ["smt", "translate", "--beta", "1.5"]])
 def test_impossible_search_settings_are_usage_errors(args):
     root = pathlib.Path(__file__).resolve().parent.parent
     p = subprocess.run([sys.executable, "-m", "wo.cli", *args, "--input", os.devnull], capture_output=True,
@@ -392,3 +393,35 @@ def test_ctrl_c_before_any_record_keeps_the_old_output(tmp_path):
     assert len(err.strip().splitlines()) == 1 and "left as it was" in err, err
     assert out.read_text(encoding="utf-8") == "an older run's output\n"
     assert _temp_output(tmp_path) is None
+
+
+def test_smt_every_chinese_line_gives_a_translation_or_a_file_line_error(tmp_path):
+    """Every input line of `wo smt translate` gives a non-empty output line, or an error named
+    file:line with exit 1 while the other lines are still translated.  Lines without any
+    translation option (Latin text, digits, punctuation the table lacks, emoji, control and
+    zero-width characters, a lone BOM) used to give an empty line with exit 0."""
+    import unicodedata
+
+    lines = ["你好", "", "   ", "\u3000", "\x0c", "。", "，。！？", "abc", "123", "\x01\x02", "\u200b",
+             "…", "——", "\x00", "🙂", "\ufeff", "我不干了。", "xqz qqv 你", "的", "《》"]
+    src = tmp_path / "zh.txt"
+    src.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8") + b"\n")   # and a BOM first
+    p = _wo_cli(["smt", "translate", "--input", str(src), "--output", str(tmp_path / "en.txt"),
+                 "--format", "jsonl"])
+    err = p.stderr.decode()
+    assert p.returncode == 1 and "Traceback" not in err, err
+    out = [json.loads(x) for x in (tmp_path / "en.txt").read_text(encoding="utf-8").splitlines()]
+    assert len(out) == len(lines)
+
+    def blank(s):      # nothing visible: separators, control and format characters only
+        return all(unicodedata.category(c)[0] in "CZ" for c in s)
+
+    for no, (line, rec) in enumerate(zip(lines, out), 1):
+        named = f"{src}:{no}: " in err
+        assert named == (rec["status"] == "error"), (line, rec)
+        assert named or not blank(rec["text"]), (line, rec)
+    for no in (1, 6, 17, 19):                       # real Chinese: translated
+        assert out[no - 1]["status"] in ("ok", "completed") and not blank(out[no - 1]["text"])
+    assert out[0]["text"] == out[0]["text"].lstrip("\ufeff")
+    assert all(f"{src}:{no}: empty line" in err for no in (2, 3, 4, 5))
+    assert all(f"{src}:{no}: no visible characters" in err for no in (10, 11, 14, 16))

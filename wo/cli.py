@@ -39,6 +39,7 @@ def _number(cast, ok, what):
 _positive_int = _number(int, lambda v: v > 0, "a positive integer")
 _positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive number")
 _nonneg_float = _number(float, lambda v: 0 <= v < float("inf"), "0 or more")
+_share = _number(float, lambda v: 0 < v <= 1, "in (0, 1]")
 
 
 def _bar(quiet: bool, **kw):
@@ -1031,7 +1032,7 @@ def _add_smt(sub) -> None:
     tr.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
     tr.add_argument("--beam-factor", type=_positive_float, default=None, help="chart size k (k*n edges); default: the model's")
     tr.add_argument("--max-pops", type=_positive_int, default=None, help="expansions L; default: the model's")
-    tr.add_argument("--beta", type=float, default=None, help="share of source words a goal covers; default: the model's")
+    tr.add_argument("--beta", type=_share, default=None, help="share of source words a goal covers, in (0, 1]; default: the model's")
     tr.add_argument("--max-length", type=_positive_int, default=100, help="refuse longer sentences (source words)")
     tr.add_argument("--jobs", type=int, default=1)
     tr.add_argument("--quiet", action="store_true")

@@ -232,16 +232,21 @@ TSV_HEADER = "en\tzh\tattribution"
 
 def read_lines(path: str, column: str = "zh") -> List[Line]:
     """Input sentences, one per line (``-`` = standard input; ``.xz``/``.gz`` read
-    transparently); invalid UTF-8 and empty lines become items with an error.  A file whose
-    first line is the Tatoeba TSV header ``en<TAB>zh<TAB>attribution`` is read as pairs and
-    ``column`` ("zh" or "en") is taken from each line (a line without it: an error item)."""
-    from ..io.text import read_bytes
+    transparently; a leading byte order mark is dropped); invalid UTF-8, empty lines and lines
+    with nothing visible (only control, format or space characters such as NUL or U+200B)
+    become items with an error.  A file whose first line is the Tatoeba TSV header
+    ``en<TAB>zh<TAB>attribution`` is read as pairs and ``column`` ("zh" or "en") is taken from
+    each line (a line without it: an error item).  Raises FileNotFoundError (and OSError) for
+    an input that cannot be read."""
+    from ..io.text import BOM, read_bytes
 
     data = read_bytes(path)
+    if data.startswith(BOM):
+        data = data[len(BOM):]
     raw = data.split(b"\n")
     if raw and raw[-1] == b"":
         raw.pop()
-    tsv = bool(raw) and raw[0].rstrip(b"\r").lstrip(b"\xef\xbb\xbf") == TSV_HEADER.encode()
+    tsv = bool(raw) and raw[0].rstrip(b"\r") == TSV_HEADER.encode()
     col = ("en", "zh").index(column)
     out = []
     for no, r in enumerate(raw, 1):
@@ -260,8 +265,19 @@ def read_lines(path: str, column: str = "zh") -> List[Line]:
                 out.append(Line(None, no, "expected 3 tab-separated columns (en, zh, attribution)"))
                 continue
             t = cols[col]
-        out.append(Line(t, no, None if t.strip() else "empty line"))
+        out.append(Line(t, no, _line_error(t)))
     return out
+
+
+def _line_error(text: str) -> Optional[str]:
+    """Why a line cannot be a sentence (None if it can): empty, or nothing visible in it."""
+    import unicodedata
+
+    if not text.strip():
+        return "empty line"
+    if all(unicodedata.category(c)[0] in "CZ" for c in text):
+        return "no visible characters (only control, format or space characters)"
+    return None
 
 
 def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None, jobs: int = 1,
