@@ -414,15 +414,30 @@ def cmd_lm_train(a) -> int:
     if a.view != "words" and is_arpa_name(a.out):
         _err(f"{a.out}: --view {a.view} is recorded in wo's binary header; ARPA cannot hold it")
         return EXIT_USER
+    if a.tokenize and not a.text:
+        _err("--tokenize needs --text (raw paragraphs)")
+        return EXIT_USER
     tmp = None
+    tok_stats = None
+    log = (lambda m: None) if a.quiet else (lambda m: print(m, file=sys.stderr))
     try:
         paths = a.text
         if a.conllu:
             tmp = _view_text(a.conllu, a.view)
             paths = [tmp]
+        elif a.tokenize:
+            import tempfile
+
+            from .lm.tokenize import tokenize_files
+
+            fd, tmp = tempfile.mkstemp(prefix="wo-lm-tok-", suffix=".txt")
+            os.close(fd)
+            tok_stats = tokenize_files(a.text, tmp, lang=a.tokenize, jobs=a.jobs, backend=a.backend,
+                                       scheduler=a.scheduler, log=log)
+            log(f"tokenized: {tok_stats}")
+            paths = [tmp]
         t = train(paths, a.order, vocab_min_count=a.vocab_min_count, prune=a.prune, jobs=a.jobs,
-                  backend=a.backend, scheduler=a.scheduler, max_tokens=a.max_tokens,
-                  log=lambda m: None if a.quiet else print(m, file=sys.stderr))
+                  backend=a.backend, scheduler=a.scheduler, max_tokens=a.max_tokens, log=log)
     except ValueError as exc:
         _err(str(exc))
         return EXIT_USER
@@ -431,9 +446,26 @@ def cmd_lm_train(a) -> int:
             os.unlink(tmp)
     if a.conllu:
         t.meta.update(sources=[os.path.basename(p) for p in a.conllu], view=a.view)
+    if tok_stats is not None:
+        t.meta.update(sources=[os.path.basename(p) for p in a.text], tokenized=dict(tok_stats, lang=a.tokenize))
     save_tables(t, a.out)
     if not a.quiet:
         _err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()})")
+    return EXIT_OK
+
+
+def cmd_lm_tokenize(a) -> int:
+    """``wo lm tokenize``: raw paragraphs -> tokenized sentences (wo.lm.tokenize)."""
+    from .lm.tokenize import tokenize_files
+
+    try:
+        st = tokenize_files(a.input, a.output, lang=a.lang, jobs=a.jobs, backend=a.backend, scheduler=a.scheduler,
+                            log=(lambda m: None) if a.quiet else _err)
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USER
+    if not a.quiet:
+        _err(f"wrote {a.output}: " + ", ".join(f"{k} {v}" for k, v in st.items()))
     return EXIT_OK
 
 
@@ -501,6 +533,9 @@ def _add_lm(sub) -> None:
     ls = lm.add_subparsers(dest="verb", required=True, metavar="VERB")
     t = ls.add_parser("train", help="estimate an interpolated modified Kneser-Ney LM")
     t.add_argument("--text", nargs="+", default=None, help="tokenized text, one sentence per line (.xz/.gz ok)")
+    t.add_argument("--tokenize", default=None, metavar="LANG",
+                   help="--text is raw paragraphs, one per line: split sentences and tokenize them first "
+                        "(spaCy's rule-based tokenizer of LANG, e.g. en; wo.lm.tokenize)")
     t.add_argument("--conllu", nargs="+", default=None,
                    help="treebank files (.xz ok) instead of --text: the LM is estimated on their trees in --view")
     t.add_argument("--view", default="words", choices=["words", "pos", "dep-mix", "dep-word"],
@@ -517,6 +552,15 @@ def _add_lm(sub) -> None:
     t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     t.add_argument("--quiet", action="store_true")
     t.set_defaults(func=cmd_lm_train)
+    tk = ls.add_parser("tokenize", help="raw paragraphs -> one tokenized sentence per line (spaCy)")
+    tk.add_argument("--input", nargs="+", required=True, help="raw text files, one paragraph per line (.xz/.gz ok)")
+    tk.add_argument("--output", required=True, help="tokenized text (.xz: compressed)")
+    tk.add_argument("--lang", default="en", help="language of spaCy's rule-based tokenizer")
+    tk.add_argument("--jobs", type=_positive_int, default=1)
+    tk.add_argument("--backend", default="loky", choices=["loky", "dask"])
+    tk.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
+    tk.add_argument("--quiet", action="store_true")
+    tk.set_defaults(func=cmd_lm_tokenize)
     c = ls.add_parser("convert", help="import an ARPA file (KenLM, SRILM, IRSTLM) as wo's binary")
     c.add_argument("arpa", help="ARPA file (.gz/.xz ok)")
     c.add_argument("out", help="output file (.arpa for ARPA)")
