@@ -44,39 +44,62 @@ class LanguageModel:
     index), ids (dict word -> id), header (dict).
     """
 
-    def __init__(self, vocab: List[str], uni: np.ndarray, tables: List[np.ndarray], header: dict,
-                 path: Optional[str] = None):
+    def __init__(self, vocab: List[str], uni: Optional[np.ndarray], tables: Optional[List[np.ndarray]], header: dict,
+                 path: Optional[str] = None, core=None):
         from .._fast._lm import NgramModel
 
         self.vocab = vocab
         self.ids: Dict[str, int] = {w: i for i, w in enumerate(vocab)}
         self.header = header
-        self.order = len(tables) + 1
         self.path = path
-        self.core = NgramModel(uni, tables, BOS_ID, EOS_ID, UNK_ID)
+        # core: the Cython query object the decoders hold -- NgramModel (probing tables) or its
+        # subclass wo._fast._lmtrie.TrieModel (trie file), the same LMState and calls
+        self.core = core if core is not None else NgramModel(uni, tables, BOS_ID, EOS_ID, UNK_ID)
+        self.order = int(self.core.lm_order)
         enc = [w.encode("utf-8") for w in vocab]
         offsets = np.zeros(len(enc) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)), out=offsets[1:])
         self.core.set_vocab(np.frombuffer(b"".join(enc), dtype=np.uint8), offsets)
 
+    @property
+    def format(self) -> str:
+        """The query structure: "probing", "trie" (exact) or "trie-q<bits>" (quantized)."""
+        return str(getattr(self.core, "lm_format", "probing"))
+
     @classmethod
-    def from_tables(cls, t: NgramTables) -> "LanguageModel":
-        """In-memory model from estimated or ARPA tables (builds the probing tables).
-        Raises ValueError on an n-gram key collision."""
+    def from_tables(cls, t: NgramTables, fmt: str = "probing") -> "LanguageModel":
+        """In-memory model from estimated or ARPA tables: fmt "probing" (hash tables), "trie"
+        (exact) or "trie-q<bits>" (:mod:`wo.lm.trie`).  Raises ValueError on an n-gram key
+        collision or an unknown format."""
+        from .trie import build_trie, make_model, parse_format
+
+        kind, q = parse_format(fmt)
+        header = dict(t.meta, order=t.order, counts=t.counts())
+        if kind == "trie":
+            uni, uptr, info, orders = build_trie(t, q)
+            return cls(list(t.vocab), None, None, dict(header, structure="trie", quant_bits=q, trie=info),
+                       core=make_model(uni, uptr, info, orders, q))
         uni, tables = query_arrays(t)
-        return cls(list(t.vocab), uni, tables, dict(t.meta, order=t.order, counts=t.counts()))
+        return cls(list(t.vocab), uni, tables, header)
 
     @classmethod
     def load(cls, path: str, verify: bool = True) -> "LanguageModel":
-        """Load a wo binary LM (memory-mapped) or an ARPA file (by content, any name).
+        """Load a wo binary LM, probing or trie (memory-mapped; the magic decides), or an ARPA
+        file (by content, any name).
 
-        Raises LMError for a file that is neither or is damaged, FileNotFoundError.
+        Raises LMError naming the file for a file that is none of them or is damaged,
+        FileNotFoundError.
         """
+        from .trie import TRIE_MAGIC, read_trie
+
         with open(path, "rb") as fh:
             head = fh.read(8)
         if head == MAGIC:
             header, vocab, uni, tables = read_binary(path, verify)
             return cls(vocab, uni, tables, header, path)
+        if head == TRIE_MAGIC:
+            header, vocab, core = read_trie(path, verify)
+            return cls(vocab, None, None, header, path, core=core)
         if head.startswith(b"WOMODEL"):
             raise LMError(f"{path}: a wo model file (`wo sr models`, `wo linearize --model`), not a language model "
                           f"(.wolm or ARPA)")
@@ -132,10 +155,20 @@ class LanguageModel:
         raise LMError("a loaded model cannot be re-saved; convert its ARPA file with 'wo lm convert'")
 
 
-def save_tables(t: NgramTables, path: str) -> dict:
-    """Write tables as ARPA when ``path`` ends in .arpa(.gz/.xz), else as wo's binary; returns
-    the binary header (or the tables' meta for ARPA).  Raises OSError."""
+def save_tables(t: NgramTables, path: str, fmt: str = "probing") -> dict:
+    """Write tables as ARPA when ``path`` ends in .arpa(.gz/.xz), else as wo's binary in
+    ``fmt``: "probing" (hash tables), "trie" (exact) or "trie-q<bits>" (quantized; trie-q8 is
+    KenLM's ``trie -q 8 -b 8``, :mod:`wo.lm.trie`).  Returns the binary header (or the
+    tables' meta for ARPA).  Raises OSError, ValueError for an unknown format (or a format
+    given with an ARPA name)."""
+    from .trie import parse_format, write_trie
+
+    kind, q = parse_format(fmt)
     if is_arpa_name(path):
+        if fmt != "probing":
+            raise ValueError(f"{path}: --format {fmt} is for wo's binary; an .arpa name writes ARPA")
         write_arpa(t, path)
         return dict(t.meta, counts=t.counts())
+    if kind == "trie":
+        return write_trie(t, path, q)
     return write_binary(t, path)
