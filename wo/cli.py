@@ -411,6 +411,9 @@ def cmd_lm_train(a) -> int:
         return EXIT_USER
     from .lm.files import is_arpa_name
 
+    if a.format != "probing" and is_arpa_name(a.out):
+        _err(f"{a.out}: --format {a.format} is for wo's binary; an .arpa name writes ARPA")
+        return EXIT_USER
     if a.view != "words" and is_arpa_name(a.out):
         _err(f"{a.out}: --view {a.view} is recorded in wo's binary header; ARPA cannot hold it")
         return EXIT_USER
@@ -448,9 +451,9 @@ def cmd_lm_train(a) -> int:
         t.meta.update(sources=[os.path.basename(p) for p in a.conllu], view=a.view)
     if tok_stats is not None:
         t.meta.update(sources=[os.path.basename(p) for p in a.text], tokenized=dict(tok_stats, lang=a.tokenize))
-    save_tables(t, a.out)
+    save_tables(t, a.out, a.format)
     if not a.quiet:
-        _err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()})")
+        _err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()}, {a.format})")
     return EXIT_OK
 
 
@@ -493,12 +496,18 @@ def _view_text(conllu_paths, view: str) -> str:
 
 def cmd_lm_convert(a) -> int:
     """``wo lm convert``: ARPA (any toolkit) -> wo binary (or ARPA)."""
-    from .lm.files import read_arpa
+    from .lm.files import LMError, is_arpa_name, read_arpa
     from .lm.model import save_tables
+    from .lm.trie import file_format
 
+    if file_format(a.arpa) != "arpa":     # hashed keys (probing) or a trie: the n-grams' words are not stored
+        raise LMError(f"{a.arpa}: a wo binary LM ({file_format(a.arpa)}); convert from its ARPA file or "
+                      f"write the format with `wo lm train --format`")
+    if a.format != "probing" and is_arpa_name(a.out):
+        raise LMError(f"{a.out}: --format {a.format} is for wo's binary; an .arpa name writes ARPA")
     t = read_arpa(a.arpa)
-    save_tables(t, a.out)
-    _err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()})")
+    save_tables(t, a.out, a.format)
+    _err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()}, {a.format})")
     return EXIT_OK
 
 
@@ -529,6 +538,8 @@ def cmd_lm_score(a) -> int:
 
 
 def _add_lm(sub) -> None:
+    from .lm.trie import lm_format
+
     lm = sub.add_parser("lm", help="n-gram language models (modified Kneser-Ney, ARPA, binary)")
     ls = lm.add_subparsers(dest="verb", required=True, metavar="VERB")
     t = ls.add_parser("train", help="estimate an interpolated modified Kneser-Ney LM")
@@ -551,6 +562,9 @@ def _add_lm(sub) -> None:
     t.add_argument("--backend", default="loky", choices=["loky", "dask"])
     t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     t.add_argument("--quiet", action="store_true")
+    t.add_argument("--format", type=lm_format, default="probing",
+                   help="binary structure: probing (hash tables, fastest), trie (exact, about half the size) or "
+                        "trie-q8 (probabilities and backoffs quantized to 8 bits, KenLM's trie -q 8 -b 8)")
     t.set_defaults(func=cmd_lm_train)
     tk = ls.add_parser("tokenize", help="raw paragraphs -> one tokenized sentence per line (spaCy)")
     tk.add_argument("--input", nargs="+", required=True, help="raw text files, one paragraph per line (.xz/.gz ok)")
@@ -564,6 +578,9 @@ def _add_lm(sub) -> None:
     c = ls.add_parser("convert", help="import an ARPA file (KenLM, SRILM, IRSTLM) as wo's binary")
     c.add_argument("arpa", help="ARPA file (.gz/.xz ok)")
     c.add_argument("out", help="output file (.arpa for ARPA)")
+    c.add_argument("--format", type=lm_format, default="probing",
+                   help="binary structure: probing (hash tables, fastest), trie (exact, about half the size) or "
+                        "trie-q8 (probabilities and backoffs quantized to 8 bits, KenLM's trie -q 8 -b 8)")
     c.set_defaults(func=cmd_lm_convert)
     s = ls.add_parser("score", help="log10 probability and perplexity of a text")
     s.add_argument("--lm", required=True, help="binary or ARPA LM")

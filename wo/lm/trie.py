@@ -59,6 +59,13 @@ def parse_format(fmt: str) -> Tuple[str, int]:
     raise ValueError(f"unknown LM format {fmt!r} (probing, trie, trie-q<bits> with bits 1..16, e.g. trie-q8)")
 
 
+def lm_format(fmt: str) -> str:
+    """``fmt`` when :func:`parse_format` accepts it (the ``--format`` type of ``wo lm train``
+    and ``wo lm convert``).  Raises ValueError otherwise."""
+    parse_format(fmt)
+    return fmt
+
+
 def _width(x: int) -> int:
     """Bits needed to store the integers 0 .. x (at least 1)."""
     return max(1, int(x).bit_length())
@@ -278,5 +285,5 @@ def file_format(path: str) -> str:
     return "arpa"
 
 
-__all__ = ["TRIE_MAGIC", "TRIE_VERSION", "FORMATS", "build_trie", "encode", "file_format", "make_bins",
+__all__ = ["TRIE_MAGIC", "TRIE_VERSION", "FORMATS", "build_trie", "encode", "file_format", "lm_format", "make_bins",
            "make_model", "parse_format", "read_trie", "write_trie"]
