@@ -1,0 +1,182 @@
+"""The trie LM format (wo.lm.trie, wo._fast._lmtrie) on real data: the exact trie gives the
+probing tables' log10 probability and state for every n-gram of an LM trained on EWT text, the
+8-bit quantized trie stays close on EWT dev sentences, the decoders give the same output with
+either file, and a damaged file is one LMError naming it."""
+import os
+
+import numpy as np
+import pytest
+
+from tests.conftest import EWT
+from wo.lm import LMError, LanguageModel, save_tables, train
+from wo.lm.estimation import BOS_ID
+from wo.lm.trie import encode, file_format, make_bins
+
+
+def _forms(name, limit=None):
+    from wo.io import read_conllu
+
+    return [" ".join(s.forms) for s in read_conllu(str(EWT / name))[:limit]]
+
+
+@pytest.fixture(scope="module")
+def lms(tmp_path_factory):
+    """An order-4 LM of 3000 EWT train sentences written as probing, trie and trie-q8 files."""
+    d = tmp_path_factory.mktemp("trie")
+    tr = d / "train.txt"
+    tr.write_text("\n".join(_forms("en_ewt-ud-train.conllu.xz", 3000)) + "\n", encoding="utf-8")
+    t = train([str(tr)], 4, log=lambda m: None)
+    paths = {}
+    for fmt in ("probing", "trie", "trie-q8"):
+        paths[fmt] = str(d / f"lm.{fmt}.wolm")
+        save_tables(t, paths[fmt], fmt)
+    return t, paths
+
+
+@pytest.fixture(scope="module")
+def dev_lines():
+    return _forms("en_ewt-ud-dev.conllu.xz", 600)
+
+
+def _last_word_scores(lm, rows):
+    """log10 p(w_n | w_1 .. w_n-1) of every n-gram row (a leading <s> is the sentence start)."""
+    out = np.empty(rows.shape[0])
+    for i, r in enumerate(rows):
+        bos = r[0] == BOS_ID and r.shape[0] > 1
+        ids = np.ascontiguousarray(r[1:] if bos else r, dtype=np.int32)
+        out[i] = lm.core.word_scores(ids, bos, False)[-1]
+    return out
+
+
+def test_the_file_decides_the_format_and_the_trie_is_smaller(lms):
+    t, paths = lms
+    assert [file_format(paths[f]) for f in ("probing", "trie", "trie-q8")] == ["probing", "trie", "trie-q8"]
+    got = {f: LanguageModel.load(p) for f, p in paths.items()}
+    assert {f: m.format for f, m in got.items()} == {f: f for f in paths}
+    assert all(m.order == 4 and m.vocab == t.vocab for m in got.values())
+    size = {f: os.path.getsize(p) for f, p in paths.items()}
+    assert size["trie-q8"] < 0.4 * size["probing"] and size["trie"] < 0.75 * size["probing"], size
+
+
+def test_exact_trie_gives_the_probing_log10_probability_of_every_ngram(lms):
+    t, paths = lms
+    probing, trie = LanguageModel.load(paths["probing"]), LanguageModel.load(paths["trie"])
+    assert trie.header["trie"]["dropped"] == [0, 0, 0]      # Kneser-Ney keeps every suffix
+    for n in range(1, t.order + 1):
+        rows = t.ngrams[n - 1]
+        a, b = _last_word_scores(probing, rows), _last_word_scores(trie, rows)
+        assert np.array_equal(a, b), n
+        if n > 1:          # an n-gram of the model is found, not backed off: its own probability
+            np.testing.assert_array_equal(b.astype(np.float32), t.prob[n - 1])
+
+
+def test_exact_trie_walks_the_same_states_and_scores_text_identically(lms, dev_lines):
+    _, paths = lms
+    probing, trie = LanguageModel.load(paths["probing"]), LanguageModel.load(paths["trie"])
+    for line in dev_lines[:200]:
+        ids = probing.word_ids(line.split())
+        assert probing.core.state_walk(ids) == trie.core.state_walk(ids)
+    a, ca = probing.score_lines(dev_lines)
+    b, cb = trie.score_lines(dev_lines)
+    assert np.array_equal(a, b) and ca == cb
+
+
+def test_quantized_trie_scores_dev_sentences_within_a_small_tolerance(lms, dev_lines):
+    _, paths = lms
+    probing, q8 = LanguageModel.load(paths["probing"]), LanguageModel.load(paths["trie-q8"])
+    a, ca = probing.score_lines(dev_lines)
+    b, cb = q8.score_lines(dev_lines)
+    tokens = np.array([len(x.split()) + 1 for x in dev_lines])
+    # 8-bit bins: at most 0.15 log10 per token on any sentence, 0.01 on average
+    assert np.all(np.abs(a - b) <= 0.15 * tokens), np.max(np.abs(a - b) / tokens)
+    assert np.abs(a - b).sum() / tokens.sum() < 0.01, np.abs(a - b).sum() / tokens.sum()
+    assert abs(cb.perplexity / ca.perplexity - 1) < 0.02, (ca.perplexity, cb.perplexity)
+
+
+def test_bins_have_equal_population_and_mean_centres(lms):
+    t, _ = lms
+    p = t.prob[2].astype(np.float64)
+    c = make_bins(p, 256)
+    assert np.all(np.diff(c) >= 0)
+    s = np.sort(p)
+    k = len(s) // 256
+    assert abs(c[0] - s[:k].mean()) < 1e-5 and abs(c[-1] - s[-(len(s) - 255 * len(s) // 256):].mean()) < 1e-5
+    codes = encode(p, c)
+    err = np.abs(c[codes] - p)
+    assert np.all(err <= np.abs(c[np.clip(codes.astype(np.int64) + 1, 0, 255)] - p) + 1e-7)
+    assert err.mean() < 0.01
+
+
+def test_decoders_give_the_same_output_with_the_exact_trie(lms, tmp_path, dev_lines):
+    """`wo linearize` (dependency search with LM features) and `wo idl realize` (LM search with
+    prefetching), and the bag automaton of GYRO: identical with the probing or the trie file."""
+    import lzma
+
+    from wo.cli import main
+
+    _, paths = lms
+    blocks = lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8").read().split("\n\n")
+    conllu = tmp_path / "train.conllu"
+    conllu.write_text("\n\n".join([b for b in blocks if b.strip()][:60]) + "\n\n", encoding="utf-8")
+    model = tmp_path / "m.wo"
+    assert main(["dep", "train", "--train", str(conllu), "--epochs", "1", "--hash-bits", "16",
+                 "--model", str(model), "--lm", paths["probing"]]) == 0
+    bags = tmp_path / "bags.txt"
+    bags.write_text("\n".join([x for x in dev_lines if 4 <= len(x.split()) <= 9][:8]) + "\n", encoding="utf-8")
+    out = {}
+    for f in ("probing", "trie"):
+        o = tmp_path / f"lin.{f}.txt"
+        assert main(["linearize", "--model", str(model), "--lm", paths[f], "--input", str(bags),
+                     "--output", str(o)]) == 0
+        i = tmp_path / f"idl.{f}.txt"
+        assert main(["idl", "realize", "--lm", paths[f], "--input-format", "bag", "--input", str(bags),
+                     "--output", str(i)]) == 0
+        out[f] = (o.read_text(encoding="utf-8"), i.read_text(encoding="utf-8"))
+    assert out["probing"] == out["trie"] and out["trie"][0].count("\n") == 8
+    probing, trie = LanguageModel.load(paths["probing"]), LanguageModel.load(paths["trie"])
+    ids = np.unique(probing.word_ids("the man saw a dog in the park .".split())).astype(np.int32)
+    for a, b in zip(probing.core.bag_automaton(ids, True), trie.core.bag_automaton(ids, True)):
+        assert np.array_equal(a, b)
+
+
+def test_damaged_trie_files_are_one_lm_error_naming_the_file(lms, tmp_path, dev_lines):
+    import json
+    import struct
+
+    _, paths = lms
+    data = open(paths["trie-q8"], "rb").read()
+    hlen = struct.unpack("<I", data[12:16])[0]
+    header = json.loads(data[16:16 + hlen])
+    cut = tmp_path / "cut.wolm"
+    cut.write_bytes(data[:len(data) // 2])
+    with pytest.raises(LMError, match="cut.wolm.*truncated"):
+        LanguageModel.load(str(cut))
+    for verify in (True, False):          # pointers of the unigrams overwritten
+        bad = bytearray(data)
+        off, n = header["sections"]["uptr"]
+        bad[off + n // 2:off + n // 2 + 64] = b"\xff" * 64
+        p = tmp_path / "bad.wolm"
+        p.write_bytes(bytes(bad))
+        with pytest.raises(LMError, match="bad.wolm.*(checksum|damaged)"):
+            LanguageModel.load(str(p), verify=verify)
+    rng = np.random.default_rng(7)      # random bytes in the records: an error or a usable model, never a crash
+    off, n = header["sections"]["order2"]
+    for trial in range(20):
+        bad = bytearray(data)
+        for j in rng.integers(off, off + n, 8):
+            bad[j] = int(rng.integers(0, 256))
+        p = tmp_path / f"fuzz{trial}.wolm"
+        p.write_bytes(bytes(bad))
+        try:
+            m = LanguageModel.load(str(p), verify=False)
+        except LMError as exc:
+            assert p.name in str(exc)
+        else:
+            assert np.all(np.isfinite(m.score_lines(dev_lines[:50])[0]))
+    hdr = dict(header)
+    del hdr["trie"]
+    hb = json.dumps(hdr).encode()
+    p = tmp_path / "nohdr.wolm"
+    p.write_bytes(data[:12] + struct.pack("<I", len(hb)) + hb + data[16 + hlen:])
+    with pytest.raises(LMError, match="nohdr.wolm"):
+        LanguageModel.load(str(p), verify=False)
