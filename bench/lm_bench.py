@@ -5,6 +5,13 @@ scoring against the ``kenlm`` module's ``score()`` on the same ARPA and text, si
 Usage: python bench/lm_bench.py [--orders 4 5] [--text-dir ../shared/corpora/text-en]
 Writes bench/results/lm.json and builds bench/results/lm/*.{arpa.gz,wolm} (not committed).
 Every estimation runs in a fresh process so peak RSS is its own.
+
+``python bench/lm_bench.py --formats [--big]`` (issue 32, item 2): the probing tables against
+the trie, exact and 8-bit quantized (KenLM's trie -q 8 -b 8), for the shipped LM (rebuilt as
+``make lm`` does; the probing file is checked byte for byte against
+corpora/models/wo-en-4gram.wolm) and, with --big, the unpruned order-4 LM of all of text-en +
+EWT train: file sizes, in-process per-query ns over the same >= 3 M queries (EWT dev repeated;
+formats alternated, median of 3) and EWT dev perplexity.  Writes bench/results/lm/lm-formats.json.
 """
 import argparse
 import json
@@ -43,12 +50,115 @@ def timed(cmd):
     return secs, int(rss) / 1024, r.stderr
 
 
+FORMATS = ("probing", "trie", "trie-q8")
+
+
+def shipped_texts(text_dir: str):
+    """The texts of the shipped LM (the Makefile's ``lm`` target): four text-en files + EWT train."""
+    d = pathlib.Path(text_dir)
+    return [str(d / n) for n in ("brown.txt.xz", "masc_tagged.txt", "state_union.txt", "inaugural.txt")] + \
+        [ewt_text("train")]
+
+
+def compare_formats(name: str, tables, dev_lines, queries: int = 3_000_000, reference: str = None):
+    """One LM's tables written in every format: bytes, load seconds, per-query ns (median of 3
+    alternated runs over the same ids), EWT dev perplexity and the largest per-sentence change."""
+    import numpy as np
+
+    from wo.lm import LanguageModel, save_tables
+
+    entry = {"counts": tables.counts(), "formats": {}}
+    models = {}
+    for fmt in FORMATS:
+        path = OUT / "lm" / f"{name}.{fmt}.wolm"
+        t = time.perf_counter()
+        save_tables(tables, str(path), fmt)
+        write_s = time.perf_counter() - t
+        t = time.perf_counter()
+        models[fmt] = LanguageModel.load(str(path))
+        entry["formats"][fmt] = {"bytes": os.path.getsize(path), "mb": round(os.path.getsize(path) / 2 ** 20, 2),
+                                 "write_seconds": round(write_s, 2),
+                                 "load_seconds": round(time.perf_counter() - t, 3)}
+        if fmt != "probing":
+            entry["formats"][fmt]["dropped_ngrams"] = models[fmt].header["trie"]["dropped"]
+        if reference and fmt == "probing":
+            entry["probing_identical_to"] = {os.path.relpath(reference, ROOT): path.read_bytes() == open(reference, "rb").read()}
+    lm = models["probing"]
+    ids, starts = [], [0]
+    for ln in dev_lines:
+        ids.extend(lm.word_ids(ln.split()))
+        starts.append(len(ids))
+    ids = np.asarray(ids, dtype=np.int32)
+    starts = np.asarray(starts, dtype=np.int64)
+    reps = -(-queries // (len(ids) + len(dev_lines)))
+    ns = {f: [] for f in FORMATS}
+    cpu = {f: [] for f in FORMATS}
+    for _ in range(3):
+        for f in FORMATS:
+            c = time.thread_time()
+            q, secs, _ = models[f].core.time_queries(ids, starts, reps)
+            cpu[f].append((time.thread_time() - c) / q * 1e9)      # the CPU time of this thread
+            ns[f].append(secs / q * 1e9)
+    entry["queries_timed"] = int(q)
+    ref_per, ref_cs = lm.score_lines(dev_lines)
+    for f in FORMATS:
+        per, cs = models[f].score_lines(dev_lines)
+        e = entry["formats"][f]
+        e.update(ns_per_query_runs=[round(x, 1) for x in ns[f]], ns_per_query_median=round(sorted(ns[f])[1], 1),
+                 cpu_ns_per_query_runs=[round(x, 1) for x in cpu[f]], cpu_ns_per_query_median=round(sorted(cpu[f])[1], 1),
+                 dev_perplexity=round(cs.perplexity, 3), dev_log10=round(cs.log10_prob, 3),
+                 max_abs_sentence_log10_change=round(float(np.max(np.abs(per - ref_per))), 4))
+        e["size_vs_probing"] = round(e["bytes"] / entry["formats"]["probing"]["bytes"], 4)
+        e["time_vs_probing"] = round(e["ns_per_query_median"] / entry["formats"]["probing"]["ns_per_query_median"], 3)
+        e["cpu_time_vs_probing"] = round(e["cpu_ns_per_query_median"] /
+                                         entry["formats"]["probing"]["cpu_ns_per_query_median"], 3)
+        e["perplexity_change_pct"] = round(100 * (cs.perplexity / ref_cs.perplexity - 1), 3)
+    return entry
+
+
+def formats_main(a):
+    """``--formats``: the record of issue 32 item 2 (see the module docstring)."""
+    import platform
+
+    sys.path.insert(0, str(ROOT))
+    from wo.lm import train
+
+    (OUT / "lm").mkdir(parents=True, exist_ok=True)
+    dev_lines = open(ewt_text("dev"), encoding="utf-8").read().splitlines()
+    res = {"command": "python bench/lm_bench.py --formats" + (" --big" if a.big else ""),
+           "dev": "EWT dev forms (bench/results/lm/ewt-dev.txt), <s>/</s> per line",
+           "machine": {"cpus": os.cpu_count(), "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
+                       "python": platform.python_version()},
+           "goals": {"trie-q8 size_vs_probing": "<= 0.40", "time_vs_probing": "<= 1.5"}, "lms": {}}
+    log = lambda m: print(m, file=sys.stderr, flush=True)
+    t = train(shipped_texts(a.text_dir), 4, prune=[0, 1, 1], log=log)
+    res["lms"]["wo-en-4gram"] = compare_formats("wo-en-4gram", t, dev_lines,
+                                               reference=str(ROOT / "corpora/models/wo-en-4gram.wolm"))
+    res["lms"]["wo-en-4gram"]["built_as"] = "make lm (order 4, --prune 0 1 1, 2.49 M tokens)"
+    print(json.dumps(res["lms"]["wo-en-4gram"]), flush=True)
+    if a.big:
+        texts = sorted(str(p) for p in pathlib.Path(a.text_dir).glob("*.txt*")) + [ewt_text("train")]
+        t = train(texts, 4, jobs=a.jobs, log=log)
+        e = compare_formats("text-en+ewt.o4", t, dev_lines)
+        e["built_as"] = f"wo lm train --order 4 (unpruned) on {', '.join(os.path.basename(x) for x in texts)}"
+        e["tokens"] = t.meta.get("tokens")
+        res["lms"]["text-en+ewt.o4"] = e
+        print(json.dumps(e), flush=True)
+        del t
+    res["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    (OUT / "lm" / "lm-formats.json").write_text(json.dumps(res, indent=1) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--orders", type=int, nargs="+", default=[4, 5])
     ap.add_argument("--text-dir", default=str(ROOT.parent / "shared/corpora/text-en"))
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--formats", action="store_true", help="probing vs trie vs trie-q8 (lm/lm-formats.json)")
+    ap.add_argument("--big", action="store_true", help="with --formats: also the unpruned text-en + EWT 4-gram")
     a = ap.parse_args()
+    if a.formats:
+        return formats_main(a)
     (OUT / "lm").mkdir(parents=True, exist_ok=True)
     texts = sorted(str(p) for p in pathlib.Path(a.text_dir).glob("*.txt*"))
     texts.append(ewt_text("train"))

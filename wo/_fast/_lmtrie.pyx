@@ -10,7 +10,8 @@ array of bit-packed records sorted by (parent, w_1); a record holds w_1 (the new
 the probability, the backoff and the index of its first child in order n + 1 (the children of
 record j are the records ptr[j] .. ptr[j + 1] - 1), each field of the minimal width.  The
 unigrams are float32[V, 2] as in the probing format (unquantized, as KenLM keeps them) plus a
-packed array of V + 1 pointers into order 2.  Children are found by binary search on w_1.
+packed array of V + 1 pointers into order 2.  Children are found by galloping search on w_1
+(ids are by descending frequency, so the context words of running text come early in a list).
 
 Probabilities and backoffs are log10, either float32 bit patterns (exact, 32-bit fields) or
 q-bit codes into per-order tables of bin centres.  No Python objects, no allocation, no GIL
@@ -218,9 +219,24 @@ cdef class TrieModel(NgramModel):
                 raise ValueError(f"order {n}: word ids or pointers out of range")
 
     cdef int64_t _find(self, const TrieOrder* t, uint64_t lo, uint64_t hi, uint64_t w) noexcept nogil:
-        """Index of the record with word w among records lo .. hi - 1 (sorted by word), or -1."""
-        cdef uint64_t mid, x
-        while hi - lo > 8:
+        """Index of the record with word w among records lo .. hi - 1 (sorted by word), or -1.
+
+        Galloping (exponential) search from lo, then binary search: word ids are given by
+        descending frequency, so the context words of running text sit near the start of a
+        list of extensions and are found in a few probes of the same cache lines."""
+        cdef uint64_t mid, x, step = 1, b = lo
+        # gallop: find the first probe lo + 2^k - 1 whose word is >= w
+        while b < hi:
+            x = read_bits(t.base, b * t.bits, t.wmask)
+            if x == w:
+                return <int64_t>b
+            if x > w:
+                hi = b
+                break
+            lo = b + 1
+            b = lo + step
+            step <<= 1
+        while hi - lo > 4:
             mid = lo + ((hi - lo) >> 1)
             x = read_bits(t.base, mid * t.bits, t.wmask)
             if x < w:
