@@ -283,3 +283,24 @@ def test_schedule_keeps_a_growing_input_order_prefix():
             rest = sorted(seen - {1500})
             assert rest == [i for i in range(2000) if i != 1500][:len(rest)]
     assert schedule([], 2, 32) == []
+
+
+def test_a_ctrl_c_that_python_drops_is_raised_again(capfd):
+    """A KeyboardInterrupt raised inside a finalizer is dropped by Python (printed as 'Exception
+    ignored'); during a batch it is not printed and the next safe point raises it again."""
+    import os
+    import signal
+
+    from wo.io.batch import _DeferInterrupt
+
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            sum(range(1000))                   # the handler runs here, inside __del__
+
+    with _DeferInterrupt() as guard:
+        Finalized()                            # collected at once: the KeyboardInterrupt is dropped
+        with pytest.raises(KeyboardInterrupt):
+            guard.check()
+    assert "KeyboardInterrupt" not in capfd.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

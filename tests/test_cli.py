@@ -321,7 +321,7 @@ def _test_blocks(n=None):
 
 
 def _ctrl_c_when(args, ready, limit=15.0):
-    """Start ``wo ARGS`` in its own process group, wait until ``ready()`` (polled every 20 ms,
+    """Start ``wo ARGS`` in its own process group, wait until ``ready(pid)`` (polled every 20 ms,
     at most ``limit`` seconds), then send SIGINT to the whole group as a terminal's Ctrl-C does.
     Returns (exit code, stderr text, whether ready() became true)."""
     import signal
@@ -333,7 +333,7 @@ def _ctrl_c_when(args, ready, limit=15.0):
     t_end = time.monotonic() + limit
     ok = False
     while time.monotonic() < t_end and p.poll() is None:
-        if ready():
+        if ready(p.pid):
             ok = True
             break
         time.sleep(0.02)
@@ -345,6 +345,23 @@ def _ctrl_c_when(args, ready, limit=15.0):
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
     return p.returncode, err.decode(), ok
+
+
+def _children(pid, marker):
+    """How many child processes of ``pid`` have ``marker`` in their command line."""
+    n = 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            if ppid == pid:
+                with open(f"/proc/{d}/cmdline", "rb") as fh:
+                    n += marker.encode() in fh.read()
+        except (OSError, ValueError, IndexError):
+            continue
+    return n
 
 
 def _temp_output(d):
@@ -362,7 +379,7 @@ def test_ctrl_c_keeps_the_finished_prefix(tmp_path, jobs):
     out.write_text("an older run's output\n", encoding="utf-8")
     src = str(EWT / "en_ewt-ud-test.conllu.xz")
 
-    def some_records():
+    def some_records(pid):
         t = _temp_output(tmp_path)
         return t is not None and t.stat().st_size > 0
 
@@ -382,13 +399,21 @@ def test_ctrl_c_keeps_the_finished_prefix(tmp_path, jobs):
 
 
 def test_ctrl_c_before_any_record_keeps_the_old_output(tmp_path):
-    """Ctrl-C after the run has started but before its first record: the file already at the
-    output path is left as it was (not replaced by an empty file), exit 130."""
+    """Ctrl-C after the run has started (its workers are up) but before its first record: the
+    file already at the output path is left as it was (not replaced by an empty file), exit 130."""
+    import time
+
     out = tmp_path / "o.txt"
     out.write_text("an older run's output\n", encoding="utf-8")
     src = str(EWT / "en_ewt-ud-test.conllu.xz")
+    def workers_running(pid):          # past the spawn of the workers, before the first batch ends
+        if _temp_output(tmp_path) is None or _children(pid, "LokyProcess") < 2:
+            return False
+        time.sleep(0.3)
+        return True
+
     rc, err, ready = _ctrl_c_when(["linearize", "--jobs", "2", "--input", src, "--output", str(out)],
-                                  lambda: _temp_output(tmp_path) is not None)
+                                  workers_running)
     assert ready and rc == 130 and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and "left as it was" in err, err
     assert out.read_text(encoding="utf-8") == "an older run's output\n"

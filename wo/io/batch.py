@@ -63,6 +63,46 @@ class Summary:
         return self.sentences / self.seconds if self.seconds > 0 else 0.0
 
 
+def _ignore_sigint() -> None:
+    """Initializer of the loky worker processes: Ctrl-C reaches the whole process group, but
+    it is the parent's to handle (it keeps the finished records and stops the workers); a
+    worker interrupted on its own would print a traceback.  The workers start with SIGINT
+    blocked (see :func:`_loky_results`); it is ignored here, then unblocked (a Ctrl-C that came
+    meanwhile is dropped)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _loky_results(jobs: int, return_as: str, tasks):
+    """Yield the results of joblib ``tasks`` run by ``jobs`` loky processes (``return_as``:
+    "generator" or "generator_unordered").  The workers are spawned while SIGINT is blocked
+    here (a child inherits the signal mask, through exec and Python's start-up) and ignore it
+    from their initializer on, so a Ctrl-C to the process group, even while they start, is
+    handled by this process alone; here it is delivered when the spawning is over.  Raises
+    what the tasks raise."""
+    import signal
+
+    from joblib import Parallel, parallel_config
+
+    with parallel_config(backend="loky", initializer=_ignore_sigint):
+        par = Parallel(n_jobs=jobs, return_as=return_as)
+        mask = None
+        if hasattr(signal, "pthread_sigmask"):
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()   # started later, it would unblock SIGINT here
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            it = par(tasks)                     # dispatches the first batches: the workers start here
+        finally:
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        yield from it
+
+
 def _indexed(worker: Callable, args: tuple, ids: List[int], batch: list):
     """Run ``worker(*args, batch)`` in a worker process; (item ids, results)."""
     return ids, worker(*args, batch)
@@ -102,15 +142,15 @@ def _longest_first(worker: Callable, args: tuple, items: Sequence, jobs: int, ch
     the batches run in ``jobs`` loky processes as they become free, and results are handed to
     ``take`` in input order as soon as every earlier item is done.  Results are those of the
     consecutive run: each item is decoded on its own."""
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     n = len(items)
     groups = schedule([cost(it) for it in items], jobs, chunk)
     slots: list = [None] * n
     done = [False] * n
     nxt = 0
-    par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
-    for ids, res in par(delayed(_indexed)(worker, args, g, [items[i] for i in g]) for g in groups):
+    tasks = (delayed(_indexed)(worker, args, g, [items[i] for i in g]) for g in groups)
+    for ids, res in _loky_results(jobs, "generator_unordered", tasks):
         for i, r in zip(ids, res):
             slots[i] = r
             done[i] = True
@@ -172,47 +212,67 @@ def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, c
     if cost is not None:
         _longest_first(worker, args, items, jobs, chunk, cost, take)
         return results
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
-    par = Parallel(n_jobs=jobs, backend="loky", return_as="generator")
-    for res in par(delayed(worker)(*args, b) for b in batches):
+    for res in _loky_results(jobs, "generator", (delayed(worker)(*args, b) for b in batches)):
         take(res)
     return results
 
 
 class _DeferInterrupt:
-    """Ctrl-C (SIGINT) held back while records are written, so the output never ends in half a
-    record: inside ``with guard.writing():`` a SIGINT is remembered and raised as
-    KeyboardInterrupt when the block ends; elsewhere it is raised at once.  Active only in the
-    main thread and when SIGINT has Python's default handler (else a no-op)."""
+    """Ctrl-C (SIGINT) during a batch: held back while records are written, so the output
+    never ends in half a record (inside ``with guard.writing():`` a SIGINT is remembered and
+    raised as KeyboardInterrupt when the block ends; elsewhere it is raised at once), and never
+    lost: a KeyboardInterrupt raised where Python drops it (a finalizer or weakref callback, e.g.
+    while a module is imported) is not printed, and :meth:`check` raises it again at the next
+    safe point.  Active only in the main thread and when SIGINT has Python's default handler
+    (else a no-op)."""
 
     def __init__(self):
         self.depth = 0
         self.pending = False
+        self.seen = False
         self.old = None
+        self.old_hook = None
 
     def _handler(self, signum, frame):
+        self.seen = True
         if self.depth:
             self.pending = True
         else:
             raise KeyboardInterrupt
 
+    def _unraisable(self, unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            return                          # dropped by Python: check() raises it again
+        self.old_hook(unraisable)
+
     def __enter__(self):
         import signal
+        import sys
         import threading
 
         if (threading.current_thread() is threading.main_thread()
                 and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
             self.old = signal.signal(signal.SIGINT, self._handler)
+            self.old_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         return self
 
     def __exit__(self, *exc):
         import signal
+        import sys
 
         if self.old is not None:
             signal.signal(signal.SIGINT, self.old)
+            sys.unraisablehook = self.old_hook
             self.old = None
         return False
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if a Ctrl-C came (its first KeyboardInterrupt may have been
+        dropped by Python); call where the flow is safe to stop."""
+        if self.seen:
+            raise KeyboardInterrupt
 
     def writing(self):
         """A context manager for a block during which SIGINT waits."""
@@ -300,6 +360,7 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
 
     def on_batch(batch_results):
         nonlocal pos_in
+        guard.check()
         for r in batch_results:
             results[idx[pos_in]] = r
             pos_in += 1
@@ -325,6 +386,7 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
             emit_ready()
             decode_many([p for _, p in todo], on_batch)
             emit_ready()
+            guard.check()
             writer.commit()
         except KeyboardInterrupt:
             old_kept = False
