@@ -351,8 +351,8 @@ def cmd_sr_realize(a) -> int:
     for s, r in zip(sents, res):
         if r.status == "error" and not s.error:
             _err(f"{a.input}:{s.line}: {r.message}")
-    if a.tok is None and a.output != "-":
-        a.tok = a.output + ".tok"
+    if a.tok is None and a.output != "-" and (os.path.isfile(a.output) or not os.path.exists(a.output)):
+        a.tok = a.output + ".tok"     # no twin beside a pipe or a device (/dev/null.tok)
     write_submission(a.output, sents, res, tok=a.tok, lang=first.lexicon.lang)
     secs = time.perf_counter() - t0
     if not a.quiet:
@@ -513,12 +513,14 @@ def cmd_lm_convert(a) -> int:
 
 def cmd_lm_score(a) -> int:
     """``wo lm score``: corpus log10 probability and perplexity (KenLM query conventions)."""
-    from .io.text import AtomicWriter, read_bytes
+    from .io.text import BOM, AtomicWriter, decode_utf8, read_bytes
     from .lm.model import LanguageModel
 
     lm = LanguageModel.load(a.lm)
     data = read_bytes(a.input)
-    data.decode("utf-8")              # invalid UTF-8 is a user error (reported by main)
+    decode_utf8(data, a.input)        # invalid UTF-8: a user error naming file:line
+    if data.startswith(BOM):          # not part of the first word
+        data = data[len(BOM):]
     per, cs = lm.score_bytes(data)
     if a.per_sentence:
         w = AtomicWriter(a.output)
@@ -899,7 +901,7 @@ def _add_sr(sub) -> None:
     r.add_argument("--lang", default=None, help="language or treebank code of a shipped model (`wo sr models`)")
     r.add_argument("--input", default="-", help=f"T1 input {STDIO_HELP}; default -")
     r.add_argument("--output", default="-", help=f"submission file {STDIO_HELP}; default -")
-    r.add_argument("--tok", default=None, help="tokenized twin (default: OUTPUT.tok; none for -)")
+    r.add_argument("--tok", default=None, help="tokenized twin (default: OUTPUT.tok; none for -, a pipe or a device)")
     r.add_argument("--jobs", type=int, default=1)
     r.add_argument("--backend", default="loky", choices=["loky", "dask"])
     r.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")

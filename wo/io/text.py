@@ -77,19 +77,88 @@ def read_bytes(path: str) -> bytes:
         return fh.read()
 
 
+def decode_utf8(data: bytes, path: str) -> str:
+    """The bytes ``data`` read from ``path`` as text, a leading byte order mark dropped.
+
+    Raises InputError naming ``path`` and the line of the first invalid byte
+    (``file:line: invalid UTF-8 (...)``)."""
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        raise InputError(path, line, f"invalid UTF-8 ({exc.reason} at column {exc.start - start + 1})") from None
+
+
+class _NamedText:
+    """A text file object whose decoding errors become InputError naming the file and line
+    (a decoder reads ahead, so the line is found again in the file's bytes); iterates, reads
+    and closes like the file it wraps."""
+
+    def __init__(self, fh, path: str):
+        self.fh, self.path = fh, path
+
+    def _named(self, exc: UnicodeDecodeError) -> Exception:
+        try:
+            decode_utf8(read_bytes(self.path), self.path)
+        except InputError as named:
+            return named
+        return InputError(self.path, 0, f"invalid UTF-8 ({exc.reason})")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.fh.close()
+        return False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        try:
+            return next(self.fh)
+        except UnicodeDecodeError as exc:
+            raise self._named(exc) from None
+
+    def read(self, *args) -> str:
+        """As the file's ``read``."""
+        try:
+            return self.fh.read(*args)
+        except UnicodeDecodeError as exc:
+            raise self._named(exc) from None
+
+    def readline(self, *args) -> str:
+        """As the file's ``readline``."""
+        try:
+            return self.fh.readline(*args)
+        except UnicodeDecodeError as exc:
+            raise self._named(exc) from None
+
+    def close(self) -> None:
+        """Close the file."""
+        self.fh.close()
+
+
 def open_text(path: str):
     """Open a UTF-8 text file for reading (``.xz``/``.gz`` decompressed, ``-`` = standard input).
 
-    A leading byte order mark is dropped.  Returns a text file object (context manager).  Raises
-    FileNotFoundError, and UnicodeDecodeError on invalid UTF-8 while reading.
+    A leading byte order mark is dropped; ``\r\n`` and ``\r`` line ends read as ``\n`` (also
+    from pipes and standard input).  Returns a text file object (context manager, iterable, with
+    ``read`` and ``readline``).  Raises FileNotFoundError, and InputError (``file:line: invalid
+    UTF-8``) on invalid UTF-8 while reading.
     """
     if is_stream(path):
-        return io.StringIO(read_bytes(path).decode("utf-8-sig"))
+        return io.StringIO(decode_utf8(read_bytes(path), path), newline=None)
     if str(path).endswith(".xz"):
-        return lzma.open(path, "rt", encoding="utf-8-sig")
-    if str(path).endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8-sig")
-    return open(path, "rt", encoding="utf-8-sig")
+        fh = lzma.open(path, "rt", encoding="utf-8-sig")
+    elif str(path).endswith(".gz"):
+        fh = gzip.open(path, "rt", encoding="utf-8-sig")
+    else:
+        fh = open(path, "rt", encoding="utf-8-sig")
+    return _NamedText(fh, path)
 
 
 def read_blocks(path: str) -> Iterator[Tuple[int, List[Tuple[int, Optional[str]]]]]:
