@@ -13,7 +13,9 @@ Binary layout (little-endian)::
               order2..N  open-addressing tables of (uint64 key, float32 log10 prob,
                          float32 log10 backoff), 1.5 slots per n-gram (wo._fast._lm)
 
-Worker processes ``np.memmap`` the tables, so the pages are shared, not copied.
+Worker processes ``np.memmap`` the tables, so the pages are shared, not copied.  The compact
+format (a trie of bit-packed records, exact or quantized, magic b"WOLMTRIE") is in
+:mod:`wo.lm.trie`; :meth:`wo.lm.model.LanguageModel.load` picks the structure by the magic.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The n-gram language model of wo: load either format, map words to ids, score text.
 
->>> lm = LanguageModel.load("model.wolm")            # or an ARPA file from KenLM/SRILM/IRSTLM
+>>> lm = LanguageModel.load("model.wolm")            # probing or trie file, or an ARPA file
 >>> lm.score(["the", "cat", "sat"])                 # log10 p(the cat sat </s> | <s>)
 """
 from __future__ import annotations
@@ -37,11 +37,14 @@ class CorpusScore:
 
 
 class LanguageModel:
-    """An n-gram LM in backoff form with Cython queries (``wo._fast._lm.NgramModel``).
+    """An n-gram LM in backoff form with Cython queries: ``core`` is a ``wo._fast._lm.NgramModel``
+    (probing tables) or its subclass ``wo._fast._lmtrie.TrieModel`` (trie, exact or quantized),
+    with the same LMState and calls, so every decoder takes either.
 
-    Built by :meth:`load` (binary: memory-mapped; ARPA: read into memory) or from
-    :class:`wo.lm.estimation.NgramTables`.  Attributes: order, vocab (list of words, id =
-    index), ids (dict word -> id), header (dict).
+    Built by :meth:`load` (binary: memory-mapped, the file's magic decides the structure; ARPA:
+    read into memory) or from :class:`wo.lm.estimation.NgramTables`.  Attributes: order, vocab
+    (list of words, id = index), ids (dict word -> id), header (dict), format ("probing",
+    "trie", "trie-q<bits>").
     """
 
     def __init__(self, vocab: List[str], uni: Optional[np.ndarray], tables: Optional[List[np.ndarray]], header: dict,
