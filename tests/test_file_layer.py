@@ -329,3 +329,35 @@ def test_file_layer(verb, case, tmp_path, tmp_path_factory):
             assert stat.S_ISFIFO(os.stat(tmp_path / "out.fifo").st_mode)
         if case == "out_symlink":
             assert (tmp_path / "link.txt").is_symlink()
+
+
+def main() -> None:
+    """Print the exit code of every case as a Markdown table, and the cases and tracebacks by
+    verb (the figures of docs/reliability.md): ``python -m tests.test_file_layer``."""
+    import tempfile
+
+    cases = INPUTS + OUTPUTS
+    rows, totals = [], []
+    for verb, v in VERBS.items():
+        codes, tracebacks = [], 0
+        for case in cases:
+            if not v.has_output and case in OUTPUTS and case != "stdout_closed":
+                codes.append("")
+                continue
+            with tempfile.TemporaryDirectory() as d:
+                r = run_case(verb, case, pathlib.Path(d))
+            codes.append(str(r.rc))
+            tracebacks += "Traceback" in r.stderr
+        rows.append(f"| `wo {verb}` | " + " | ".join(codes) + " |")
+        totals.append((verb, sum(1 for c in codes if c), tracebacks))
+    print("| verb | " + " | ".join(c.replace("_", " ") for c in cases) + " |")
+    print("|---|" + "---|" * len(cases))
+    print("\n".join(rows))
+    print()
+    for verb, n, tb in totals:
+        print(f"wo {verb}: {n} cases, {tb} tracebacks")
+    print(f"all: {sum(n for _, n, _ in totals)} cases, {sum(tb for _, _, tb in totals)} tracebacks")
+
+
+if __name__ == "__main__":
+    main()
