@@ -306,7 +306,7 @@ def cmd_sr_realize(a) -> int:
 
     from .lm.model import LMError
     from .model import Model, ModelError, default_model
-    from .sr.realizer import Realizer, realize_many, write_submission
+    from .sr.realizer import PartialRun, Realizer, realize_many, write_submission
     from .sr.t1 import read_t1
 
     from .sr.models import find_model
@@ -344,15 +344,25 @@ def cmd_sr_realize(a) -> int:
             "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory}
     opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms,
                 lift_threshold=a.lift_threshold, form_penalty=a.form_penalty)
-    res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
-                       scheduler=a.scheduler, **opts)
+    if a.tok is None and a.output != "-" and (os.path.isfile(a.output) or not os.path.exists(a.output)):
+        a.tok = a.output + ".tok"     # no twin beside a pipe or a device (/dev/null.tok)
+    try:
+        res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
+                           scheduler=a.scheduler, **opts)
+    except PartialRun as exc:         # Ctrl-C: write the finished prefix, or leave the old files
+        from .io.batch import Interrupted
+
+        bar.close()
+        k = len(exc.results)
+        if k:
+            write_submission(a.output, sents[:k], exc.results, tok=a.tok, lang=first.lexicon.lang)
+        _err(str(Interrupted(k, len(sents), display_name(a.output, "stdout"), old_kept=not k)))
+        return 130
     bar.close()
     failed = sum(1 for r in res if r.status == "error")
     for s, r in zip(sents, res):
         if r.status == "error" and not s.error:
             _err(f"{a.input}:{s.line}: {r.message}")
-    if a.tok is None and a.output != "-" and (os.path.isfile(a.output) or not os.path.exists(a.output)):
-        a.tok = a.output + ".tok"     # no twin beside a pipe or a device (/dev/null.tok)
     write_submission(a.output, sents, res, tok=a.tok, lang=first.lexicon.lang)
     secs = time.perf_counter() - t0
     if not a.quiet:

@@ -609,12 +609,32 @@ def realize_many(model_path: str, sents: Sequence[SRSentence], jobs: int = 1, ch
                  progress: Optional[Callable[[int], None]] = None, backend: str = "loky",
                  scheduler: Optional[str] = None, **opts) -> List[SRResult]:
     """Realise sentences with ``jobs`` joblib processes (or a Dask cluster, see
-    :func:`wo.io.batch.map_batches`); output in input order, identical for any jobs."""
+    :func:`wo.io.batch.map_batches`); output in input order, identical for any jobs.
+    Raises :class:`PartialRun` on Ctrl-C, carrying the results finished so far (an input-order
+    prefix)."""
     from ..io.batch import map_batches
 
-    return map_batches(_worker, (model_path, opts), sents, jobs=jobs, chunk=chunk, backend=backend,
-                       scheduler=scheduler, on_batch=(lambda res: progress(len(res))) if progress else None,
-                       cost=lambda s: len(s) ** 2)
+    done: List[SRResult] = []
+
+    def on_batch(res):
+        done.extend(res)
+        if progress:
+            progress(len(res))
+
+    try:
+        return map_batches(_worker, (model_path, opts), sents, jobs=jobs, chunk=chunk, backend=backend,
+                           scheduler=scheduler, on_batch=on_batch, cost=lambda s: len(s) ** 2)
+    except KeyboardInterrupt:
+        raise PartialRun(done) from None
+
+
+class PartialRun(KeyboardInterrupt):
+    """Ctrl-C during :func:`realize_many`; ``results`` holds the results of the first
+    ``len(results)`` sentences (input order)."""
+
+    def __init__(self, results: List[SRResult]):
+        super().__init__(f"interrupted after {len(results)} sentences")
+        self.results = results
 
 def write_submission(path: str, sents: Sequence[SRSentence], results: Sequence[SRResult],
                      tok: Optional[str] = "auto", lang: Optional[str] = "en") -> None:
