@@ -1062,7 +1062,7 @@ def cmd_smt_translate(a) -> int:
         a.input, a.output, model=a.model, lm=a.lm, jobs=a.jobs, tokenized=a.tokenized,
         output_format=a.format, max_length=a.max_length, on_error="fallback", progress=bar.update,
         report=lambda m: (bar.clear(), _err(m)), beam_factor=a.beam_factor, max_pops=a.max_pops,
-        beta=a.beta))
+        beta=a.beta, timeout=a.timeout, max_memory=a.max_memory))
 
 
 def cmd_smt_evaluate(a) -> int:
@@ -1105,6 +1105,10 @@ def _add_smt(sub) -> None:
     tr.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
     tr.add_argument("--beam-factor", type=_positive_float, default=None, help="chart size k (k*n edges); default: the model's")
     tr.add_argument("--max-pops", type=_positive_int, default=None, help="expansions L; default: the model's")
+    tr.add_argument("--timeout", type=_nonneg_float, default=0.0,
+                    help="seconds per sentence of the search (0 = none; status timeout)")
+    tr.add_argument("--max-memory", type=_positive_float, default=None, metavar="MB",
+                    help="search memory per sentence in MiB (default 1536); past it the search stops (status memory)")
     tr.add_argument("--beta", type=_share, default=None, help="share of source words a goal covers, in (0, 1]; default: the model's")
     tr.add_argument("--max-length", type=_positive_int, default=100, help="refuse longer sentences (source words)")
     tr.add_argument("--jobs", type=int, default=1)

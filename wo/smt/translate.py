@@ -45,7 +45,7 @@ def _beside(model: Model, name: str) -> str:
 @dataclass
 class Translation:
     """One output: detokenized text, tokens, heads (0-based, -1 root), options used, status
-    ("ok", "completed", "fallback", "error"), pops, message."""
+    ("ok", "completed", "fallback", "timeout", "memory", "error"), pops, message."""
 
     text: str
     tokens: List[str]
@@ -56,7 +56,7 @@ class Translation:
     message: str = ""
 
 
-_STATUS = {0: "ok", 3: "completed", 1: "fallback", 2: "fallback", 4: "completed", 5: "memory"}
+_STATUS = {0: "ok", 3: "completed", 1: "fallback", 2: "timeout", 4: "completed", 5: "memory"}
 
 
 class Translator:
@@ -68,14 +68,16 @@ class Translator:
     settings default to the model header's; rerank: apply the model's n-best reranking
     weights (``header["rerank"]``, :mod:`wo.smt.rerank`) when it has them; lexicon, model1:
     the reranker's link and EM :class:`wo.smt.lexicon.Lexicon` (default: the model's files,
-    beside it).
+    beside it); timeout: seconds per sentence of the search (0 = none; its completions stop at
+    1.5 x); max_memory: the search's memory per sentence in MiB (default 1536, status "memory").
     Raises ModelError for a model that is not an SMT model or whose files are missing.
     """
 
     def __init__(self, model: Optional[str] = None, lm=None, table=None, parser=None,
                  beam_factor: Optional[float] = None, max_pops: Optional[int] = None,
                  beta: Optional[float] = None, complete_beam: Optional[int] = None, rerank: bool = True,
-                 lexicon=None, model1=None):
+                 lexicon=None, model1=None, timeout: float = 0.0, max_memory: Optional[float] = None):
+        from .._fast._search import edges_for_memory
         from .phrases import PhraseTable
 
         m = model if isinstance(model, Model) else Model.load(model or default_model_path())
@@ -97,6 +99,8 @@ class Translator:
         self.lm = resolve_lm(m, lm)
         self._parser = parser
         self.core = SMTSearch(m.weights, m.hash_bits, None, self.lm)
+        self.core.search.edge_limit = edges_for_memory(max_memory)
+        self.timeout = float(timeout or 0.0)
         from .rerank import LMBR_SCALE, weights_vector
         rr = m.header.get("rerank")
         self.nbest = int(m.header.get("rerank_nbest", 50))
@@ -130,7 +134,7 @@ class Translator:
                                "no translation options for any source word (copied untranslated)")
         inst = build_instance(src, options, float(o["beta"]), self.lm)
         d = self.core.decode(inst, max(1, int(o["beam_factor"] * inst.n)), int(o["max_pops"]),
-                             int(o["complete_beam"]))
+                             int(o["complete_beam"]), timeout=self.timeout)
         if self.rerank is not None and d.status == 0:
             cands = self.core.candidates(inst, self.nbest)
             if cands:
