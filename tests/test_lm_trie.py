@@ -180,3 +180,25 @@ def test_damaged_trie_files_are_one_lm_error_naming_the_file(lms, tmp_path, dev_
     p.write_bytes(data[:12] + struct.pack("<I", len(hb)) + hb + data[16 + hlen:])
     with pytest.raises(LMError, match="nohdr.wolm"):
         LanguageModel.load(str(p), verify=False)
+
+
+def test_cli_writes_every_format_and_refuses_a_binary_input(tmp_path, dev_lines, capsys):
+    from wo.cli import main
+
+    tr = tmp_path / "t.txt"
+    tr.write_text("\n".join(_forms("en_ewt-ud-train.conllu.xz", 800)) + "\n", encoding="utf-8")
+    arpa, q8, trie = str(tmp_path / "a.arpa"), str(tmp_path / "a.q8.wolm"), str(tmp_path / "a.trie.wolm")
+    assert main(["lm", "train", "--text", str(tr), "--order", "3", "--out", arpa, "--quiet"]) == 0
+    assert main(["lm", "train", "--text", str(tr), "--order", "3", "--out", q8, "--format", "trie-q8", "--quiet"]) == 0
+    assert main(["lm", "convert", arpa, trie, "--format", "trie"]) == 0
+    assert (file_format(q8), file_format(trie)) == ("trie-q8", "trie")
+    dev = tmp_path / "dev.txt"
+    dev.write_text("\n".join(dev_lines[:100]) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    for lm in (arpa, trie):
+        assert main(["lm", "score", "--lm", lm, "--input", str(dev), "--json"]) == 0
+    a, b = capsys.readouterr().out.splitlines()
+    assert a == b                                   # ARPA read into probing tables = the exact trie
+    assert main(["lm", "convert", q8, str(tmp_path / "x.wolm")]) == 2
+    assert "a.q8.wolm" in capsys.readouterr().err
+    assert main(["lm", "train", "--text", str(tr), "--out", str(tmp_path / "x.arpa"), "--format", "trie"]) == 2
