@@ -181,6 +181,21 @@ def test_damaged_trie_files_are_one_lm_error_naming_the_file(lms, tmp_path, dev_
     with pytest.raises(LMError, match="nohdr.wolm"):
         LanguageModel.load(str(p), verify=False)
 
+    def edit(name, change):        # a header of the same length that lies about the arrays
+        h = json.loads(json.dumps(header))
+        change(h)
+        hb = json.dumps(h, separators=(",", ":")).encode()
+        p = tmp_path / f"{name}.wolm"
+        p.write_bytes(data[:16] + hb + b" " * (hlen - len(hb)) + data[16 + hlen:])
+        with pytest.raises(LMError, match=f"{name}.wolm.*damaged"):
+            LanguageModel.load(str(p), verify=False)
+
+    edit("negative", lambda h: h["trie"]["orders"][0].update(count=-5))
+    edit("huge", lambda h: h["trie"]["orders"][0].update(count=10 ** 30))
+    edit("width", lambda h: h["trie"]["orders"][1].update(wbits=3))
+    edit("orders", lambda h: h["trie"]["orders"].pop())
+    edit("quant", lambda h: h.update(quant_bits=12))
+
 
 def test_cli_writes_every_format_and_refuses_a_binary_input(tmp_path, dev_lines, capsys):
     from wo.cli import main

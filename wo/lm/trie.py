@@ -262,7 +262,7 @@ def read_trie(path: str, verify: bool = True):
         core = make_model(uni, uptr, info, orders, q)
     except KeyError as exc:
         raise LMError(f"{path}: section or header field {exc} missing (corrupt trie file)") from None
-    except (ValueError, TypeError, UnicodeDecodeError) as exc:
+    except (ValueError, TypeError, OverflowError, UnicodeDecodeError) as exc:
         raise LMError(f"{path}: damaged trie file ({exc})") from None
     return header, vocab, core
 
