@@ -298,9 +298,14 @@ def test_a_ctrl_c_that_python_drops_is_raised_again(capfd):
             os.kill(os.getpid(), signal.SIGINT)
             sum(range(1000))                   # the handler runs here, inside __del__
 
-    with _DeferInterrupt() as guard:
-        Finalized()                            # collected at once: the KeyboardInterrupt is dropped
-        with pytest.raises(KeyboardInterrupt):
-            guard.check()
-    assert "KeyboardInterrupt" not in capfd.readouterr().err
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own handler, as in a terminal (a CI runner may start the tests with SIGINT ignored)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with _DeferInterrupt() as guard:
+            Finalized()                        # collected at once: the KeyboardInterrupt is dropped
+            with pytest.raises(KeyboardInterrupt):
+                guard.check()
+        assert "KeyboardInterrupt" not in capfd.readouterr().err
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -328,8 +328,11 @@ def _ctrl_c_when(args, ready, limit=15.0):
     import time
 
     root = pathlib.Path(__file__).resolve().parent.parent
+    # a terminal's default SIGINT disposition in the child, whatever this process inherited (a CI
+    # runner or `cmd &` may start it with SIGINT ignored, which Python then keeps ignoring)
     p = subprocess.Popen([sys.executable, "-m", "wo.cli", *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, cwd=str(root), start_new_session=True)
+                         stderr=subprocess.PIPE, cwd=str(root), start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t_end = time.monotonic() + limit
     ok = False
     while time.monotonic() < t_end and p.poll() is None:
@@ -344,7 +347,22 @@ def _ctrl_c_when(args, ready, limit=15.0):
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
-    return p.returncode, err.decode(), ok
+    return p.returncode, _without_loky_warnings(err.decode()), ok
+
+
+def _without_loky_warnings(err):
+    """stderr without the "leaked semlock" warnings that joblib's process pool (loky) sometimes
+    prints at shutdown when interrupted (its resource tracker's, not wo's)."""
+    out, skip = [], False
+    for ln in err.splitlines(keepends=True):
+        if "resource_tracker" in ln and "UserWarning" in ln:
+            skip = True
+            continue
+        if skip and ln.startswith((" ", "\t")):
+            continue
+        skip = False
+        out.append(ln)
+    return "".join(out)
 
 
 def _children(pid, marker):

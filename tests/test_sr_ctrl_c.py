@@ -35,12 +35,19 @@ def _t1(tmp_path, copies):
 
 
 def test_ctrl_c_writes_the_realised_prefix(tmp_path):
+    import time
+
+    from wo.sr.t1 import read_t1
+
     blocks = _t1(tmp_path, 3)
     src = tmp_path / "in.t1"
     src.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
     out = tmp_path / "o.txt"
+    t0 = time.process_time()
+    read_t1(str(src))                 # the run reads its input first: interrupt well after that
+    wait = 2.0 * (time.process_time() - t0) + 3.0
     rc, err, ready = _ctrl_c_when(["sr", "realize", "--input", str(src), "--output", str(out)],
-                                  lambda pid: _cpu_seconds(pid) > 4.0, limit=60)
+                                  lambda pid: _cpu_seconds(pid) > wait, limit=90)
     assert ready and rc == 130 and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1, err
     tok = out.with_name("o.txt.tok").read_text(encoding="utf-8").splitlines()

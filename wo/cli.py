@@ -1159,7 +1159,11 @@ def main(argv=None) -> int:
     from .lm.files import LMError
     from .model import ModelError
 
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:          # Ctrl-C while the verbs' modules are imported
+        _err("interrupted")
+        return 130
     for name in ("reveal_pos", "reveal_heads"):
         v = getattr(args, name, None)
         if v is not None and not 0.0 <= v <= 1.0:
