@@ -27,6 +27,17 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "results"
 
 
+def id_arrays(lm, lines):
+    """The LM word ids of tokenized ``lines``, concatenated (int32 [N]), and each line's start
+    (int64 [len(lines) + 1]), as the query loops read them."""
+    import numpy as np
+
+    ids, starts = [], [0]
+    for ln in lines:
+        ids.extend(lm.word_ids(ln.split()))
+        starts.append(len(ids))
+    return np.asarray(ids, dtype=np.int32), np.asarray(starts, dtype=np.int64)
+
 def ewt_text(split: str) -> str:
     """EWT forms of a split, one sentence per line, cached under bench/results/lm/."""
     p = OUT / "lm" / f"ewt-{split}.txt"
@@ -86,12 +97,7 @@ def compare_formats(name: str, tables, dev_lines, queries: int = 3_000_000, refe
         if reference and fmt == "probing":
             entry["probing_identical_to"] = {os.path.relpath(reference, ROOT): path.read_bytes() == open(reference, "rb").read()}
     lm = models["probing"]
-    ids, starts = [], [0]
-    for ln in dev_lines:
-        ids.extend(lm.word_ids(ln.split()))
-        starts.append(len(ids))
-    ids = np.asarray(ids, dtype=np.int32)
-    starts = np.asarray(starts, dtype=np.int64)
+    ids, starts = id_arrays(lm, dev_lines)
     reps = -(-queries // (len(ids) + len(dev_lines)))
     ns = {f: [] for f in FORMATS}
     cpu = {f: [] for f in FORMATS}
@@ -194,12 +200,7 @@ def main():
                               "--jobs", str(a.jobs), "--quiet"])
         entry.update(arpa_seconds=round(secs, 1), arpa_mb=round(os.path.getsize(arpa) / 2 ** 20, 1))
         lm = LanguageModel.load(binary)
-        ids, starts = [], [0]
-        for ln in lines:
-            ids.extend(lm.word_ids(ln.split()))
-            starts.append(len(ids))
-        ids = np.asarray(ids, dtype=np.int32)
-        starts = np.asarray(starts, dtype=np.int64)
+        ids, starts = id_arrays(lm, lines)
         qps = []
         for _ in range(5):
             q, s, _ = lm.core.time_queries(ids, starts, 20)

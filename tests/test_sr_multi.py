@@ -42,38 +42,34 @@ def t1_file(path, sents, gold=False, with_orig=None):
     return str(path)
 
 
-@pytest.fixture(scope="module")
-def pt(tmp_path_factory):
-    """A tiny Portuguese model of the search orderer trained by the CLI (2 shards of parameter
-    mixing, compact)."""
-    d = tmp_path_factory.mktemp("pt")
+def _tiny_model(d, name, *train_args):
+    """A tiny Portuguese model trained by the CLI on 340 sentences of the training slice (dev:
+    the rest), with ``train_args`` added; returns the fixture dict (dir, model, training
+    record, test sentences, their T1 and gold-form T1 files)."""
     train = read_conllu(str(TRAIN))
     test = read_conllu(str(TEST))
     tr = t1_file(d / "train.t1", train[:340], gold=True)
     dv = t1_file(d / "dev.t1", train[340:])
     (d / "dev.txt").write_text("".join(" ".join(s.forms) + "\n" for s in train[340:]), encoding="utf-8")
-    model = d / "pt.wo"
+    model = d / name
     p = wo("sr", "train", "--train", tr, "--dev", dv, "--dev-ref", d / "dev.txt", "--lang", "pt", "--mwt", TRAIN,
-           "--epochs", 2, "--hash-bits", 18, "--jobs", 2, "--compact", "--orderer", "search", "--model", model)
-    rec = json.loads(p.stdout)
-    return {"dir": d, "model": str(model), "record": rec, "test": test,
+           "--hash-bits", 18, *train_args, "--model", model)
+    return {"dir": d, "model": str(model), "record": json.loads(p.stdout), "test": test,
             "t1": t1_file(d / "test.t1", test), "gold_t1": t1_file(d / "test.gold.t1", test, gold=True, with_orig=False)}
+
+
+@pytest.fixture(scope="module")
+def pt(tmp_path_factory):
+    """A tiny Portuguese model of the search orderer trained by the CLI (2 shards of parameter
+    mixing, compact)."""
+    return _tiny_model(tmp_path_factory.mktemp("pt"), "pt.wo", "--epochs", 2, "--jobs", 2, "--compact",
+                       "--orderer", "search")
 
 
 @pytest.fixture(scope="module")
 def pt_local(tmp_path_factory):
     """A tiny Portuguese model of the local orderer trained by the CLI (the default orderer)."""
-    d = tmp_path_factory.mktemp("ptl")
-    train = read_conllu(str(TRAIN))
-    test = read_conllu(str(TEST))
-    tr = t1_file(d / "train.t1", train[:340], gold=True)
-    dv = t1_file(d / "dev.t1", train[340:])
-    (d / "dev.txt").write_text("".join(" ".join(s.forms) + "\n" for s in train[340:]), encoding="utf-8")
-    model = d / "ptl.wo"
-    p = wo("sr", "train", "--train", tr, "--dev", dv, "--dev-ref", d / "dev.txt", "--lang", "pt", "--mwt", TRAIN,
-           "--epochs", 3, "--hash-bits", 18, "--compact", "q8", "--model", model)
-    return {"dir": d, "model": str(model), "record": json.loads(p.stdout), "test": test,
-            "t1": t1_file(d / "test.t1", test), "gold_t1": t1_file(d / "test.gold.t1", test, gold=True, with_orig=False)}
+    return _tiny_model(tmp_path_factory.mktemp("ptl"), "ptl.wo", "--epochs", 3, "--compact", "q8")
 
 
 def test_edit_scripts_prefix_and_suffix():

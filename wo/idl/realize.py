@@ -139,14 +139,9 @@ class Line:
 def read_lines(path: str) -> List[Line]:
     """Every line of a text file (``-`` = stdin; .gz/.xz read transparently); a line that is not
     valid UTF-8 has text None (its expression fails alone, :func:`expression_of`)."""
-    from ..io.text import BOM, read_bytes
+    from ..io.text import raw_lines
 
-    data = read_bytes(path)
-    if data.startswith(BOM):
-        data = data[len(BOM):]
-    raws = data.split(b"\n")
-    if raws and raws[-1] == b"":
-        raws.pop()
+    raws = raw_lines(path)
     out = []
     for i, raw in enumerate(raws):
         try:

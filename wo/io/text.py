@@ -77,6 +77,19 @@ def read_bytes(path: str) -> bytes:
         return fh.read()
 
 
+def raw_lines(path: str) -> List[bytes]:
+    """The lines of a file (``-`` = stdin; .gz/.xz read transparently) as bytes, undecoded, so
+    that a line that is not UTF-8 can fail alone: a leading BOM dropped, no trailing empty line
+    after the last newline (``\r`` is left to the caller).  Raises FileNotFoundError, OSError."""
+    data = read_bytes(path)
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
 def decode_utf8(data: bytes, path: str) -> str:
     """The bytes ``data`` read from ``path`` as text, a leading byte order mark dropped.
 

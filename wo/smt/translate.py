@@ -242,14 +242,9 @@ def read_lines(path: str, column: str = "zh") -> List[Line]:
     ``en<TAB>zh<TAB>attribution`` is read as pairs and ``column`` ("zh" or "en") is taken from
     each line (a line without it: an error item).  Raises FileNotFoundError (and OSError) for
     an input that cannot be read."""
-    from ..io.text import BOM, read_bytes
+    from ..io.text import raw_lines
 
-    data = read_bytes(path)
-    if data.startswith(BOM):
-        data = data[len(BOM):]
-    raw = data.split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
+    raw = raw_lines(path)
     tsv = bool(raw) and raw[0].rstrip(b"\r") == TSV_HEADER.encode()
     col = ("en", "zh").index(column)
     out = []
