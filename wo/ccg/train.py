@@ -18,6 +18,7 @@ import numpy as np
 from .._fast._weights import averaged
 from ..eval.metrics import score
 from ..io.trees import permutation
+from ..learn import epoch_loop, train_pass
 from ..model import Model, TagDictionary
 from .auto import Derivation
 from .core import CCGSearch
@@ -75,22 +76,18 @@ def train_epoch(core: CCGSearch, insts: Sequence, rng: random.Random, beam_facto
     k*n with k = ``beam_factor``, ``budget_factor`` pops per word), then the easy-first pass;
     the averaging count advances once per sentence.  Returns {"seconds", "updates",
     "dp_pruned_gold_updates" (the section 3.5 DP case), "reached_gold" (share), "pops"}."""
-    idx = list(range(len(insts)))
-    rng.shuffle(idx)
-    t0 = time.perf_counter()
-    upd0, dp0, reached, pops = core.n_updates, core.n_dp_pruned_gold, 0, 0
-    for j in idx:
-        inst = insts[j]
+    dp0 = core.n_dp_pruned_gold
+
+    def step(j: int, inst) -> tuple:
         n = inst.n
         ok, p, _ = core.train_one(inst, max(1, int(round(beam_factor * n))), max(8, int(budget_factor * n)))
         if easy_first:
             core.train_easy_first(inst)
-        core.avg_count += 1.0
-        reached += int(ok)
-        pops += p
-    return {"seconds": round(time.perf_counter() - t0, 2), "updates": int(core.n_updates - upd0),
-            "dp_pruned_gold_updates": int(core.n_dp_pruned_gold - dp0),
-            "reached_gold": round(reached / max(1, len(insts)), 4), "pops": int(pops)}
+        return ok, p
+
+    ent = train_pass(core, insts, rng, step)
+    ent["dp_pruned_gold_updates"] = int(core.n_dp_pruned_gold - dp0)
+    return ent
 
 
 def decode_dev(model: Model, dev: Sequence[Derivation], seed: int = 1, **opts) -> List[str]:
@@ -161,24 +158,13 @@ def train(train_derivs: Sequence[Derivation], dev_derivs: Sequence[Derivation], 
     core = CCGSearch(tables, W, hash_bits, U, lm=lm_model)
     core.max_tau = max_tau
     rng = random.Random(seed)
-    best = None
-    for ep in range(1, epochs + 1):
-        ent = train_epoch(core, insts, rng, beam_factor, train_budget_factor, easy_first)
+
+    def make_model() -> Model:
         model = Model(averaged(W, U, core.avg_count), hash_bits, td, dict(header))
         model._ccg_tables = tables
-        t1 = time.perf_counter()
-        bleu = dev_bleu(model, dev_derivs, seed, lm=lm_model or "none") if dev_derivs else None
-        ent.update(epoch=ep, dev_bleu=bleu, dev_seconds=round(time.perf_counter() - t1, 2))
-        record["epochs"].append(ent)
-        log(f"epoch {ep}: {ent['seconds']:.1f}s, updates {ent['updates']}, gold reached "
-            f"{ent['reached_gold']:.3f}, dev BLEU {bleu if bleu is None else round(bleu, 2)} "
-            f"({ent['dev_seconds']:.1f}s)")
-        if best is None or bleu is None or bleu > best[0]:
-            best = (bleu if bleu is not None else 0.0, ep)
-            model.header["training"] = dict(record, best_epoch=ep, dev_bleu=bleu)
-            model.save(out)
-    final = Model.load(out, mmap=False)
-    final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev_derivs else None,
-                                    total_seconds=round(time.perf_counter() - t_all, 1))
-    final.save(out)
-    return final.header["training"]
+        return model
+
+    return epoch_loop(epochs, lambda ep: train_epoch(core, insts, rng, beam_factor, train_budget_factor, easy_first),
+                      make_model, out, record,
+                      (lambda model: dev_bleu(model, dev_derivs, seed, lm=lm_model or "none")) if dev_derivs else None,
+                      log, t_all)

@@ -18,6 +18,7 @@ from .._fast._weights import averaged
 from ..eval.metrics import score
 from ..io.conllu import Sentence
 from ..io.trees import is_projective, projectivize, scramble
+from ..learn import epoch_loop, mix_shards, train_pass
 from ..model import Model, TagDictionary
 from .core import DepSearch
 from .instance import choose_given, make_instance
@@ -78,13 +79,9 @@ def train_epoch(core: DepSearch, insts: Sequence, rng: random.Random, beam_facto
     not contain sentence j); None keeps the search's LM.
     Returns {"seconds", "updates", "reached_gold" (share), "pops"}.
     """
-    idx = list(range(len(insts)))
-    rng.shuffle(idx)
     lm0 = core.lm
-    t0 = time.perf_counter()
-    upd0, reached, pops = core.n_updates, 0, 0
-    for j in idx:
-        inst = insts[j]
+
+    def step(j: int, inst) -> tuple:
         n = inst.n
         if lm_of is not None:
             core.use_lm(lm_of[j])
@@ -93,13 +90,12 @@ def train_epoch(core: DepSearch, insts: Sequence, rng: random.Random, beam_facto
                                   max(8, int(budget_factor * n)), **kw)
         if easy_first:
             core.train_easy_first(*inst.arrays(), inst.gold, **kw)
-        core.avg_count += 1.0
-        reached += int(ok)
-        pops += p
+        return ok, p
+
+    ent = train_pass(core, insts, rng, step)
     if lm_of is not None:
         core.use_lm(lm0)
-    return {"seconds": round(time.perf_counter() - t0, 2), "updates": int(core.n_updates - upd0),
-            "reached_gold": round(reached / max(1, len(insts)), 4), "pops": int(pops)}
+    return ent
 
 
 _IPM_LMS: dict = {}
@@ -136,18 +132,14 @@ def mix_epoch(core: DepSearch, W: np.ndarray, U: np.ndarray, hash_bits: int, ins
     size, so ``W - U / c`` stays the average of the mixed weight vectors over training.
     Returns the epoch record of :func:`train_epoch`, summed over shards (seconds = wall time).
     """
-    from ..io.batch import map_batches
-
     t0 = time.perf_counter()
     idx = list(range(len(insts)))
     random.Random(seed * 1000003 + epoch).shuffle(idx)
     shards = [([insts[j] for j in idx[k::jobs]], seed * 7919 + epoch * 101 + k) for k in range(jobs)]
     state = (W, U, core.avg_count, hash_bits, core.max_tau, beam_factor, budget_factor, easy_first,
              getattr(lm, "path", None) if lm is not None else None)
-    res = map_batches(_ipm_shard, (state,), shards, jobs=jobs, chunk=1, backend=backend, scheduler=scheduler)
-    W[:] = np.mean([r[0] for r in res], axis=0, dtype=np.float64).astype(np.float32)
-    U[:] = np.mean([r[1] for r in res], axis=0)
-    core.avg_count = core.avg_count + float(np.mean([r[2] for r in res]))
+    res, step = mix_shards(_ipm_shard, state, shards, W, U, jobs, backend, scheduler)
+    core.avg_count = core.avg_count + step
     ents = [r[3] for r in res]
     n = max(1, len(insts))
     return {"seconds": round(time.perf_counter() - t0, 2), "updates": int(sum(e["updates"] for e in ents)),
@@ -262,7 +254,8 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
                  t_all: Optional[float] = None, lm=None, lm_of: Optional[Sequence] = None,
                  compact=False, jobs: int = 1, backend: str = "loky",
                  scheduler: Optional[str] = None) -> dict:
-    """The epoch loop shared by word-ordering and SR training (Algorithm 3, averaged weights).
+    """Training of the dependency search core (Algorithm 3, averaged weights) for word ordering
+    and SR, in the epoch loop every system shares (:func:`wo.learn.epoch_loop`).
 
     Weights: float32[2**hash_bits] with a float64 accumulator for averaging.  After each epoch
     the averaged model (``make_model(avg)``) is scored by ``dev_eval`` (BLEU, or None without
@@ -274,36 +267,20 @@ def run_training(insts: Sequence, epochs: int, out: str, record: dict,
     (:func:`mix_epoch`); jackknifed ``lm_of`` LMs are not supported there (ValueError).
     Returns that entry.  Raises OSError if ``out`` cannot be written.
     """
-    t_all = time.perf_counter() if t_all is None else t_all
     W = np.zeros(1 << hash_bits, dtype=np.float32)
     U = np.zeros(1 << hash_bits, dtype=np.float64)
     core = DepSearch(W, hash_bits, U, lm=lm)
     core.max_tau = max_tau
     rng = random.Random(seed)
-    best = None
-    if (jobs > 1 or backend == "dask") and lm_of is not None:
+    mixing = jobs > 1 or backend == "dask"
+    if mixing and lm_of is not None:
         raise ValueError("parameter mixing (--jobs) does not support jackknifed LMs")
-    for ep in range(1, epochs + 1):
-        if jobs > 1 or backend == "dask":
-            ent = mix_epoch(core, W, U, hash_bits, insts, ep, seed, max(1, jobs), beam_factor, budget_factor, easy_first,
-                            lm, backend, scheduler)
-        else:
-            ent = train_epoch(core, insts, rng, beam_factor, budget_factor, easy_first, lm_of)
-        model = make_model(averaged(W, U, core.avg_count))
-        model.header["training"] = dict(record, epoch=ep)
-        t1 = time.perf_counter()
-        dev_bleu = dev_eval(model) if dev_eval is not None else None
-        ent.update(epoch=ep, dev_bleu=dev_bleu, dev_seconds=round(time.perf_counter() - t1, 2))
-        record["epochs"].append(ent)
-        log(f"epoch {ep}: {ent['seconds']:.1f}s, updates {ent['updates']}, gold reached {ent['reached_gold']:.3f}, "
-            f"dev BLEU {dev_bleu if dev_bleu is None else round(dev_bleu, 2)}")
-        if best is None or dev_bleu is None or dev_bleu > best[0]:
-            best = (dev_bleu if dev_bleu is not None else 0.0, ep)
-            model.header["training"] = dict(record, best_epoch=ep, dev_bleu=dev_bleu)
-            model.save(out)
-    final = Model.load(out, mmap=False)
-    final.header["training"] = dict(record, best_epoch=best[1],
-                                    dev_bleu=best[0] if dev_eval is not None else None,
-                                    total_seconds=round(time.perf_counter() - t_all, 1))
-    final.save(out, compact=compact)
-    return final.header["training"]
+
+    def run_epoch(ep: int) -> dict:
+        if mixing:
+            return mix_epoch(core, W, U, hash_bits, insts, ep, seed, max(1, jobs), beam_factor, budget_factor,
+                             easy_first, lm, backend, scheduler)
+        return train_epoch(core, insts, rng, beam_factor, budget_factor, easy_first, lm_of)
+
+    return epoch_loop(epochs, run_epoch, lambda: make_model(averaged(W, U, core.avg_count)), out, record,
+                      dev_eval, log, t_all, compact)

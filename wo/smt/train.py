@@ -13,6 +13,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from .._fast._weights import averaged
+from ..learn import epoch_loop, train_pass
 from ..model import Model, TagDictionary
 from .options import Option
 from .synth import (DEFAULTS, SMT_FEATURE_SET, SYSTEM, T_LM_NGRAMS, T_R_COVER, T_R_PTRANS, T_R_WORDS,
@@ -146,41 +147,17 @@ def train(train_recs: Sequence[dict], dev_recs: Sequence[dict], table, lm, epoch
     core = SMTSearch(W, hash_bits, U, lm)
     core.max_tau = max_tau
     rng = random.Random(seed)
-    best = None
     td = TagDictionary({}, [])
-    for ep in range(1, epochs + 1):
-        t1 = time.perf_counter()
-        order = list(range(len(insts)))
-        rng.shuffle(order)
-        reached = upd = 0
-        for i in order:
-            inst = insts[i]
-            r, _, u = core.train_one(inst, int(o["beam_factor"] * inst.n), int(o["train_pops"]))
-            reached += int(r)
-            upd += u
-            core.avg_count += 1
-        ent = {"epoch": ep, "seconds": round(time.perf_counter() - t1, 1), "updates": int(upd),
-               "reached_gold": round(reached / max(1, len(insts)), 4)}
-        model = Model(averaged(W, U, core.avg_count), hash_bits, td, dict(header))
-        t2 = time.perf_counter()
-        bleu = None
-        if dev:
-            bleu = corpus_bleu_of(model, dev, table, lm, o)[0]
-        ent.update(dev_bleu=bleu, dev_seconds=round(time.perf_counter() - t2, 1))
-        record["epochs"].append(ent)
-        log(f"epoch {ep}: {ent['seconds']}s, updates {upd}, gold reached {ent['reached_gold']:.3f}, "
-            f"dev BLEU {bleu if bleu is None else round(bleu, 2)} ({ent['dev_seconds']}s)")
-        if best is None or bleu is None or bleu > best[0]:
-            best = (bleu if bleu is not None else 0.0, ep)
-            model.header["training"] = dict(record, best_epoch=ep, dev_bleu=bleu)
-            model.save(out)
-    final = Model.load(out, mmap=False)
-    final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev else None,
-                                    total_seconds=round(time.perf_counter() - t0, 1))
-    if dev and o.get("rerank", True):
-        tune_rerank(final, dev, table, lm, o, lexicon, model1, log)
-    final.save(out)
-    return final.header["training"]
+
+    def step(j: int, inst) -> tuple:
+        r, p, _ = core.train_one(inst, int(o["beam_factor"] * inst.n), int(o["train_pops"]))
+        return r, p
+
+    return epoch_loop(epochs, lambda ep: train_pass(core, insts, rng, step),
+                      lambda: Model(averaged(W, U, core.avg_count), hash_bits, td, dict(header)), out, record,
+                      (lambda model: corpus_bleu_of(model, dev, table, lm, o)[0]) if dev else None, log, t0,
+                      finish=(lambda final: tune_rerank(final, dev, table, lm, o, lexicon, model1, log))
+                      if dev and o.get("rerank", True) else None)
 
 
 def tune_rerank(model, dev: Sequence[dict], table, lm, opts: dict, lexicon=None, model1=None,

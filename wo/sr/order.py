@@ -34,6 +34,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import mmh3
 import numpy as np
 
+from ..learn import mix_shards, train_pass
+
 START, END = -1, -2
 SIDE_L, SIDE_H, SIDE_R = 1, 2, 3   # the side of the head an item takes (atoms of the feature keys)
 A_START, A_END = 0x85EBCA77, 0xC2B2AE3D   # atoms of the sequence boundaries (as the core's)
@@ -423,25 +425,34 @@ class DomainSet:
                 int(self.hi[i]), self.gold[s:e])
 
 
-def _train_pass(lo: "LocalOrderer", ds: DomainSet, idx: Sequence[int], w: np.ndarray, u: np.ndarray,
-                c: float) -> Tuple[int, float]:
-    """One perceptron pass with early update over the domains ``idx`` of ``ds``, updating the
-    weights ``w`` (float32, the orderer's table) and the averaging accumulator ``u`` (float64)
-    in place; c: the averaging count before the pass.  Returns (updates, count after)."""
-    updates = 0
-    for i in idx:
-        a, b, ctx, hi, gold = ds.view(i)
+class _Learner:
+    """The local orderer as an online learner for :func:`wo.learn.train_pass`: the weights ``w``
+    (float32 [2^b], the orderer's table) and averaging accumulator ``u`` (float64 [2^b]) updated
+    in place by the perceptron with early update, the averaging count ``avg_count`` and the
+    updates made ``n_updates``."""
+
+    def __init__(self, lo: "LocalOrderer", ds: "DomainSet", w: np.ndarray, u: np.ndarray, c: float):
+        self.lo, self.ds, self.w, self.u = lo, ds, w, u
+        self.avg_count = c
+        self.n_updates = 0
+
+    def step(self, i: int, _item) -> Tuple[bool, int]:
+        """Decode domain ``i``; on an error, +1 on the gold sequence's features and -1 on the
+        output's (the accumulator by the count).  Returns (output == gold, 0 pops)."""
+        a, b, ctx, hi, gold = self.ds.view(i)
+        lo = self.lo
         seq, _, gp, full, _ = lo.search(a, b, ctx, hi, gold)
-        if seq != gp:
-            g = lo.core.features(a, b, ctx[0], ctx[1], ctx[2], hi, list(gp), full)
-            p = lo.core.features(a, b, ctx[0], ctx[1], ctx[2], hi, list(seq), full)
-            np.add.at(w, g, 1.0)
-            np.add.at(w, p, -1.0)
-            np.add.at(u, g, c)
-            np.add.at(u, p, -c)
-            updates += 1
-        c += 1
-    return updates, c
+        if seq == gp:
+            return True, 0
+        c = self.avg_count
+        g = lo.core.features(a, b, ctx[0], ctx[1], ctx[2], hi, list(gp), full)
+        p = lo.core.features(a, b, ctx[0], ctx[1], ctx[2], hi, list(seq), full)
+        np.add.at(self.w, g, 1.0)
+        np.add.at(self.w, p, -1.0)
+        np.add.at(self.u, g, c)
+        np.add.at(self.u, p, -c)
+        self.n_updates += 1
+        return False, 0
 
 
 def _mix_shard(state: tuple, batch: list) -> list:
@@ -452,12 +463,59 @@ def _mix_shard(state: tuple, batch: list) -> list:
     out = []
     for ds, seed in batch:
         w, u = np.array(W0, dtype=np.float32), np.array(U0, dtype=np.float64)
-        lo = LocalOrderer(w, bits, beam)
-        idx = list(range(len(ds)))
-        random.Random(seed).shuffle(idx)
-        updates, _ = _train_pass(lo, ds, idx, w, u, c0)
-        out.append((w, u, len(ds), updates))
+        learner = _Learner(LocalOrderer(w, bits, beam), ds, w, u, c0)
+        ent = train_pass(learner, range(len(ds)), random.Random(seed), learner.step)
+        out.append((w, u, len(ds), ent["updates"]))
     return out
+
+
+class LocalTrainer:
+    """Training of the local orderer, one epoch at a time (:meth:`epoch`, for
+    :func:`wo.learn.epoch_loop`): the averaged perceptron with early update over the training
+    domains (:func:`gold_domains`, a list of :class:`Domain` or a :class:`DomainSet`), or with
+    jobs > 1 (or backend "dask") iterative parameter mixing (McDonald, Hall & Mann 2010,
+    Algorithm 2, uniform mixture; :func:`wo.learn.mix_shards`): the domains are cut once into
+    ``jobs`` shards by a fixed-seed shuffle, each epoch every shard makes one pass from the same
+    weights in its own process (joblib "loky" processes, or a Dask cluster at ``scheduler``:
+    the same code path), and the shards' weights and accumulators are averaged.
+    Weights float32 [2^hash_bits] (perceptron steps of +-1: exact in float32), accumulator
+    float64.  Raises ValueError for an unknown backend (at the first epoch).
+    """
+
+    def __init__(self, domains, hash_bits: int = 20, beam: int = 16, seed: int = 1, jobs: int = 1,
+                 backend: str = "loky", scheduler: Optional[str] = None):
+        self.ds = domains if isinstance(domains, DomainSet) else DomainSet.of(domains)
+        self.hash_bits, self.beam, self.seed = hash_bits, beam, seed
+        self.jobs, self.backend, self.scheduler = jobs, backend, scheduler
+        self.w = np.zeros(1 << hash_bits, dtype=np.float32)
+        self.u = np.zeros(1 << hash_bits, dtype=np.float64)
+        self.learner = _Learner(LocalOrderer(self.w, hash_bits, beam), self.ds, self.w, self.u, 1.0)
+        self.rng = random.Random(seed)
+        self.order = list(range(len(self.ds)))   # shuffled in place every epoch (cumulatively)
+        self.mixing = jobs > 1 or backend == "dask"
+        if self.mixing:
+            cut = list(range(len(self.ds)))
+            random.Random(seed * 1000003).shuffle(cut)
+            self.shards = [self.ds.take(sorted(cut[k::jobs])) for k in range(jobs)]
+
+    def epoch(self, ep: int) -> dict:
+        """Train epoch ``ep`` (from 1).  Returns {"updates", "seconds", "shards"}."""
+        t0 = time.perf_counter()
+        lr = self.learner
+        if self.mixing:
+            res, step = mix_shards(_mix_shard, (self.w, self.u, lr.avg_count, self.hash_bits, self.beam),
+                                   [(sh, self.seed * 7919 + ep * 101 + k) for k, sh in enumerate(self.shards)],
+                                   self.w, self.u, self.jobs, self.backend, self.scheduler)
+            lr.avg_count += step
+            updates = int(sum(r[3] for r in res))
+        else:
+            updates = train_pass(lr, range(len(self.ds)), self.rng, lr.step, self.order)["updates"]
+        return {"updates": updates, "seconds": round(time.perf_counter() - t0, 2),
+                "shards": self.jobs if self.mixing else 1}
+
+    def averaged(self) -> np.ndarray:
+        """The averaged weights W - U / c, float32 [2^hash_bits]."""
+        return (self.w - self.u / self.learner.avg_count).astype(np.float32)
 
 
 def train_local(domains, epochs: int, hash_bits: int = 20, beam: int = 16, seed: int = 1,
@@ -467,7 +525,7 @@ def train_local(domains, epochs: int, hash_bits: int = 20, beam: int = 16, seed:
     list of :class:`Domain` or a :class:`DomainSet`).
 
     jobs > 1 (or backend "dask"): iterative parameter mixing (McDonald, Hall & Mann 2010,
-    Algorithm 2, uniform mixture), as :func:`wo.dep.train.mix_epoch` does for the search core:
+    Algorithm 2, uniform mixture; :func:`wo.learn.mix_shards`, as for the search core):
     the domains are cut once into ``jobs`` shards by a fixed-seed shuffle, each epoch every
     shard makes one pass from the same weights in its own process (joblib "loky" processes, or a
     Dask cluster at ``scheduler`` with ``backend="dask"``: the same code path,
@@ -479,36 +537,11 @@ def train_local(domains, epochs: int, hash_bits: int = 20, beam: int = 16, seed:
     called (stats: updates, seconds, shards).  Returns the last epoch's averaged weights.
     Raises ValueError for an unknown backend.
     """
-    ds = domains if isinstance(domains, DomainSet) else DomainSet.of(domains)
-    w = np.zeros(1 << hash_bits, dtype=np.float32)   # perceptron steps of +-1: exact in float32
-    u = np.zeros(1 << hash_bits, dtype=np.float64)
-    lo = LocalOrderer(w, hash_bits, beam)
-    c = 1.0
-    rng = random.Random(seed)
-    idx = list(range(len(ds)))
-    mixing = jobs > 1 or backend == "dask"
-    if mixing:
-        from ..io.batch import map_batches
-
-        cut = idx[:]
-        random.Random(seed * 1000003).shuffle(cut)
-        shards = [ds.take(sorted(cut[k::jobs])) for k in range(jobs)]
+    tr = LocalTrainer(domains, hash_bits, beam, seed, jobs, backend, scheduler)
     avg = None
     for ep in range(1, epochs + 1):
-        t0 = time.perf_counter()
-        if mixing:
-            res = map_batches(_mix_shard, ((w, u, c, hash_bits, beam),),
-                              [(sh, seed * 7919 + ep * 101 + k) for k, sh in enumerate(shards)],
-                              jobs=jobs, chunk=1, backend=backend, scheduler=scheduler)
-            w[:] = np.mean([r[0] for r in res], axis=0, dtype=np.float64).astype(np.float32)
-            u[:] = np.mean([r[1] for r in res], axis=0)
-            c += float(np.mean([r[2] for r in res]))
-            updates = int(sum(r[3] for r in res))
-        else:
-            rng.shuffle(idx)
-            updates, c = _train_pass(lo, ds, idx, w, u, c)
-        avg = (w - u / c).astype(np.float32)
+        stats = tr.epoch(ep)
+        avg = tr.averaged()
         if on_epoch is not None:
-            on_epoch(ep, avg, {"updates": updates, "seconds": round(time.perf_counter() - t0, 2),
-                               "shards": jobs if mixing else 1})
+            on_epoch(ep, avg, stats)
     return avg

@@ -172,7 +172,7 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     (2^hash_bits float32); beam: states per step of the domain search (recorded in the header,
     ``sr.order.beam``).  The lifting model of non-projective orders is learned as for
     :func:`train_sr`.  jobs/backend/scheduler: the domains are built and the epochs trained
-    (iterative parameter mixing, :func:`wo.sr.order.train_local`) in ``jobs`` joblib
+    (iterative parameter mixing, :class:`wo.sr.order.LocalTrainer`) in ``jobs`` joblib
     processes or on a Dask cluster; dev is decoded in this process.  Returns the training record (dropped sentences by
     reason, domains, per-epoch seconds/updates/dev BLEU, best epoch).  Raises OSError if ``out``
     cannot be written.
@@ -180,7 +180,8 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     from ..eval.metrics import sr_score
     from ..io.batch import map_batches
     from ..model import Model, TagDictionary
-    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, train_local
+    from ..learn import epoch_loop
+    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer
 
     t_all = time.perf_counter()
     kept, kept_pos, reasons = training_sentences(train, train_refs, lexicon)
@@ -203,30 +204,15 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
               "sr": {"lexicon": lexicon.to_json(), "question_labels": False, "lang": lexicon.lang,
                      "lift": lift.to_json(), "order": {"kind": "local", "feature_set": ORDER_FEATURES, "beam": beam},
                      **({"mwt": contractions.to_json()} if contractions is not None else {})}}
-    best = [None, 0]
+    trainer = LocalTrainer(domains, hash_bits, beam, seed, **par)
 
-    def on_epoch(ep: int, avg: np.ndarray, stats: dict) -> None:
-        model = Model(avg, hash_bits, TagDictionary({}, ["_"]), dict(header))
-        t1 = time.perf_counter()
-        dev_bleu = None
-        if dev:
-            hyps = _realize_texts(model, dev)   # in parallel, shipping the model (7 MB for pt_bosque) cost more
-            dev_bleu = sr_score(hyps, list(dev_refs), bleu_only=True).bleu
-        ent = dict(stats, epoch=ep, dev_bleu=dev_bleu, dev_seconds=round(time.perf_counter() - t1, 2))
-        record["epochs"].append(ent)
-        log(f"epoch {ep}: {stats['seconds']:.1f}s, updates {stats['updates']}, "
-            f"dev BLEU {dev_bleu if dev_bleu is None else round(dev_bleu, 2)}")
-        if best[0] is None or dev_bleu is None or dev_bleu > best[0]:
-            best[0], best[1] = (dev_bleu if dev_bleu is not None else 0.0), ep
-            model.header["training"] = dict(record, best_epoch=ep, dev_bleu=dev_bleu)
-            model.save(out)
+    def dev_eval(model: Model) -> float:
+        hyps = _realize_texts(model, dev)   # in this process: shipping the model (7 MB for pt_bosque) cost more
+        return sr_score(hyps, list(dev_refs), bleu_only=True).bleu
 
-    train_local(domains, epochs, hash_bits, beam, seed, on_epoch, **par)
-    final = Model.load(out, mmap=False)
-    final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev else None,
-                                    total_seconds=round(time.perf_counter() - t_all, 1))
-    final.save(out, compact=compact)
-    return final.header["training"]
+    return epoch_loop(epochs, trainer.epoch,
+                      lambda: Model(trainer.averaged(), hash_bits, TagDictionary({}, ["_"]), dict(header)),
+                      out, record, dev_eval if dev else None, log, t_all, compact)
 
 
 def _domain_chunk(batch: list) -> list:

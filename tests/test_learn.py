@@ -1,0 +1,76 @@
+"""The shared training loop (wo.learn): best epoch kept, averaging count, parameter mixing."""
+import random
+
+import numpy as np
+import pytest
+
+from wo.learn import epoch_line, epoch_loop, mix_shards, train_pass
+from wo.model import Model, TagDictionary
+
+
+class _Counter:
+    n_updates = 0
+    avg_count = 1.0
+
+
+def test_train_pass_shuffles_counts_and_advances_average():
+    seen = []
+    core = _Counter()
+
+    def step(j, inst):
+        seen.append(j)
+        core.n_updates += j % 2
+        return j % 3 == 0, 10
+
+    ent = train_pass(core, list("abcdef"), random.Random(4), step)
+    assert sorted(seen) == list(range(6)) and seen != list(range(6))
+    assert core.avg_count == 7.0
+    assert ent["updates"] == 3 and ent["pops"] == 60 and ent["reached_gold"] == round(2 / 6, 4)
+    # a kept order is shuffled cumulatively: the second epoch differs from a fresh shuffle
+    order = list(range(6))
+    train_pass(core, list("abcdef"), random.Random(4), lambda j, i: (True, 0), order)
+    assert order == seen
+
+
+def _shard(state, batch):
+    W0, U0 = state
+    return [(W0 + k, U0 - k, n) for k, n in batch]
+
+
+def test_mix_shards_averages_in_place():
+    W = np.zeros(4, dtype=np.float32)
+    U = np.ones(4, dtype=np.float64)
+    res, step = mix_shards(_shard, (W.copy(), U.copy()), [(1.0, 10), (3.0, 30)], W, U, jobs=1)
+    assert len(res) == 2 and step == 20.0
+    assert np.array_equal(W, np.full(4, 2.0, dtype=np.float32)) and np.array_equal(U, np.full(4, -1.0))
+
+
+def test_epoch_loop_keeps_best_epoch(tmp_path):
+    W = np.zeros(16, dtype=np.float32)
+    scores = {1: 3.0, 2: 7.0, 3: 5.0}
+    ep_now = []
+
+    def run_epoch(ep):
+        ep_now.append(ep)
+        W[:] = ep
+        return {"seconds": 0.0, "updates": ep}
+
+    out = str(tmp_path / "m.wo")
+    logs = []
+    rec = epoch_loop(3, run_epoch, lambda: Model(W.copy(), 4, TagDictionary({}, ["_"]), {"kind": "t"}), out,
+                     {"epochs": []}, lambda m: scores[ep_now[-1]], logs.append)
+    assert rec["best_epoch"] == 2 and rec["dev_bleu"] == 7.0 and len(rec["epochs"]) == 3
+    assert np.all(Model.load(out).weights == 2.0)
+    assert logs[1].startswith("epoch 2: 0.0s, updates 2, dev BLEU 7.0")
+    # without dev data every epoch is saved: the last one is kept
+    rec = epoch_loop(2, run_epoch, lambda: Model(W.copy(), 4, TagDictionary({}, ["_"]), {}), out, {"epochs": []},
+                     None, logs.append)
+    assert rec["best_epoch"] == 2 and rec["dev_bleu"] is None
+    with pytest.raises(ValueError):
+        epoch_loop(0, run_epoch, lambda: None, out, {"epochs": []})
+
+
+def test_epoch_line_with_gold_reached():
+    line = epoch_line({"epoch": 1, "seconds": 2.345, "updates": 5, "reached_gold": 0.5, "dev_bleu": 12.345,
+                       "dev_seconds": 1.0})
+    assert line == "epoch 1: 2.3s, updates 5, gold reached 0.500, dev BLEU 12.35 (1.0s)"

@@ -1,0 +1,131 @@
+"""The one training loop of every learned system: epochs of online learning, the averaged
+model scored on dev after each epoch, the best epoch kept; iterative parameter mixing.
+
+* :func:`train_pass`: one epoch of online learning over instances in an order shuffled by a
+  seeded ``random.Random``; a per-instance ``step`` (Algorithm 3 of Zhang & Clark 2015 for the
+  search core: scaled large-margin updates; the perceptron with early update for the local
+  orderer) updates the weights, and the averaging count advances once per instance
+  (averaged parameters, Collins 2002: theta_avg = W - U / c with the float64 accumulator U).
+* :func:`mix_shards`: one epoch of iterative parameter mixing (McDonald, Hall & Mann 2010,
+  Algorithm 2, uniform mixture): shards train one epoch each from the same weights in their own
+  processes (joblib, or a Dask cluster with ``backend="dask"``: :func:`wo.io.batch.map_batches`),
+  then their weights and accumulators are averaged in place.
+* :func:`epoch_loop`: the loop around either: after each epoch the averaged model is scored by
+  a dev function (BLEU) and saved when it is the best so far (every epoch without dev data); the
+  final model's header carries the training record, the best epoch and the total seconds.
+
+Used by dependency word ordering (:mod:`wo.dep.train`), SR with the search core and with the
+local orderer (:mod:`wo.sr.train`, :mod:`wo.sr.order`), CCG (:mod:`wo.ccg.train`) and SMT
+synthesis (:mod:`wo.smt.train`).
+"""
+from __future__ import annotations
+
+import random
+import sys
+import time
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+
+def train_pass(core, insts: Sequence, rng: random.Random,
+               step: Callable[[int, Any], Tuple[bool, int]], order: Optional[List[int]] = None) -> dict:
+    """One epoch of online learning over ``insts`` in an order shuffled by ``rng``.
+
+    core: the learner, with ``n_updates`` (int, updates made so far) and ``avg_count`` (float,
+    the averaging count, advanced by 1.0 after each instance); step(j, inst): trains instance
+    ``j`` and returns (reached the gold output: bool, search pops: int).  order: the list of
+    instance indices to shuffle in place and follow (a caller that keeps it across epochs
+    shuffles cumulatively, as the local orderer does); None: a fresh ``range`` each epoch.
+    Returns {"seconds" (wall, 2 decimals), "updates", "reached_gold" (share, 4 decimals),
+    "pops"}.
+    """
+    idx = list(range(len(insts))) if order is None else order
+    rng.shuffle(idx)
+    t0 = time.perf_counter()
+    upd0, reached, pops = core.n_updates, 0, 0
+    for j in idx:
+        ok, p = step(j, insts[j])
+        core.avg_count += 1.0
+        reached += int(ok)
+        pops += p
+    return {"seconds": round(time.perf_counter() - t0, 2), "updates": int(core.n_updates - upd0),
+            "reached_gold": round(reached / max(1, len(insts)), 4), "pops": int(pops)}
+
+
+def mix_shards(shard_fn: Callable, state: tuple, shards: Sequence, W: np.ndarray, U: np.ndarray,
+               jobs: int, backend: str = "loky", scheduler: Optional[str] = None) -> Tuple[List[tuple], float]:
+    """One epoch of iterative parameter mixing (McDonald, Hall & Mann 2010, Algorithm 2,
+    uniform mixture).
+
+    shard_fn(state, batch) -> [(W_k float32[2^b], U_k float64[2^b], instances trained n_k, ...)]:
+    a joblib/Dask worker that trains one epoch of each shard in ``batch`` from the weights in
+    ``state``; shards: one item per shard (``chunk=1``: a shard per task).  W (float32) and U
+    (float64) are replaced in place by the shards' means (W averaged in float64, then rounded to
+    float32).  Returns (the shards' result tuples, the mean n_k: what the averaging count
+    advances by, so that W - U / c stays the average of the mixed weight vectors).
+    Raises ValueError for an unknown backend.
+    """
+    from .io.batch import map_batches
+
+    res = map_batches(shard_fn, (state,), list(shards), jobs=jobs, chunk=1, backend=backend, scheduler=scheduler)
+    W[:] = np.mean([r[0] for r in res], axis=0, dtype=np.float64).astype(np.float32)
+    U[:] = np.mean([r[1] for r in res], axis=0)
+    return res, float(np.mean([r[2] for r in res]))
+
+
+def epoch_line(ent: dict) -> str:
+    """The log line of one epoch record (seconds, updates, gold reached where the learner
+    reports it, dev BLEU and its seconds)."""
+    dev = ent.get("dev_bleu")
+    parts = [f"epoch {ent['epoch']}: {ent['seconds']:.1f}s", f"updates {ent['updates']}"]
+    if "reached_gold" in ent:
+        parts.append(f"gold reached {ent['reached_gold']:.3f}")
+    line = ", ".join(parts) + f", dev BLEU {dev if dev is None else round(dev, 2)}"
+    return line + (f" ({ent['dev_seconds']:.1f}s)" if dev is not None else "")
+
+
+def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callable[[], Any], out: str,
+               record: dict, dev_eval: Optional[Callable[[Any], float]] = None,
+               log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+               t_all: Optional[float] = None, compact=False,
+               finish: Optional[Callable[[Any], None]] = None) -> dict:
+    """Train for ``epochs`` epochs and keep the best.
+
+    run_epoch(epoch) -> the epoch record (dict with at least "seconds" and "updates"; epochs
+    count from 1); make_model() -> the :class:`wo.model.Model` of the current averaged weights;
+    dev_eval(model) -> dev score (BLEU; higher is better), or None: no dev data, every epoch is
+    saved.  Each epoch record gains "epoch", "dev_bleu" and "dev_seconds" and is appended to
+    ``record["epochs"]``; the best model is saved to ``out`` with ``training`` = the record plus
+    ``best_epoch`` and ``dev_bleu``.  At the end the best model is reloaded, its header gets
+    ``total_seconds`` (since ``t_all``, default now), ``finish(model)`` runs (e.g. tuning a
+    reranker on dev), and it is saved with ``compact`` (:meth:`wo.model.Model.save`: False,
+    True/"float16" or "q8").  Returns the final header's ``training`` entry.
+    Raises OSError if ``out`` cannot be written, ValueError if epochs < 1.
+    """
+    from .model import Model
+
+    if epochs < 1:
+        raise ValueError(f"epochs must be at least 1, not {epochs}")
+    t_all = time.perf_counter() if t_all is None else t_all
+    best: Optional[Tuple[float, int]] = None
+    for ep in range(1, epochs + 1):
+        ent = run_epoch(ep)
+        model = make_model()
+        model.header["training"] = dict(record, epoch=ep)
+        t1 = time.perf_counter()
+        dev = dev_eval(model) if dev_eval is not None else None
+        ent.update(epoch=ep, dev_bleu=dev, dev_seconds=round(time.perf_counter() - t1, 2))
+        record["epochs"].append(ent)
+        log(epoch_line(ent))
+        if best is None or dev is None or dev > best[0]:
+            best = (dev if dev is not None else 0.0, ep)
+            model.header["training"] = dict(record, best_epoch=ep, dev_bleu=dev)
+            model.save(out)
+    final = Model.load(out, mmap=False)
+    final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev_eval is not None else None,
+                                    total_seconds=round(time.perf_counter() - t_all, 1))
+    if finish is not None:
+        finish(final)
+    final.save(out, compact=compact)
+    return final.header["training"]
