@@ -16,7 +16,7 @@ $(BIN)/python:
 	$(BIN)/pip install --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/pip install -e '.[test,bench]'
+	$(BIN)/pip install -e '.[all]'
 
 demo: install
 	mkdir -p $(OUT)

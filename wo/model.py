@@ -127,20 +127,13 @@ def require_system(model: "Model", system: str) -> None:
 def default_model(system: str) -> str:
     """Path of the shipped default model of ``system`` ("dep", "sr", "ccg").
 
-    Looked up in ``$WO_MODEL_DIR`` if set, else in ``corpora/models`` of the source tree the
-    package runs from (an editable install or a checkout).  Raises ModelError when it is not
-    there (then pass ``--model``).
+    Looked up in the model directories of :func:`wo.resources.model_dirs` (``$WO_MODEL_DIR``,
+    ``corpora/models`` of a clone, the installed model packages).  Raises ModelError naming the
+    model package to install when it is not there (or pass ``--model``).
     """
-    import pathlib
+    from .resources import require_model
 
-    name = SHIPPED[system]
-    dirs = [os.environ["WO_MODEL_DIR"]] if os.environ.get("WO_MODEL_DIR") else []
-    dirs.append(str(pathlib.Path(__file__).resolve().parent.parent / "corpora" / "models"))
-    for d in dirs:
-        p = os.path.join(d, name)
-        if os.path.exists(p):
-            return p
-    raise ModelError(f"no shipped {system} model {name} found in {', '.join(dirs)}; pass --model")
+    return require_model(SHIPPED[system], f"{system} model")
 
 
 def search_property(name: str, doc: str, settable: bool = False) -> property:

@@ -42,14 +42,19 @@ class Parse(NamedTuple):
 
 
 def default_path(lang: str) -> Path:
-    """Directory of the shipped model for ``lang`` (``corpora/models/smt/<lang>-parser``).
+    """Directory of the shipped model for ``lang``: ``smt/<lang>-parser`` in the first model
+    directory of :func:`wo.resources.model_dirs` that has it (``corpora/models`` of a clone, the
+    wo-models-smt package), else ``corpora/models/smt/<lang>-parser`` of the source tree.
 
     Raises:
         ValueError: ``lang`` is not ``"en"`` or ``"zh"``.
     """
     if lang not in LANGS:
         raise ValueError(f"no parser for language {lang!r}; expected one of {LANGS}")
-    return MODELS / f"{lang}-parser"
+    from ..resources import find_model
+
+    found = find_model(f"smt/{lang}-parser")
+    return Path(found) if found else MODELS / f"{lang}-parser"
 
 
 class Parser:
@@ -159,15 +164,20 @@ def load_parser(lang: str, path: Optional[str] = None) -> Parser:
     Raises:
         ValueError: unknown ``lang``, or the model has no ``tagger``/``parser`` component or is for
             another language.
-        FileNotFoundError: the model directory (named in the message) does not exist.
+        FileNotFoundError: ``path`` is given and holds no spaCy model.
+        wo.model.ModelError: no ``path`` and the shipped parser is not installed (the message
+            names the model package to install).
     """
     model = Path(path) if path is not None else default_path(lang)
     if lang not in LANGS:
         raise ValueError(f"no parser for language {lang!r}; expected one of {LANGS}")
     if not (model / "config.cfg").is_file():
-        raise FileNotFoundError(
-            f"no spaCy model at {model} (expected {model / 'config.cfg'}); "
-            "rebuild with: OMP_NUM_THREADS=1 .venv/bin/python bench/smt_parsers.py")
+        from ..model import ModelError
+        from ..resources import missing_model_message
+
+        if path is not None:
+            raise FileNotFoundError(f"no spaCy model at {model} (expected {model / 'config.cfg'})")
+        raise ModelError(missing_model_message(f"smt/{lang}-parser", f"{lang} parser"))
     import spacy
 
     nlp = spacy.load(model)

@@ -178,11 +178,17 @@ class PhraseTable:
         self._table: Dict[Tuple[str, ...], Dict[Tuple[str, ...], list]] = {}
         self._final: Optional[Dict[Tuple[str, ...], List[tuple]]] = None
         self.max_src_len = 0
+        # a loaded table, parsed lazily: its lines and source phrase (text) -> [(first, end)] line ranges
+        self._lines: Optional[List[str]] = None
+        self._index: Dict[str, List[Tuple[int, int]]] = {}
+        self._rows_cache: Dict[Tuple[str, ...], List[tuple]] = {}
 
     # ----------------------------------------------------------------- building
     def add(self, src_tokens: Sequence[str], pairs: Iterable[PhrasePair]) -> None:
         """Count the phrase pairs extracted from one sentence pair whose source side is ``src_tokens``."""
+        self._parse_all()
         self._final = None
+        self._rows_cache = {}
         for p in pairs:
             src = tuple(src_tokens[p.src_lo:p.src_hi])
             entry = self._table.setdefault(src, {}).get(p.words)
@@ -202,38 +208,79 @@ class PhraseTable:
             t.add(src, pairs)
         return t
 
+    @staticmethod
+    def _final_rows(tgts: Dict[Tuple[str, ...], list]) -> List[tuple]:
+        """The rows of one source phrase: [(words, pos, heads, root, count, prob)] sorted by
+        (-prob, words)."""
+        total = sum(e[0] for e in tgts.values())
+        rows = []
+        for words, (count, anas) in tgts.items():
+            pos, heads = min(anas.items(), key=lambda a: (-a[1], a[0]))[0]
+            rows.append((words, pos, heads, heads.index(-1), count, count / total))
+        rows.sort(key=lambda r: (-r[5], r[0]))
+        return rows
+
     def _finalize(self) -> Dict[Tuple[str, ...], List[tuple]]:
         """Per source phrase: [(words, pos, heads, root, count, prob)] sorted by (-prob, words)."""
+        self._parse_all()
         if self._final is None:
-            final = {}
-            for src, tgts in self._table.items():
-                total = sum(e[0] for e in tgts.values())
-                rows = []
-                for words, (count, anas) in tgts.items():
-                    pos, heads = min(anas.items(), key=lambda a: (-a[1], a[0]))[0]
-                    rows.append((words, pos, heads, heads.index(-1), count, count / total))
-                rows.sort(key=lambda r: (-r[5], r[0]))
-                final[src] = rows
-            self._final = final
+            self._final = {src: self._final_rows(tgts) for src, tgts in self._table.items()}
         return self._final
+
+    def _rows(self, src: Tuple[str, ...]) -> List[tuple]:
+        """The final rows of one source phrase (empty when unknown); a loaded table parses only
+        the lines of the phrases asked for (start-up of ``wo smt translate``)."""
+        if self._lines is None:
+            return self._finalize().get(src, [])
+        rows = self._rows_cache.get(src)
+        if rows is None:
+            tgts = {} if any(" " in w for w in src) else self._parse_block(" ".join(src))
+            rows = self._rows_cache[src] = self._final_rows(tgts) if tgts else []
+        return rows
+
+    def _parse_block(self, key: str) -> Dict[Tuple[str, ...], list]:
+        """Parse the lines of source phrase ``key`` (text) of a loaded table into
+        ``{words: [count, {(pos, heads): count}]}`` (a later duplicate line wins, as when the
+        whole file is read)."""
+        tgts: Dict[Tuple[str, ...], list] = {}
+        for first, end in self._index.get(key, ()):
+            for i in range(first, end):
+                cols = self._lines[i].split("\t")
+                pos, heads = tuple(cols[2].split(" ")), tuple(int(h) for h in cols[3].split(" "))
+                count = int(cols[4])
+                tgts[tuple(cols[1].split(" "))] = [count, {(pos, heads): count}]
+        return tgts
+
+    def _parse_all(self) -> None:
+        """Turn a lazily loaded table into the full dictionary (for building, saving, counting)."""
+        if self._lines is None:
+            return
+        table = {}
+        for key in self._index:
+            table[tuple(key.split(" "))] = self._parse_block(key)
+        self._table = table
+        self._lines, self._index, self._rows_cache = None, {}, {}
 
     # ----------------------------------------------------------------- queries
     def __len__(self) -> int:
         """Number of distinct (source phrase, target words) pairs."""
+        self._parse_all()
         return sum(len(t) for t in self._table.values())
 
     @property
     def n_sources(self) -> int:
         """Number of distinct source phrases."""
+        self._parse_all()
         return len(self._table)
 
     def total_count(self) -> int:
         """Number of extracted phrase pairs counted (with repetitions)."""
+        self._parse_all()
         return sum(e[0] for t in self._table.values() for e in t.values())
 
     def translations(self, src_phrase: Sequence[str]) -> List[tuple]:
         """Target entries of one source phrase: ``(words, pos, heads, root, count, prob)``, best first."""
-        return list(self._finalize().get(tuple(src_phrase), ()))
+        return list(self._rows(tuple(src_phrase)))
 
     def options(self, src_tokens: Sequence[str], max_len: int = 5, lam: float = 0.1,
                 max_per_span: Optional[int] = None) -> List[Option]:
@@ -244,12 +291,11 @@ class PhraseTable:
         source phrase), at most ``max_per_span`` of them (the most probable) if given. Order:
         by (src_lo, src_hi, -prob, words).
         """
-        final = self._finalize()
         out: List[Option] = []
         n = len(src_tokens)
         for lo in range(n):
             for hi in range(lo + 1, min(n, lo + max_len) + 1):
-                rows = final.get(tuple(src_tokens[lo:hi]))
+                rows = self._rows(tuple(src_tokens[lo:hi]))
                 if not rows:
                     continue
                 cut = lam * rows[0][5]
@@ -269,6 +315,7 @@ class PhraseTable:
         -1 for the root). Pairs whose source or target has at least ``long_len`` words and a
         count below ``min_count_long`` are left out (default: none).
         """
+        self._parse_all()
         lines = [_MAGIC]
         for src in sorted(self._table):
             for words, pos, heads, root, count, prob in sorted(self._finalize()[src], key=lambda r: r[0]):
@@ -285,21 +332,31 @@ class PhraseTable:
 
     @classmethod
     def load(cls, path: str) -> "PhraseTable":
-        """Read a table written by :meth:`save`."""
+        """Read a table written by :meth:`save`.  Only the source phrases are indexed here; the
+        lines of a phrase are parsed when it is first asked for (a translation needs a few
+        hundred of the table's phrases, so start-up does not parse the whole table).  Raises
+        ValueError naming the file (and line) for a file that is not a wo phrase table or a
+        line without 5 columns; a malformed number in a line is found when its phrase is used
+        (or by any method that reads the whole table: ``len``, :meth:`save`)."""
         t = cls()
         with gzip.open(path, "rt", encoding="utf-8") as f:
-            first = f.readline().rstrip("\n")
-            if first != _MAGIC:
-                raise ValueError(f"{path}: not a wo phrase table")
-            for lineno, line in enumerate(f, 2):
-                cols = line.rstrip("\n").split("\t")
-                if len(cols) != 5:
-                    raise ValueError(f"{path}:{lineno}: expected 5 columns, found {len(cols)}")
-                src = tuple(cols[0].split(" "))
-                words = tuple(cols[1].split(" "))
-                pos = tuple(cols[2].split(" "))
-                heads = tuple(int(h) for h in cols[3].split(" "))
-                count = int(cols[4])
-                t._table.setdefault(src, {})[words] = [count, {(pos, heads): count}]
-                t.max_src_len = max(t.max_src_len, len(src))
+            text = f.read()
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if not lines or lines[0] != _MAGIC:
+            raise ValueError(f"{path}: not a wo phrase table")
+        if text.count("\t") != 4 * (len(lines) - 1):       # some line has not 5 columns: name it
+            for lineno, line in enumerate(lines[1:], 2):
+                if line.count("\t") != 4:
+                    raise ValueError(f"{path}:{lineno}: expected 5 columns, found {line.count(chr(9)) + 1}")
+        index: Dict[str, List[Tuple[int, int]]] = {}
+        keys = [line[:line.index("\t")] for line in lines[1:]]
+        start = 1
+        for i in range(2, len(lines) + 1):          # contiguous runs of one source phrase
+            if i == len(lines) or keys[i - 1] != keys[start - 1]:
+                index.setdefault(keys[start - 1], []).append((start, i))
+                start = i
+        t._lines, t._index = lines, index
+        t.max_src_len = max((k.count(" ") + 1 for k in index), default=0)
         return t

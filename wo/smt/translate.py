@@ -5,7 +5,7 @@ on the shared core, detokenization), batch-parallel over sentences.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -18,17 +18,12 @@ MAX_LENGTH = 100
 
 
 def default_model_path() -> str:
-    """The shipped SMT model (``corpora/models/wo-tatoeba-smt.wo``, or ``$WO_MODEL_DIR``).
-    Raises ModelError when absent."""
-    import pathlib
+    """The shipped SMT model ``wo-tatoeba-smt.wo`` in the model directories of
+    :func:`wo.resources.model_dirs` (``$WO_MODEL_DIR``, ``corpora/models`` of a clone, the
+    wo-models-smt package).  Raises ModelError naming the package to install when absent."""
+    from ..resources import require_model
 
-    dirs = [os.environ["WO_MODEL_DIR"]] if os.environ.get("WO_MODEL_DIR") else []
-    dirs.append(str(pathlib.Path(__file__).resolve().parents[2] / "corpora" / "models"))
-    for d in dirs:
-        p = os.path.join(d, SHIPPED_MODEL)
-        if os.path.exists(p):
-            return p
-    raise ModelError(f"no shipped SMT model {SHIPPED_MODEL} in {', '.join(dirs)}; pass --model")
+    return require_model(SHIPPED_MODEL, "SMT model")
 
 
 def _beside(model: Model, name: str) -> str:
@@ -45,7 +40,9 @@ def _beside(model: Model, name: str) -> str:
 @dataclass
 class Translation:
     """One output: detokenized text, tokens, heads (0-based, -1 root), options used, status
-    ("ok", "completed", "fallback", "timeout", "memory", "error"), pops, message."""
+    ("ok", "completed", "fallback", "timeout", "memory", "error"), pops, message, unknown (the
+    source words no phrase-table entry covers: they have no translation and are left out of the
+    text, or copied when no word of the sentence has one; jsonl output lists them)."""
 
     text: str
     tokens: List[str]
@@ -54,6 +51,7 @@ class Translation:
     status: str
     pops: int = 0
     message: str = ""
+    unknown: List[str] = field(default_factory=list)
 
 
 _STATUS = {0: "ok", 3: "completed", 1: "fallback", 2: "timeout", 4: "completed", 5: "memory"}
@@ -80,6 +78,10 @@ class Translator:
         from .._fast._search import edges_for_memory
         from .phrases import PhraseTable
 
+        if parser is None:            # the shipped Chinese parser and segmenter: the smt extra
+            from ..extras import require
+
+            require("smt", "wo smt translate", modules=["spacy", "jieba", "opencc"])
         m = model if isinstance(model, Model) else Model.load(model or default_model_path())
         if m.header.get("system") != SYSTEM:
             raise ModelError(f"{m.path}: not an SMT model (system {m.header.get('system')!r})")
@@ -106,13 +108,32 @@ class Translator:
         self.nbest = int(m.header.get("rerank_nbest", 50))
         self.lmbr_scale = float(m.header.get("rerank_lmbr_scale", LMBR_SCALE))
         self.rerank = weights_vector(rr) if (rr and rerank) else None
+        # the reranker's lexicons: their paths checked here, the files read at first use
+        self._lexicon_paths = {}
         if self.rerank is not None:
-            from .lexicon import Lexicon
-            if lexicon is None and smt.get("lexicon"):
-                lexicon = Lexicon.load(_beside(m, smt["lexicon"]))
-            if model1 is None and smt.get("model1"):
-                model1 = Lexicon.load(_beside(m, smt["model1"]))
-        self.lexicon, self.model1 = lexicon, model1
+            for name, given in (("lexicon", lexicon), ("model1", model1)):
+                if given is None and smt.get(name):
+                    self._lexicon_paths[name] = _beside(m, smt[name])
+        self._lexicon, self._model1 = lexicon, model1
+
+    def _load_lexicon(self, name: str):
+        from .lexicon import Lexicon
+
+        return Lexicon.load(self._lexicon_paths[name])
+
+    @property
+    def lexicon(self):
+        """The reranker's link lexicon (:class:`wo.smt.lexicon.Lexicon`; read at first use) or None."""
+        if self._lexicon is None and "lexicon" in self._lexicon_paths:
+            self._lexicon = self._load_lexicon("lexicon")
+        return self._lexicon
+
+    @property
+    def model1(self):
+        """The reranker's IBM model 1 tables (read at first use) or None."""
+        if self._model1 is None and "model1" in self._lexicon_paths:
+            self._model1 = self._load_lexicon("model1")
+        return self._model1
 
     @property
     def parser(self):
@@ -131,7 +152,11 @@ class Translator:
         if not options:   # nothing the phrase table knows: the source words are copied (an error record)
             toks = list(src.tokens)
             return Translation(" ".join(toks), toks, [0] + [1] * (len(toks) - 1) if toks else [], 0, "error", 0,
-                               "no translation options for any source word (copied untranslated)")
+                               "no translation options for any source word (copied untranslated)", toks)
+        covered = bytearray(len(src.tokens))
+        for op in options:
+            covered[op.src_lo:op.src_hi] = b"\1" * (op.src_hi - op.src_lo)
+        unknown = [w for w, c in zip(src.tokens, covered) if not c]
         inst = build_instance(src, options, float(o["beta"]), self.lm)
         d = self.core.decode(inst, max(1, int(o["beam_factor"] * inst.n)), int(o["max_pops"]),
                              int(o["complete_beam"]), timeout=self.timeout)
@@ -142,7 +167,7 @@ class Translator:
                 c = cands[pick(self._features(cands, src, inst), self.rerank)]
                 d.tokens, d.heads, d.options = c.tokens, c.heads, c.options
         return Translation(detokenize(d.tokens), d.tokens, d.heads, len(d.options),
-                           _STATUS.get(d.status, "fallback"), d.pops)
+                           _STATUS.get(d.status, "fallback"), d.pops, unknown=unknown)
 
     def _features(self, cands, src: Source, inst) -> np.ndarray:
         from .rerank import features
@@ -175,7 +200,7 @@ class Translator:
     def translate(self, lines: Sequence[str]) -> List[Translation]:
         """Translate raw (or space-segmented) Chinese sentences."""
         from .prep import segment_zh
-        return self.translate_tokens([segment_zh(x) for x in lines])
+        return self.translate_tokens([segment_zh(x, simplify=True) for x in lines])
 
 
 def corpus_bleu_of(model, records: Sequence[dict], table, lm, opts: dict) -> Tuple[float, List[str]]:
@@ -286,7 +311,10 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
     ``output_path`` (one line per input line, in order, written atomically).  A bad line (not UTF-8, empty, longer than ``max_length``
     source words) is reported as ``file:line: message`` and gets an empty output line; the
     others are translated.  tokenized: write tokenized English instead of detokenized text;
-    output_format "jsonl" writes one JSON object per line (text, tokens, heads, status).
+    output_format "jsonl" writes one JSON object per line (text, tokens, heads, status, message,
+    unknown: the source words without a translation).  Traditional characters are converted to
+    Simplified ones first (:func:`wo.smt.prep.to_simplified`).  When some sentences have source
+    words without a translation, one line saying how many goes to ``report``.
     Returns the batch Summary.  Raises ModelError for model problems (before any work).
     """
     import json
@@ -303,7 +331,7 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
     def prepare(i, it):
         if it.error:
             return it.error
-        toks = segment_zh(it.text)
+        toks = segment_zh(it.text, simplify=True)
         if len(toks) > max_length:
             return f"sentence too long ({len(toks)} words > --max-length {max_length})"
         return it, toks
@@ -314,14 +342,21 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
     def fallback(it, msg):
         return Translation("", [], [], 0, "error", 0, msg)
 
+    with_unknown = [0]                    # sentences with source words that have no translation
+
     def fmt(it, r):
+        if r.unknown:
+            with_unknown[0] += 1
         if output_format == "jsonl":
             return json.dumps({"text": r.text, "tokens": r.tokens, "heads": r.heads, "status": r.status,
-                               "message": r.message}, ensure_ascii=False)
+                               "message": r.message, "unknown": r.unknown}, ensure_ascii=False)
         return " ".join(r.tokens) if tokenized else r.text
 
     summ = process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
                    fallback=fallback, format_record=fmt, on_error=on_error,
                    keep_skipped=output_format == "jsonl", report=report, progress=progress)
     summ.input_format = "Chinese lines"
+    if with_unknown[0]:
+        report(f"{with_unknown[0]} of {len(items)} sentences have source words with no translation in the phrase "
+               f"table (left out of the English; --format jsonl lists them per line under \"unknown\")")
     return summ

@@ -1,7 +1,8 @@
 """The shipped SR models: one per UD treebank, chosen by treebank or language code.
 
-``corpora/models/sr/CODE.wo`` (CODE a UD treebank code such as ``pt_bosque``), plus the English
-EWT model ``corpora/models/wo-ewt-sr.wo``.  Each model's header records its language
+``sr/CODE.wo`` of a model directory (CODE a UD treebank code such as ``pt_bosque``;
+``corpora/models/sr`` in a clone, the wo-models-sr package when pip-installed, see
+:mod:`wo.resources`), plus the English EWT model ``wo-ewt-sr.wo``.  Each model's header records its language
 (``sr.lang``), its training data and licence (``sr.data``) and its test figures
 (``sr.results``); :func:`list_models` reads them for ``wo sr models``.  ``wo sr realize --lang
 CODE`` (or ``--model CODE``) takes a treebank code or a language code; a language code picks
@@ -22,14 +23,22 @@ KNOWN = {"en_ewt": {"data": {"treebank": "en_ewt", "trained_on": "train", "train
                     "results": {"bleu": 84.18, "gold_bleu": 87.84}}}
 
 
+def model_dirs() -> List[str]:
+    """The directories of the shipped SR models: ``sr/`` of every model directory of
+    :func:`wo.resources.model_dirs` (``$WO_MODEL_DIR``, ``corpora/models`` of a clone, the
+    installed model packages such as wo-models-sr), in search order."""
+    from ..resources import model_dirs as dirs
+
+    return [os.path.join(d, "sr") for d in dirs() if os.path.isdir(os.path.join(d, "sr"))]
+
+
 def model_dir() -> str:
-    """The directory of the shipped SR models: ``$WO_MODEL_DIR/sr`` when set, else
-    ``corpora/models/sr`` of the source tree the package runs from."""
+    """The first directory of :func:`model_dirs` (where ``wo sr models`` reads the README of the
+    per-treebank models); ``corpora/models/sr`` of the source tree when there is none."""
     import pathlib
 
-    if os.environ.get("WO_MODEL_DIR"):
-        return os.path.join(os.environ["WO_MODEL_DIR"], "sr")
-    return str(pathlib.Path(__file__).resolve().parent.parent.parent / "corpora" / "models" / "sr")
+    dirs = model_dirs()
+    return dirs[0] if dirs else str(pathlib.Path(__file__).resolve().parents[2] / "corpora" / "models" / "sr")
 
 
 def shipped() -> Dict[str, str]:
@@ -41,8 +50,9 @@ def shipped() -> Dict[str, str]:
         out["en_ewt"] = default_model("sr")
     except ModelError:
         pass
-    for p in sorted(glob.glob(os.path.join(model_dir(), "*.wo"))):
-        out[os.path.basename(p)[:-3]] = p
+    for d in model_dirs():             # the first directory that has a code wins
+        for p in sorted(glob.glob(os.path.join(d, "*.wo"))):
+            out.setdefault(os.path.basename(p)[:-3], p)
     return out
 
 
