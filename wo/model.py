@@ -131,9 +131,20 @@ def default_model(system: str) -> str:
     ``corpora/models`` of a clone, the installed model packages).  Raises ModelError naming the
     model package to install when it is not there (or pass ``--model``).
     """
-    from .resources import require_model
-
     return require_model(SHIPPED[system], f"{system} model")
+
+
+def require_model(name: str, what: str = "model") -> str:
+    """The path of the shipped model ``name`` (relative to a model directory, e.g.
+    ``wo-tatoeba-smt.wo``, ``sr/pt_bosque.wo``; :func:`wo.resources.find_model`).  Raises
+    ModelError, one line naming the model package to install (or WO_MODEL_DIR, or --model),
+    when no model directory has it."""
+    from .resources import find_model, missing_model_message
+
+    p = find_model(name)
+    if p is None:
+        raise ModelError(missing_model_message(name, what))
+    return p
 
 
 def search_property(name: str, doc: str, settable: bool = False) -> property:

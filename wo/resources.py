@@ -25,7 +25,9 @@ of ``corpora/models``.  The model directories, searched in this order (:func:`mo
    ``pip install ./corpora/packages/wo-models-en`` (from a clone) installs one; see the README.
 
 :func:`list_models` describes every model found (name, system, size, training data, licence);
-:func:`add_models_command` adds the ``wo models`` verb to an argparse CLI.
+:func:`add_models_command` adds the ``wo models`` verb to an argparse CLI.  This module imports
+no other wo module (:mod:`wo.model` and the systems find their shipped files here;
+:func:`wo.model.require_model` raises the one-line error for a missing one).
 """
 from __future__ import annotations
 
@@ -138,15 +140,27 @@ def missing_model_message(name: str, what: str) -> str:
             f"to a directory holding it, or pass --model; `wo models` lists what is installed")
 
 
-def require_model(name: str, what: str = "model") -> str:
-    """:func:`find_model`, or raise :class:`wo.model.ModelError` with
-    :func:`missing_model_message`."""
-    p = find_model(name)
-    if p is None:
-        from .model import ModelError
+def peek_header(path: str) -> dict:
+    """The JSON header of a wo model file, a compact (``header_zlib``) header expanded, as far
+    as the listing needs it: ``{}`` for a file that is not a readable model (``wo models`` lists
+    it with what can be said).  The full check of a model file is
+    :meth:`wo.model.Model.read_header` (this module sits below :mod:`wo.model`, which finds its
+    shipped models here)."""
+    import base64
+    import struct
+    import zlib
 
-        raise ModelError(missing_model_message(name, what))
-    return p
+    try:
+        with open(path, "rb") as fh:
+            pre = fh.read(16)
+            if len(pre) < 16 or pre[:8] != b"WOMODEL\0":
+                return {}
+            head = json.loads(fh.read(struct.unpack("<I", pre[12:16])[0]).decode("utf-8"))
+        if "header_zlib" in head:
+            head.update(json.loads(zlib.decompress(base64.b64decode(head.pop("header_zlib")))))
+        return head
+    except (OSError, ValueError, zlib.error):
+        return {}
 
 
 def _tree_bytes(path: str) -> int:
@@ -190,9 +204,7 @@ def _record(name: str, path: str, source: str) -> dict:
     size = os.path.getsize(path)
     if name.startswith("sr/"):
         code = os.path.basename(name)[:-3]
-        from .sr.models import _header
-
-        data = _header(path).get("sr", {}).get("data", {})
+        data = peek_header(path).get("sr", {}).get("data", {})
         for extra in (f"{code}.words4.wolm", f"{code}.depmix4.wolm"):
             p = os.path.join(os.path.dirname(path), extra)
             if os.path.exists(p):
@@ -207,12 +219,8 @@ def _record(name: str, path: str, source: str) -> dict:
         if name.endswith(".wolm"):
             info["system"] = "lm"
         else:
-            from .model import Model, ModelError, system_of
-
-            try:
-                info["system"] = system_of(Model.read_header(path)[0])
-            except (ModelError, OSError, ValueError):
-                info["system"] = "?"
+            head = peek_header(path)
+            info["system"] = next((s for s in ("sr", "ccg", "smt") if s in head), "dep" if head else "?")
     return {"name": name, "system": info["system"], "bytes": size, "data": info.get("data", "?"),
             "licence": info.get("licence", "?"), "default": info.get("default", ""), "path": path,
             "source": source}

@@ -196,6 +196,10 @@ class GyroRealizer:
             raise ValueError(f"levels: a sequence of {LEVELS}")
         if engine not in ENGINES:
             raise ValueError(f"engine: one of {ENGINES}")
+        if engine == "fst":
+            from ..extras import require
+
+            require("fst", "the fst engine (--engine fst)")
         self.engine, self.row_cap, self.keep, self.future = engine, row_cap, keep, future
         self.mbr, self.mbr_scale, self.rule_penalty = mbr, mbr_scale, rule_penalty
         self._pool_mb = 0.0

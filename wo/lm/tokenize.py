@@ -30,6 +30,9 @@ def pipeline(lang: str = "en"):
     sentencizer.  Raises ValueError for a language spaCy has no tokenizer for."""
     nlp = _NLP.get(lang)
     if nlp is None:
+        from ..extras import require
+
+        require("smt", "tokenizing raw text (spaCy)", modules=["spacy"])
         import spacy
 
         try:

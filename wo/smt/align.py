@@ -168,7 +168,11 @@ def align_directions(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]],
     the same orientation). Empty sentences get no links. eflomal lowercases words itself.
     ``n_samplers`` independent Gibbs samplers are combined (eflomal's default, 3; they run one
     after the other since OpenMP is limited to one thread); see the module docstring for ``seed``.
+    Raises :class:`wo.extras.MissingExtra` when eflomal (the smt extra) is not installed.
     """
+    from ..extras import require
+
+    require("smt", "word alignment (eflomal)", modules=["eflomal"])
     import eflomal
 
     if len(src) != len(tgt):

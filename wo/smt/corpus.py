@@ -56,6 +56,9 @@ def train_from_tsv(train_tsv: str, dev_tsv: str, model_out: str, lm: Optional[st
     (``<model>.lexicon.tsv.gz``, ``<model>.model1.tsv.gz``), the truecaser and (without ``lm``) a 4-gram LM of the
     training English side plus ``lm_text`` (``<model>.lm.wolm``).  Returns the training
     record.  Raises ValueError for malformed TSV input (file and line named)."""
+    from ..extras import require
+
+    require("smt", "wo smt train")
     from ..lm.estimation import train as lm_train
     from ..lm.files import write_binary
     from ..lm.model import LanguageModel

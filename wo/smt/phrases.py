@@ -27,6 +27,7 @@ Decisions (see :func:`target_span_ok` and :func:`extract`):
 from __future__ import annotations
 
 import gzip
+import operator
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -178,8 +179,10 @@ class PhraseTable:
         self._table: Dict[Tuple[str, ...], Dict[Tuple[str, ...], list]] = {}
         self._final: Optional[Dict[Tuple[str, ...], List[tuple]]] = None
         self.max_src_len = 0
-        # a loaded table, parsed lazily: its lines and source phrase (text) -> [(first, end)] line ranges
+        # a loaded table, parsed lazily: its lines, and where each source phrase (text) is: in
+        # _runs (first line, end) dicts when each phrase's lines are contiguous, else _index
         self._lines: Optional[List[str]] = None
+        self._runs: Optional[Tuple[Dict[str, int], Dict[str, int]]] = None
         self._index: Dict[str, List[Tuple[int, int]]] = {}
         self._rows_cache: Dict[Tuple[str, ...], List[tuple]] = {}
 
@@ -243,7 +246,11 @@ class PhraseTable:
         ``{words: [count, {(pos, heads): count}]}`` (a later duplicate line wins, as when the
         whole file is read)."""
         tgts: Dict[Tuple[str, ...], list] = {}
-        for first, end in self._index.get(key, ()):
+        if self._runs is not None:
+            ranges = [(self._runs[0][key], self._runs[1][key])] if key in self._runs[0] else []
+        else:
+            ranges = self._index.get(key, ())
+        for first, end in ranges:
             for i in range(first, end):
                 cols = self._lines[i].split("\t")
                 pos, heads = tuple(cols[2].split(" ")), tuple(int(h) for h in cols[3].split(" "))
@@ -256,10 +263,10 @@ class PhraseTable:
         if self._lines is None:
             return
         table = {}
-        for key in self._index:
+        for key in (self._runs[1] if self._runs is not None else self._index):   # file order
             table[tuple(key.split(" "))] = self._parse_block(key)
         self._table = table
-        self._lines, self._index, self._rows_cache = None, {}, {}
+        self._lines, self._runs, self._index, self._rows_cache = None, None, {}, {}
 
     # ----------------------------------------------------------------- queries
     def __len__(self) -> int:
@@ -339,24 +346,32 @@ class PhraseTable:
         line without 5 columns; a malformed number in a line is found when its phrase is used
         (or by any method that reads the whole table: ``len``, :meth:`save`)."""
         t = cls()
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            text = gzip.decompress(f.read()).decode("utf-8")
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         if not lines or lines[0] != _MAGIC:
             raise ValueError(f"{path}: not a wo phrase table")
-        if text.count("\t") != 4 * (len(lines) - 1):       # some line has not 5 columns: name it
+        if text.count("\t") != _MAGIC.count("\t") + 4 * (len(lines) - 1):   # a line without 5 columns: name it
             for lineno, line in enumerate(lines[1:], 2):
                 if line.count("\t") != 4:
                     raise ValueError(f"{path}:{lineno}: expected 5 columns, found {line.count(chr(9)) + 1}")
-        index: Dict[str, List[Tuple[int, int]]] = {}
         keys = [line[:line.index("\t")] for line in lines[1:]]
-        start = 1
-        for i in range(2, len(lines) + 1):          # contiguous runs of one source phrase
-            if i == len(lines) or keys[i - 1] != keys[start - 1]:
-                index.setdefault(keys[start - 1], []).append((start, i))
-                start = i
-        t._lines, t._index = lines, index
-        t.max_src_len = max((k.count(" ") + 1 for k in index), default=0)
+        n = len(keys)
+        first = dict(zip(reversed(keys), range(n, 0, -1)))     # key -> its first line (index into lines)
+        last = dict(zip(keys, range(2, n + 2)))                 # key -> one past its last line
+        runs = 1 + sum(map(operator.ne, keys, keys[1:])) if n else 0
+        if runs == len(first):                                  # each phrase's lines are contiguous (save())
+            t._runs = (first, last)
+        else:
+            index: Dict[str, List[Tuple[int, int]]] = {}
+            start = 1
+            for i in range(2, n + 2):
+                if i == n + 1 or keys[i - 1] != keys[start - 1]:
+                    index.setdefault(keys[start - 1], []).append((start, i))
+                    start = i
+            t._index = index
+        t._lines = lines
+        t.max_src_len = max((k.count(" ") + 1 for k in first), default=0)
         return t

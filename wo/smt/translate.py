@@ -21,7 +21,7 @@ def default_model_path() -> str:
     """The shipped SMT model ``wo-tatoeba-smt.wo`` in the model directories of
     :func:`wo.resources.model_dirs` (``$WO_MODEL_DIR``, ``corpora/models`` of a clone, the
     wo-models-smt package).  Raises ModelError naming the package to install when absent."""
-    from ..resources import require_model
+    from ..model import require_model
 
     return require_model(SHIPPED_MODEL, "SMT model")
 
