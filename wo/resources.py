@@ -238,9 +238,9 @@ def main_models(args) -> int:
               "in a clone of wo, or set WO_MODEL_DIR (searched: "
               + (", ".join(model_dirs()) or "nothing") + ")", file=sys.stderr)
         return 1
-    print(f"{'model':<22} {'system':<6} {'MB':>6}  {'source':<13} {'default of':<28} {'trained on':<58} licence")
+    print(f"{'model':<22} {'system':<6} {'MB':>6}  {'source':<13} {'default of':<32} {'trained on':<58} licence")
     for r in rows:
-        print(f"{r['name']:<22} {r['system']:<6} {r['bytes'] / 1e6:>6.1f}  {r['source']:<13} {r['default']:<28} "
+        print(f"{r['name']:<22} {r['system']:<6} {r['bytes'] / 1e6:>6.1f}  {r['source']:<13} {r['default']:<32} "
               f"{r['data']:<58} {r['licence']}")
     print("model directories: " + ", ".join(model_dirs()), file=sys.stderr)
     return 0
@@ -256,3 +256,12 @@ def add_models_command(subparsers) -> None:
                                           "wo-models-sr, wo-models-smt).")
     p.add_argument("--json", action="store_true", help="one JSON list of records instead of the table")
     p.set_defaults(func=main_models)
+
+
+if __name__ == "__main__":          # python -m wo.resources [--json]: the listing of `wo models`
+    import argparse
+
+    _p = argparse.ArgumentParser(prog="python -m wo.resources")
+    add_models_command(_p.add_subparsers())
+    _a = _p.parse_args(["models"] + sys.argv[1:])
+    sys.exit(_a.func(_a))
