@@ -324,6 +324,9 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
 
     if output_format not in ("text", "jsonl"):
         raise ValueError("output format: text or jsonl")
+    from ..extras import require
+
+    require("smt", "wo smt translate", modules=["spacy", "jieba", "opencc"])   # before the model's lookup
     key = (model or default_model_path(), lm, tuple(sorted((k, v) for k, v in opts.items() if v is not None)))
     _translator(key)                      # fail early on the model and its files
     items = read_lines(input_path)
