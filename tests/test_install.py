@@ -223,3 +223,16 @@ def test_model_packages_hold_every_model_once():
         assert f'"wo.models"]\n{name.split("-")[-1]} = "{name.replace("-", "_")}"' in toml
     everything = [p.relative_to(models) for p in models.rglob("*") if p.is_file()]
     assert sorted(seen) == sorted(everything)
+
+
+def test_lm_training_on_dask_without_dask_is_a_missing_extra(tmp_path):
+    (tmp_path / "text.txt").write_text("a b c\nb c d\n", encoding="utf-8")
+    r = _python(_blocking(["dask", "distributed"]) + textwrap.dedent("""
+        from wo.cli import main
+        sys.exit(main(["lm", "train", "--text", "text.txt", "--order", "2", "--out", "x.wolm", "--backend", "dask"]))
+    """), tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "wo: --backend dask needs dask, distributed, not installed: run  pip install 'wo[dask]'  "
+        "(or pip install '.[dask]' in a clone of wo)"]
+    assert not (tmp_path / "x.wolm").exists()

@@ -174,6 +174,9 @@ def _merge(parts: List[Tuple[np.ndarray, np.ndarray]], n: int) -> Tuple[np.ndarr
 def _map(fn: Callable, shards: List, extra: tuple, jobs: int, backend: str, scheduler: Optional[str]) -> list:
     """fn(shard, *extra) for every shard, in shard order, locally or on a Dask cluster."""
     if backend == "dask":
+        from ..extras import require
+
+        require("dask", "--backend dask")
         import joblib
         from dask.distributed import Client
 
