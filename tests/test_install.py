@@ -81,12 +81,12 @@ def test_a_missing_extra_is_one_line_naming_the_pip_install_and_exit_2(tmp_path,
 def test_require_names_only_the_missing_packages(tmp_path):
     r = _python(_blocking(["pynini"]) + textwrap.dedent("""
         from wo.extras import MissingExtra, missing, require
-        from wo.model import ModelError
+        from wo.io.text import InputError
         print(missing("fst"), missing("smt", ["spacy"]))
         try:
             require("fst", "the fst engine (--engine fst)")
         except MissingExtra as exc:
-            print(isinstance(exc, ModelError), exc)
+            print(isinstance(exc, InputError), exc)
     """), tmp_path)
     assert r.returncode == 0, r.stderr
     first, second = r.stdout.splitlines()

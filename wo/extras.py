@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Dict, List, Optional, Tuple
 
-from .model import ModelError
+from .io.text import InputError
 
 # extra -> (import name, distribution name) of each of its packages
 EXTRAS: Dict[str, Tuple[Tuple[str, str], ...]] = {
@@ -34,17 +34,21 @@ EXTRAS: Dict[str, Tuple[Tuple[str, str], ...]] = {
 }
 
 
-class MissingExtra(ModelError):
+class MissingExtra(InputError):
     """An optional dependency of the requested command is not installed.  ``str()`` is one line
-    naming the missing packages and the ``pip install 'wo[EXTRA]'`` that brings them.  A
-    :class:`wo.model.ModelError` so that every command's user-error handling reports it as one
-    line with exit code 2 (the system cannot be used as installed)."""
+    naming the missing packages and the ``pip install 'wo[EXTRA]'`` that brings them (no
+    ``file:line`` prefix: ``path`` is None).  A user error like
+    :class:`wo.io.text.InputError` (and so a ValueError), so that every command's user-error
+    handling reports it as one line with exit code 2; this module sits at the bottom of the
+    import graph with :mod:`wo.io`, so any system may call :func:`require`."""
 
     def __init__(self, extra: str, missing: List[str], what: str = ""):
-        self.extra, self.missing = extra, list(missing)
         who = f"{what} needs" if what else "needs"
-        super().__init__(f"{who} {', '.join(missing)}, not installed: run  pip install 'wo[{extra}]'  "
-                         f"(or pip install '.[{extra}]' in a clone of wo)")
+        msg = (f"{who} {', '.join(missing)}, not installed: run  pip install 'wo[{extra}]'  "
+               f"(or pip install '.[{extra}]' in a clone of wo)")
+        ValueError.__init__(self, msg)
+        self.path, self.line, self.message = None, 0, msg
+        self.extra, self.missing = extra, list(missing)
 
 
 def available(module: str) -> bool:
