@@ -96,7 +96,8 @@ def register(sub) -> None:
     lk.set_defaults(func=cmd_gyro_lookup)
     rz = gs.add_parser("realize", help="order each bag by phrase-based parsing and LM-pruned generation")
     rz.add_argument("--index", default=None, help="phrase index (wo gyro index); needed by the phrase levels")
-    rz.add_argument("--lm", required=True, help="n-gram LM used while parsing (binary or ARPA)")
+    rz.add_argument("--lm", default=None, help="n-gram LM used while parsing (binary or ARPA; default: the shipped "
+                                               "English 4-gram, corpora/models/wo-en-4gram.wolm)")
     rz.add_argument("--rescore-lm", default=None, help="higher-order LM applied to the final lattice")
     rz.add_argument("--input", default="-", help=f"bags (one per line) or CoNLL-U {STDIO_HELP}; default -")
     rz.add_argument("--output", default="-", help="output file; default -")

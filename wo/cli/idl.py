@@ -33,7 +33,8 @@ def register(sub) -> None:
     idl = sub.add_parser("idl", help="IDL-expressions intersected with an n-gram LM (Soricut & Marcu 2005)")
     isub = idl.add_subparsers(dest="verb", required=True, metavar="VERB")
     r = isub.add_parser("realize", help="the most probable string of each IDL-expression (or bag)")
-    r.add_argument("--lm", required=True, help="n-gram LM (wo binary or ARPA)")
+    r.add_argument("--lm", default=None, help="n-gram LM (wo binary or ARPA; default: the shipped English 4-gram, "
+                                              "corpora/models/wo-en-4gram.wolm)")
     r.add_argument("--input", default="-", help=f"one expression (or bag) per line {STDIO_HELP}; default -")
     r.add_argument("--output", default="-", help=f"one record per input line {STDIO_HELP}; default -")
     r.add_argument("--input-format", default="idl", choices=["idl", "bag"],

@@ -6,7 +6,7 @@ import os
 import sys
 
 from ..io.text import display_name
-from .common import EXIT_OK, EXIT_SOME_FAILED, EXIT_USER, STDIO_HELP, err, nonneg_float, positive_float, positive_int, progress_bar
+from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_run, err, nonneg_float, positive_float, positive_int
 
 
 def cmd_sr_make_input(a) -> int:
@@ -39,7 +39,7 @@ def cmd_sr_train(a) -> int:
     train = read_t1(a.train)
     bad = [s for s in train if s.error]
     for s in bad[:20]:
-        err(f"{a.train}:{s.line}: {s.error} (sentence skipped)")
+        err(f"{display_name(a.train)}:{s.line}: {s.error} (sentence skipped)")
     ref_ud = read_conllu(a.train_ref) if a.train_ref else None
     train_refs = [s.forms for s in ref_ud] if ref_ud else None
     if train_refs is not None and len(train_refs) != len(train):
@@ -86,75 +86,37 @@ def cmd_sr_train(a) -> int:
 
 
 def cmd_sr_realize(a) -> int:
-    """``wo sr realize``: T1 input -> SR submission file and its .tok twin."""
-    import time
-
+    """``wo sr realize``: T1 input -> SR submission file and its .tok twin, on the batch spine
+    (:func:`wo.sr.realizer.run`: ``--on-error``, atomic outputs, the finished prefix on Ctrl-C)."""
     from ..lm.model import LMError
-    from ..model import Model, ModelError, default_model
-    from ..sr.realizer import PartialRun, Realizer, realize_many, write_submission
-    from ..sr.t1 import read_t1
-
+    from ..model import ModelError
     from ..sr.models import find_model
+    from ..sr.realizer import run
 
     want = a.model or a.lang
     if want:
         path = find_model(want)
         if path is None:
             err(f"{want}: no such model file, and no shipped SR model for that treebank or language "
-                 f"(`wo sr models` lists them)")
+                f"(`wo sr models` lists them)")
             return EXIT_USER
         a.model = path
-    a.model = a.model or default_model("sr")
-    t0 = time.perf_counter()
+    opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
+            "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory}
+    opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms,
+                lift_threshold=a.lift_threshold, form_penalty=a.form_penalty)
     try:
-        first = Realizer(Model.load(a.model), lm=a.lm, rerank_lm=a.rerank_lm)   # fail early on a wrong model or a missing LM
+        return batch_run(a, lambda bar: run(
+            a.model, a.input, a.output, tok=a.tok or "auto", jobs=a.jobs, on_error=a.on_error, backend=a.backend,
+            scheduler=a.scheduler, progress=bar.update, report=lambda m: (bar.clear(), err(m)), **opts))
     except FileNotFoundError as exc:
+        if exc.filename == a.input:
+            raise
         err(f"{exc.filename}: no such file (--model, --lm or --rerank-lm)")
         return EXIT_USER
     except (ValueError, ModelError, LMError) as exc:
         err(str(exc))
         return EXIT_USER
-    from ..sr.t1 import looks_like_ud
-
-    if looks_like_ud(a.input):
-        err(f"{display_name(a.input)}: a UD CoNLL-U file (forms in column 2, # text lines, no lin), not T1 input; "
-             f"make T1 input with `wo sr make-input --ud {a.input}`")
-        return EXIT_USER
-    sents = read_t1(a.input)
-    for s in sents:
-        if s.error:
-            err(f"{a.input}:{s.line}: {s.error}")
-    bar = progress_bar(a.quiet, total=len(sents))
-    opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
-            "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory}
-    opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms,
-                lift_threshold=a.lift_threshold, form_penalty=a.form_penalty)
-    if a.tok is None and a.output != "-" and (os.path.isfile(a.output) or not os.path.exists(a.output)):
-        a.tok = a.output + ".tok"     # no twin beside a pipe or a device (/dev/null.tok)
-    try:
-        res = realize_many(a.model, sents, jobs=a.jobs, progress=bar.update, backend=a.backend,
-                           scheduler=a.scheduler, **opts)
-    except PartialRun as exc:         # Ctrl-C: write the finished prefix, or leave the old files
-        from ..io.batch import Interrupted
-
-        bar.close()
-        k = len(exc.results)
-        if k:
-            write_submission(a.output, sents[:k], exc.results, tok=a.tok, lang=first.lexicon.lang)
-        err(str(Interrupted(k, len(sents), display_name(a.output, "stdout"), old_kept=not k)))
-        return 130
-    bar.close()
-    failed = sum(1 for r in res if r.status == "error")
-    for s, r in zip(sents, res):
-        if r.status == "error" and not s.error:
-            err(f"{a.input}:{s.line}: {r.message}")
-    write_submission(a.output, sents, res, tok=a.tok, lang=first.lexicon.lang)
-    secs = time.perf_counter() - t0
-    if not a.quiet:
-        wrote = display_name(a.output, "stdout") + (f" and {a.tok}" if a.tok else "")
-        print(f"wo: {len(sents)} sentences realised in {secs:.2f}s ({len(sents) / max(secs, 1e-9):.1f} "
-              f"sentences/s); {failed} failed; wrote {wrote}", file=sys.stderr)
-    return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
 def cmd_sr_models(a) -> int:
@@ -186,7 +148,7 @@ def cmd_sr_evaluate(a) -> int:
 
     hyps, refs = read_hypotheses(a.hyp), read_references(a.ref)
     if len(hyps) != len(refs):
-        err(f"{a.hyp}: {len(hyps)} sentences but {a.ref} has {len(refs)}")
+        err(f"{display_name(a.hyp)}: {len(hyps)} sentences but {display_name(a.ref)} has {len(refs)}")
         return EXIT_USER
     sc = sr_score(hyps, refs)
     print(json.dumps(sc.__dict__) if a.json else sc)
@@ -247,6 +209,9 @@ def register(sub) -> None:
     r.add_argument("--output", default="-", help=f"submission file {STDIO_HELP}; default -")
     r.add_argument("--tok", default=None, help="tokenized twin (default: OUTPUT.tok; none for -, a pipe or a device)")
     r.add_argument("--jobs", type=int, default=1)
+    r.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
+                   help="record of a sentence that cannot be realised: its lemmas in input order, its "
+                        "sent_id with an empty text (and an empty .tok line), or stop before writing")
     r.add_argument("--backend", default="loky", choices=["loky", "dask"])
     r.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     r.add_argument("--beam-factor", type=positive_float, default=None)
