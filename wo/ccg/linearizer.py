@@ -256,6 +256,9 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
         raise ValueError(f"unknown output format {output_format!r} (one of {OUTPUT_FORMATS})")
     # not a CCG model, a missing or unfit LM: fail before any work; loaded once here, and with
     # jobs=1 this linearizer decodes (wo.io.batch.load_system)
+    from ..model import default_model
+
+    model_path = model_path or default_model("ccg")
     load_system(Linearizer, model_path, decode_opts, verify=True)
     items, fmt = read_ccg_items(input_path, input_format)
 

@@ -114,6 +114,8 @@ def cmd_sr_realize(a) -> int:
             raise
         err(f"{exc.filename}: no such file (--model, --lm or --rerank-lm)")
         return EXIT_USER
+    except UnicodeDecodeError:
+        raise                                   # main names it
     except (ValueError, ModelError, LMError) as exc:
         err(str(exc))
         return EXIT_USER

@@ -487,6 +487,9 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
     """
     # the model, its LM and rerankers are loaded here, once: a bad file fails before any work,
     # and with jobs=1 this is the linearizer that decodes (wo.io.batch.load_system)
+    from ..model import default_model
+
+    model_path = model_path or default_model("dep")
     model = load_system(Linearizer, model_path, decode_opts, verify=True).model
     items, fmt = read_items(input_path, input_format)
     known = model.tagdict.all_tags() if given in ("pos", "full") else None

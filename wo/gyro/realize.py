@@ -521,6 +521,9 @@ def run(index_path: Optional[str], lm_path: Optional[str], input_path: str, outp
     """
     from ..io.batch import decode_system, load_system, process
     from ..io.items import read_items
+    from ..model import default_model
+
+    lm_path = lm_path or default_model("lm")
     from ..io.trees import permutation
 
     if output_format not in ("text", "jsonl"):

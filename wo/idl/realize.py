@@ -228,7 +228,9 @@ def run(lm_path: Optional[str], input_path: str, output_path: str, input_format:
     Raises ValueError for a bad format or option, LMError/FileNotFoundError for the LM.
     """
     from ..io.batch import decode_system, load_system, process
+    from ..model import default_model
 
+    lm_path = lm_path or default_model("lm")
     if input_format not in INPUT_FORMATS or output_format not in OUTPUT_FORMATS:
         raise ValueError(f"formats: input {INPUT_FORMATS}, output {OUTPUT_FORMATS}")
     # fail early on the LM and the options; with --jobs 1 this realizer decodes

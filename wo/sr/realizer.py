@@ -650,9 +650,11 @@ def run(model_path: Optional[str], input_path: str, output_path: str, *, tok: Op
     FailFast, Interrupted; ValueError (one line) for a UD file given instead of T1 input."""
     from ..io.batch import Summary, load_system, process
     from ..io.text import display_name
+    from ..model import default_model
     from .lang import language
     from .t1 import looks_like_ud, read_t1
 
+    model_path = model_path or default_model("sr")
     first = load_system(Realizer, model_path, opts, verify=True)   # bad model or LM: fail early
     if looks_like_ud(input_path):
         raise ValueError(f"{display_name(input_path)}: a UD CoNLL-U file (forms in column 2, # text lines, no lin), "
