@@ -101,7 +101,7 @@ class TagDictionary:
         return cls({k: list(v) for k, v in d["table"].items()}, list(d["unknown"]))
 
 
-SHIPPED = {"dep": "wo-ewt-dep-lm.wo", "sr": "wo-ewt-sr.wo", "ccg": "wo-ewt-ccg-lm.wo"}
+SHIPPED = {"dep": "wo-ewt-dep-lm.wo", "sr": "wo-ewt-sr.wo", "ccg": "wo-ewt-ccg-lm.wo", "lm": "wo-en-4gram.wolm"}
 
 
 SYSTEM_NAMES = {"dep": "a dependency word-ordering model (wo linearize)", "sr": "an SR model (wo sr realize)",
@@ -125,7 +125,8 @@ def require_system(model: "Model", system: str) -> None:
 
 
 def default_model(system: str) -> str:
-    """Path of the shipped default model of ``system`` ("dep", "sr", "ccg").
+    """Path of the shipped default model of ``system`` ("dep", "sr", "ccg"; "lm": the English
+    4-gram that ``wo idl`` and ``wo gyro`` decode with).
 
     Looked up in the model directories of :func:`wo.resources.model_dirs` (``$WO_MODEL_DIR``,
     ``corpora/models`` of a clone, the installed model packages).  Raises ModelError naming the

@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
 
-from ..io.batch import Summary, map_batches, process
+from .. import system
+from ..io.batch import Summary, decode_system, load_system, process
 from ..io.items import Item, read_items, validate
 from ..io.trees import permutation, remap_heads
 from ..model import Model, ModelError, decode_option, resolve_lm
@@ -57,8 +58,9 @@ def tables_of(model: Model) -> CCGTables:
 
 
 @dataclass
-class Result:
-    """One linearized sentence.
+class Result(system.Result):
+    """One linearized sentence (a :class:`wo.system.Result`; ``Result(tokens, order, heads, pos,
+    categories, derivation, edges, score=..., status=..., pops=..., seconds=..., message=...)``).
 
     tokens: list[str] in output order; order: list[int], order[j] = input index of output
     token j; heads: list[int] 1-based heads read off the derivation (0 = root); pos: list[str];
@@ -70,18 +72,12 @@ class Result:
     "fallback" (greedy default output, section 3.4), "timeout", "error"; pops, edges: int; seconds: float; message: str.
     """
 
-    tokens: List[str]
     order: List[int]
     heads: List[int]
     pos: List[str]
     categories: List[str] = field(default_factory=list)
     derivation: object = None
-    score: float = 0.0
-    status: str = "ok"
-    pops: int = 0
     edges: int = 0
-    seconds: float = 0.0
-    message: str = ""
 
     def text(self) -> str:
         """The tokens joined by single spaces."""
@@ -92,10 +88,11 @@ class Result:
         """The error fallback: the words in input order, status "error", no derivation."""
         n = len(words)
         return cls(list(words), list(range(n)), [0] + [1] * (n - 1) if n else [],
-                   [p or "_" for p in (pos or [None] * n)], [], None, 0.0, "error", 0, 0, 0.0, message)
+                   [p or "_" for p in (pos or [None] * n)], [], None, 0, score=0.0, status="error", pops=0,
+                   seconds=0.0, message=message)
 
 
-class Linearizer:
+class Linearizer(system.System):
     """CCG word orderer over a trained model (Zhang & Clark 2015, §3, Algorithm 1).
 
     model: a CCG :class:`wo.model.Model`; beam_factor k: chart of k*n edges (one per
@@ -130,10 +127,23 @@ class Linearizer:
         self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm)
         self.core.search.edge_limit = edges_for_memory(max_memory)
 
+    name = "ccg"
+
     @classmethod
-    def load(cls, path: str, **options) -> "Linearizer":
-        """Load a model file (memory-mapped) and build a linearizer; see :class:`Linearizer`."""
-        return cls(Model.load(path), **options)
+    def load(cls, path: Optional[str] = None, verify: bool = True, **options) -> "Linearizer":
+        """Load a model file (memory-mapped; None: the shipped CCG model) and build a linearizer;
+        see :class:`Linearizer`.  verify: check the weights' checksum."""
+        from ..model import default_model
+
+        return cls(Model.load(path or default_model("ccg"), verify=verify), **options)
+
+    def decode_item(self, item) -> Result:
+        """:meth:`linearize` of a batch item (words, pos)."""
+        return self.linearize(*item)
+
+    def fallback(self, item, message: str) -> Result:
+        """The words of a failed batch item (words, pos) in input order (status "error")."""
+        return Result.input_order(item[0], item[1], message)
 
     def budget(self, n: int) -> int:
         """Pop budget for an n-word input (pops)."""
@@ -162,30 +172,11 @@ class Linearizer:
         root = glue(pieces)
         leaves = root.leaves()
         return Result([words[i] for i in idx], idx, dependency_heads(root), [x.pos for x in leaves],
-                      [str(x.cat) for x in leaves], root, float(score), STATUS_NAMES[int(status)],
-                      int(pops), int(edges), time.perf_counter() - t0)
+                      [str(x.cat) for x in leaves], root, int(edges), score=float(score),
+                      status=STATUS_NAMES[int(status)], pops=int(pops), seconds=time.perf_counter() - t0)
 
 
 # ------------------------------------------------------------------ batch runs
-_CACHE: Dict[tuple, Linearizer] = {}
-
-
-def _worker(model_path: str, opts: dict, batch: List[tuple]) -> List[Result]:
-    key = (model_path, tuple(sorted(opts.items())))
-    lin = _CACHE.get(key)
-    if lin is None:
-        lin = Linearizer.load(model_path, **opts)
-        _CACHE.clear()
-        _CACHE[key] = lin
-    out = []
-    for words, pos in batch:
-        try:
-            out.append(lin.linearize(words, pos))
-        except (ValueError, MemoryError) as exc:
-            out.append(Result.input_order(words, pos, str(exc)))
-    return out
-
-
 def read_ccg_items(path: str, fmt: Optional[str] = None):
     """Read input sentences as :class:`wo.io.items.Item` (bags with their POS); returns (items,
     format used).  fmt: "auto" (CCGbank ``.auto``: the leaves' words and POS; a malformed
@@ -263,9 +254,12 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
     """
     if output_format not in OUTPUT_FORMATS:
         raise ValueError(f"unknown output format {output_format!r} (one of {OUTPUT_FORMATS})")
-    model = Model.load(model_path)
-    tables_of(model)                          # not a CCG model: fail before any work
-    resolve_lm(model, decode_opts.get("lm"))  # a missing or unfit LM too
+    # not a CCG model, a missing or unfit LM: fail before any work; loaded once here, and with
+    # jobs=1 this linearizer decodes (wo.io.batch.load_system)
+    from ..model import default_model
+
+    model_path = model_path or default_model("ccg")
+    load_system(Linearizer, model_path, decode_opts, verify=True)
     items, fmt = read_ccg_items(input_path, input_format)
 
     def prepare(i, it):
@@ -276,8 +270,8 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
         return sh, (sh.forms, sh.pos)
 
     def decode_many(payloads, on_batch):
-        map_batches(_worker, (model_path, decode_opts), payloads, jobs=jobs, chunk=16, on_batch=on_batch,
-                    cost=lambda it: len(it[0]) ** 2)
+        decode_system(Linearizer, model_path, decode_opts, payloads, on_batch, jobs=jobs, chunk=16,
+                      cost=lambda it: len(it[0]) ** 2)
 
     return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
                    fallback=lambda it, msg: Result.input_order(it.forms, it.pos, msg),

@@ -15,7 +15,8 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..io.batch import Summary, map_batches, process
+from .. import system
+from ..io.batch import Summary, decode_system, load_system, process
 from ..io.items import Item, format_result, read_items, validate
 from ..io.trees import permutation, remap_heads
 from ..io.conllu import Sentence
@@ -136,27 +137,22 @@ def map_output(inst, order, hd):
 
 
 @dataclass
-class Result:
-    """One linearized sentence.
+class Result(system.Result):
+    """One linearized sentence (a :class:`wo.system.Result`).
 
     tokens: list[str] in output order; order: list[int], order[j] = input index (0-based) of
     output token j; heads: list[int] 1-based head position in the output (0 = root);
-    pos: list[str] POS per output token; score: scaled model score F(e)/|e| of the output edge;
-    status: "ok" (goal edge popped), "fallback" (pop budget exhausted, greedy default output of
-    Zhang & Clark 2015 section 3.4), "timeout" or "error"; pops: int; edges: int (edges built);
-    seconds: float (wall clock); message: str (error text, else "").
+    pos: list[str] POS per output token; edges: int (edges built); score: scaled model score
+    F(e)/|e| of the output edge; status: "ok" (goal edge popped), "fallback" (pop budget
+    exhausted, greedy default output of Zhang & Clark 2015 section 3.4), "timeout", "memory" or
+    "error"; pops: int; seconds: float (wall clock); message: str (error text, else "").
+    Construction: ``Result(tokens, order, heads, pos, edges, score=..., status=..., ...)``.
     """
 
-    tokens: List[str]
     order: List[int]
     heads: List[int]
     pos: List[str]
-    score: float = 0.0
-    status: str = "ok"
-    pops: int = 0
     edges: int = 0
-    seconds: float = 0.0
-    message: str = ""
 
     def text(self) -> str:
         """The tokens joined by single spaces (tokenized output)."""
@@ -179,10 +175,11 @@ class Result:
         order = list(perm) if perm is not None else list(range(n))
         pos = list(pos or [None] * n)
         return cls([words[i] for i in order], order, [0] + [1] * (n - 1) if n else [],
-                   [pos[i] or "_" for i in order], 0.0, "error", 0, 0, 0.0, message)
+                   [pos[i] or "_" for i in order], 0, score=0.0, status="error", pops=0, seconds=0.0,
+                   message=message)
 
 
-class Linearizer:
+class Linearizer(system.System):
     """Word orderer over a trained model (Zhang & Clark 2015, Algorithm 4 with section 4 grammar).
 
     Parameters: model (:class:`Model`); beam_factor k (chart size k*n); budget: pop budget per
@@ -253,10 +250,23 @@ class Linearizer:
         self.max_memory = max_memory
         self.core.search.edge_limit = edges_for_memory(max_memory)
 
+    name = "dep"
+
     @classmethod
-    def load(cls, path: str, **options) -> "Linearizer":
-        """Load a model file (memory-mapped) and build a linearizer; see :class:`Linearizer`."""
-        return cls(Model.load(path), **options)
+    def load(cls, path: Optional[str] = None, verify: bool = True, **options) -> "Linearizer":
+        """Load a model file (memory-mapped; None: the shipped dependency model) and build a
+        linearizer; see :class:`Linearizer`.  verify: check the weights' checksum."""
+        from ..model import default_model
+
+        return cls(Model.load(path or default_model("dep"), verify=verify), **options)
+
+    def decode_item(self, item) -> Result:
+        """:meth:`linearize` of a batch item (words, pos, heads)."""
+        return self.linearize(*item)
+
+    def fallback(self, item, message: str) -> Result:
+        """The words of a failed batch item (words, pos, heads) in input order (status "error")."""
+        return Result.input_order(item[0], item[1], message)
 
     def budget(self, n: int) -> int:
         """Pop budget for an n-word input (pops)."""
@@ -281,8 +291,8 @@ class Linearizer:
         if (lms or models) and status == "ok":
             first = self._rerank(inst, words, pos, first, lms, models)
         order, idx, out_heads, score = first
-        return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
-                      score, status, pops, edges, time.perf_counter() - t0)
+        return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order], edges,
+                      score=score, status=status, pops=pops, seconds=time.perf_counter() - t0)
 
     def nbest(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,
               heads: Optional[Sequence[int]] = None, k: int = DEFAULT_RERANK_NBEST) -> List[tuple]:
@@ -300,7 +310,8 @@ class Linearizer:
             cands = goal_candidates(self.core.search, inst, first, lambda o, ix: [words[i] for i in ix], k)
         else:
             cands = [(first[3] * (2 * inst.n - 1), first, [words[i] for i in first[1]])]
-        return [(f, Result(toks, ix, hs, [inst.leaf_tag[leaf] for leaf in o], sc, status, pops, edges))
+        return [(f, Result(toks, ix, hs, [inst.leaf_tag[leaf] for leaf in o], edges, score=sc, status=status,
+                           pops=pops))
                 for f, (o, ix, hs, sc), toks in cands]
 
     def _inputs(self, words, pos, heads):
@@ -381,8 +392,8 @@ class Linearizer:
         order, idx, out_heads, score, status, pops, edges = decode_instance(
             self.core, inst, beam, max(8, int(budget_factor * n)), self.timeout, self.complete_beam,
             0, tok_order)
-        return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order],
-                      score, status, pops, edges, time.perf_counter() - t0)
+        return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order], edges,
+                      score=score, status=status, pops=pops, seconds=time.perf_counter() - t0)
 
     def linearize_file(self, input_path: str, output_path: str, **options):
         """Linearize a whole file with this linearizer's model; see :func:`run`.
@@ -417,25 +428,6 @@ def given_for(sent: Sentence, given: str, reveal_pos: float, reveal_heads: float
     return choose_given(sent, given, reveal_pos, reveal_heads, rng)
 
 
-_CACHE: Dict[tuple, Linearizer] = {}
-
-
-def _worker(model_path: str, opts: dict, batch: List[tuple]) -> List[Result]:
-    key = (model_path, tuple(sorted(opts.items())))
-    lin = _CACHE.get(key)
-    if lin is None:
-        lin = Linearizer.load(model_path, **opts)
-        _CACHE.clear()
-        _CACHE[key] = lin
-    out = []
-    for words, pos, heads in batch:
-        try:
-            out.append(lin.linearize(words, pos, heads))
-        except (ValueError, MemoryError) as exc:
-            out.append(Result.input_order(words, pos, str(exc)))
-    return out
-
-
 def linearize_many(model_path: str, items: Sequence[tuple], jobs: int = 1, chunk: int = 32,
                    progress=None, on_batch=None, backend: str = "loky",
                    scheduler: Optional[str] = None, **opts) -> List[Result]:
@@ -447,6 +439,7 @@ def linearize_many(model_path: str, items: Sequence[tuple], jobs: int = 1, chunk
     (local processes) or "dask" (joblib's Dask backend on the cluster at ``scheduler``, an
     address such as tcp://127.0.0.1:8786; the model path must be readable by the workers).
     ``progress(k)`` and ``on_batch(results)`` are called as batches finish, in order.
+    Workers are :func:`wo.io.batch.system_worker` (one cached :class:`Linearizer` per process).
     """
     def take(res):
         if on_batch:
@@ -455,23 +448,8 @@ def linearize_many(model_path: str, items: Sequence[tuple], jobs: int = 1, chunk
             progress(len(res))
 
     # decoding time grows about quadratically with the sentence length (pops per word x chart)
-    return map_batches(_worker, (model_path, opts), items, jobs=jobs, chunk=chunk, backend=backend,
-                       scheduler=scheduler, on_batch=take, cost=lambda it: len(it[0]) ** 2)
-
-
-_MODELS: Dict[tuple, Model] = {}
-
-
-
-def _model(path: str) -> Model:
-    import os
-
-    key = (os.path.abspath(path), os.path.getmtime(path), os.path.getsize(path))
-    if key not in _MODELS:
-        _MODELS.clear()
-        _MODELS[key] = Model.load(path)
-    return _MODELS[key]
-
+    return decode_system(Linearizer, model_path, opts, items, take, jobs=jobs, chunk=chunk, backend=backend,
+                         scheduler=scheduler, cost=lambda it: len(it[0]) ** 2)
 
 
 def shuffle_item(item: Item, seed: int, index: int) -> Item:
@@ -507,10 +485,12 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
     model, FailFast under ``on_error='fail'``, Interrupted on Ctrl-C.  Returns a
     :class:`wo.io.batch.Summary`.
     """
-    model = _model(model_path)
-    resolve_lm(model, decode_opts.get("lm"))       # a missing LM fails before any work
-    if decode_opts.get("tree_rerank") and not (decode_opts.get("rerank_lms") or decode_opts.get("rerank_models")):
-        tree_rerankers_of(model)                    # ... and so does a missing reranker
+    # the model, its LM and rerankers are loaded here, once: a bad file fails before any work,
+    # and with jobs=1 this is the linearizer that decodes (wo.io.batch.load_system)
+    from ..model import default_model
+
+    model_path = model_path or default_model("dep")
+    model = load_system(Linearizer, model_path, decode_opts, verify=True).model
     items, fmt = read_items(input_path, input_format)
     known = model.tagdict.all_tags() if given in ("pos", "full") else None
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import List, Sequence
 
 
 @dataclass
@@ -108,3 +108,19 @@ def sr_score(hyps: Sequence[str], refs: Sequence[str], bleu_only: bool = False) 
     n = max(1, len(R))
     return SRScores(100.0 * bleu, float(nist), 100.0 * (1.0 - edits / max(1, total)), res.score,
                     str(sb.get_signature()), 100.0 * exact / n, len(R))
+
+
+def read_sentences(path: str) -> List[str]:
+    """The tokenized sentences of an evaluation file (``-`` = standard input; .xz/.gz read
+    transparently): the forms of each sentence of a CoNLL-U file (detected by a tab-separated
+    line with a numeric first column in its first 4 KB), else one sentence per line.  Raises
+    FileNotFoundError, InputError for malformed CoNLL-U."""
+    from ..io.conllu import read_conllu
+    from ..io.text import open_text
+
+    with open_text(path) as fh:
+        head = fh.read(4096)
+    if "\t" in head and any(ln.split("\t")[0].isdigit() for ln in head.splitlines()):
+        return [s.text() for s in read_conllu(path)]
+    with open_text(path) as fh:
+        return [ln.rstrip("\n") for ln in fh]

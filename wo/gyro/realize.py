@@ -31,6 +31,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import system
 from ..eval.mbr import linear_bleu_gains
 
 LEVELS = ("phrases", "bigram", "unigram", "weighted")
@@ -46,27 +47,34 @@ class GyroLimit(Exception):
 
 
 @dataclass
-class GyroResult:
-    """One realisation: text (words joined by spaces), log10_prob (the LM's, with ``<s>`` and
-    ``</s>``), level (phrases | bigram | unigram: the grammar that parsed), nbest (list of
-    (text, log10 prob), best first), cells (cells built), states (acceptor states built, the
-    memory proxy), seconds (wall clock), pool_mb (chart engine: peak MB of its pools), status (ok | limit: the last level ran out of
-    states and the greedy LM order is returned | error), message; with a dependency model
-    (``GyroRealizer(dep=...)``): heads (1-based head position of each output word, 0 = root:
-    the model's tree of the output) and dep_score (its scaled score of that tree)."""
+class GyroResult(system.Result):
+    """One realisation (a :class:`wo.system.Result`): tokens (the words in output order; also
+    :attr:`text`, joined by spaces), score (the LM's log10 p, with ``<s>`` and ``</s>``; also
+    :attr:`log10_prob`), level (phrases | bigram | unigram | weighted | greedy: the grammar
+    that parsed), nbest (list of (text, log10 prob), best first), cells (cells built), states
+    (acceptor states built, the memory proxy), pool_mb (chart engine: peak MB of its pools);
+    with a dependency model (``GyroRealizer(dep=...)``): heads (1-based head position of each
+    output word, 0 = root: the model's tree of the output) and dep_score (its scaled score of
+    that tree); seconds (wall clock), status (ok | timeout | limit: the last level ran out of
+    states and the greedy LM order is returned | error), message by keyword."""
 
-    text: str
-    log10_prob: float
-    level: str
+    level: str = ""
     nbest: List[Tuple[str, float]] = field(default_factory=list)
     cells: int = 0
     states: int = 0
-    seconds: float = 0.0
-    status: str = "ok"
-    message: str = ""
     pool_mb: float = 0.0
     heads: List[int] = field(default_factory=list)
     dep_score: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """The words joined by spaces."""
+        return " ".join(self.tokens)
+
+    @property
+    def log10_prob(self) -> float:
+        """The LM log10 probability of the realisation (its score)."""
+        return self.score
 
 
 def _weight(fst, cost: float):
@@ -153,7 +161,7 @@ def mbr_rerank(finals: Sequence[Tuple[List[str], float]], scale: float = 1.0, or
     return [(finals[i][0], gains[i]) for i in idx]
 
 
-class GyroRealizer:
+class GyroRealizer(system.System):
     """GYRO over a phrase index and an n-gram LM (de Gispert et al. 2014, Algorithm 3).
 
     index: :class:`wo.gyro.index.PhraseIndex` (None when levels is ("unigram",)); lm:
@@ -213,13 +221,46 @@ class GyroRealizer:
         self.max_states, self.min_count, self.levels = max_states, min_count, tuple(levels)
         self.row_states = row_states
 
+    name = "gyro"
+    errors = (MemoryError,)
+
+    @classmethod
+    def load(cls, path: Optional[str] = None, verify: bool = True, index: Optional[str] = None,
+             rescore_lm: Optional[str] = None, dep_model: Optional[str] = None, **options) -> "GyroRealizer":
+        """A realizer over the LM file at ``path`` (None: the shipped English 4-gram,
+        :func:`wo.model.default_model` "lm"), the phrase index file ``index``, the rescoring LM
+        file ``rescore_lm`` and the dependency model file ``dep_model`` (each optional);
+        verify: check the files' checksums; options: the constructor's.  Raises LMError,
+        PhraseIndexError, ModelError, FileNotFoundError, ValueError."""
+        from ..lm.model import LanguageModel
+        from ..model import default_model
+        from .index import PhraseIndex
+
+        if dep_model:
+            from ..dep.linearizer import Linearizer
+
+            options["dep"] = Linearizer.load(dep_model)
+        return cls(PhraseIndex.load(index, verify=verify) if index else None,
+                   LanguageModel.load(path or default_model("lm"), verify=verify),
+                   LanguageModel.load(rescore_lm, verify=verify) if rescore_lm else None, **options)
+
+    def decode_item(self, item) -> GyroResult:
+        """:meth:`realize` of a bag (list of words)."""
+        return self.realize(item)
+
+    def fallback(self, item, message: str) -> GyroResult:
+        """A bag that ran out of memory: the greedy LM order (status "limit")."""
+        toks = self._greedy(item)
+        return GyroResult(list(toks), "greedy", score=self.lm.score(toks), status="limit",
+                          message=message or "out of memory")
+
     # -------------------------------------------------------------------------------- parsing
     def realize(self, bag: Sequence[str]) -> GyroResult:
         """The best realisation of ``bag`` (list of str; each word used exactly once)."""
         t0 = self._t0 = time.perf_counter()
         bag = list(bag)
         if not bag:
-            return GyroResult("", 0.0, "", status="error", message="empty bag")
+            return GyroResult([], score=0.0, status="error", message="empty bag")
         words = sorted(set(bag))
         mult = [bag.count(w) for w in words]
         if self.levels[-1] == "unigram" and self.r < 2:
@@ -235,9 +276,10 @@ class GyroRealizer:
             # the bound was hit at every level, or the time ran out: the greedy LM order (each word once)
             toks = self._greedy(bag)
             late = level == "timeout"
-            return GyroResult(" ".join(toks), self.lm.score(toks), "greedy", [], total_cells, total_states,
-                              time.perf_counter() - t0, "timeout" if late else "limit",
-                              f"--timeout {self.timeout:g} s reached" if late else "state bound reached at every level")
+            return GyroResult(list(toks), "greedy", [], total_cells, total_states, score=self.lm.score(toks),
+                              seconds=time.perf_counter() - t0, status="timeout" if late else "limit",
+                              message=f"--timeout {self.timeout:g} s reached" if late else
+                              "state bound reached at every level")
         if self.rescore_lm is not None and self.engine == "chart":
             # the rescoring LM replaces the parsing LM's part of each score; only the weighted
             # grammar's scores hold more (its rule penalties, which stay)
@@ -251,8 +293,8 @@ class GyroRealizer:
             finals, heads, dep_score = self._dep_rerank(bag, [t for t, _ in finals[:self.dep_nbest]])
         nb = [(" ".join(t), self.lm.score(t)) for t, _ in finals[:self.nbest]]
         text, lp = nb[0]
-        return GyroResult(text, lp, level, nb, total_cells, total_states, time.perf_counter() - t0,
-                          pool_mb=round(self._pool_mb, 3), heads=heads, dep_score=dep_score)
+        return GyroResult(text.split(" ") if text else [], level, nb, total_cells, total_states,
+                          round(self._pool_mb, 3), heads, dep_score, score=lp, seconds=time.perf_counter() - t0)
 
     def _dep_rerank(self, bag, cands):
         """Rerank candidate strings (token lists, best first) by log10 p + dep_weight * F (see the
@@ -455,51 +497,14 @@ class GyroRealizer:
 
 
 # ------------------------------------------------------------------ batch (CLI)
-_CACHE: Dict[tuple, GyroRealizer] = {}
-
-
-def _load(index_path: str, lm_path: str, rescore_path: Optional[str], opts: tuple) -> GyroRealizer:
-    """The realizer of these files and options (cached per process); opts may hold dep_model,
-    the path of a dependency model for the "+depLM" reranking."""
-    from ..lm.model import LanguageModel
-    from .index import PhraseIndex
-
-    key = (index_path, lm_path, rescore_path, opts)
-    if key not in _CACHE:
-        _CACHE.clear()
-        kw = dict(opts)
-        dep_model = kw.pop("dep_model", None)
-        if dep_model:
-            from ..dep.linearizer import Linearizer
-
-            kw["dep"] = Linearizer.load(dep_model)
-        _CACHE[key] = GyroRealizer(PhraseIndex.load(index_path, verify=False) if index_path else None,
-                                   LanguageModel.load(lm_path, verify=False),
-                                   LanguageModel.load(rescore_path, verify=False) if rescore_path else None,
-                                   **kw)
-    return _CACHE[key]
-
-
-def _worker(paths: tuple, opts: tuple, batch: Sequence[List[str]]) -> List[GyroResult]:
-    g = _load(*paths, opts)
-    out = []
-    for bag in batch:
-        try:
-            out.append(g.realize(bag))
-        except MemoryError:
-            toks = g._greedy(bag)
-            out.append(GyroResult(" ".join(toks), g.lm.score(toks), "greedy", status="limit",
-                                  message="out of memory"))
-    return out
-
-
 def to_json(res: GyroResult) -> str:
     """The JSONL record of a realisation (keys text, log10_prob, level, nbest, cells, states,
     seconds, status, and message when there is one)."""
     import json
-    from dataclasses import asdict
 
-    d = asdict(res)
+    d = {"text": res.text, "log10_prob": res.score, "level": res.level, "nbest": res.nbest, "cells": res.cells,
+         "states": res.states, "seconds": res.seconds, "status": res.status, "message": res.message,
+         "pool_mb": res.pool_mb, "heads": res.heads, "dep_score": res.dep_score}
     if not d["message"]:
         d.pop("message")
     if not d["heads"]:                         # no dependency model: no tree
@@ -509,24 +514,26 @@ def to_json(res: GyroResult) -> str:
     return json.dumps(d, ensure_ascii=False)
 
 
-def run(index_path: str, lm_path: str, input_path: str, output_path: str, rescore_path: Optional[str] = None,
+def run(index_path: Optional[str], lm_path: Optional[str], input_path: str, output_path: str, rescore_path: Optional[str] = None,
         input_format: str = "auto", output_format: str = "text", jobs: int = 1, seed: int = 1,
         report=lambda m: None, progress=None, **opts):
     """Realise every bag of ``input_path`` (one bag per line, or CoNLL-U whose forms are read
     and shuffled per sentence with ``seed``, as every evaluation input) into ``output_path``,
-    one record per input sentence, in order, written atomically.  opts: :class:`GyroRealizer`
-    parameters.  Returns the batch Summary.  Raises ValueError for a bad option or format,
+    one record per input sentence, in order, written atomically.  lm_path None: the shipped
+    4-gram.  opts: :class:`GyroRealizer` parameters (dep_model: a dependency model file).  Returns the batch Summary.  Raises ValueError for a bad option or format,
     PhraseIndexError/LMError/FileNotFoundError for the index and LMs.
     """
-    from ..io.batch import map_batches, process
+    from ..io.batch import decode_system, load_system, process
     from ..io.items import read_items
+    from ..model import default_model
+
+    lm_path = lm_path or default_model("lm")
     from ..io.trees import permutation
 
     if output_format not in ("text", "jsonl"):
         raise ValueError("output format: text or jsonl")
-    okey = tuple(sorted(opts.items()))
-    paths = (index_path, lm_path, rescore_path)
-    _load(*paths, okey)                       # fail early on the files and the options
+    opts = dict(opts, index=index_path, rescore_lm=rescore_path)
+    load_system(GyroRealizer, lm_path, opts, verify=False)   # fail early on the files and the options
     items, fmt = read_items(input_path, input_format)
 
     def prepare(i, it):
@@ -538,11 +545,11 @@ def run(index_path: str, lm_path: str, input_path: str, output_path: str, rescor
         return it, [it.forms[j] for j in perm]
 
     def decode_many(payloads, on_batch):
-        map_batches(_worker, (paths, okey), payloads, jobs=jobs, chunk=2, on_batch=on_batch,
-                    cost=lambda b: 2.0 ** min(len(b), 40))
+        decode_system(GyroRealizer, lm_path, opts, payloads, on_batch, jobs=jobs, chunk=2,
+                      cost=lambda b: 2.0 ** min(len(b), 40))
 
     def fallback(it, msg):
-        return GyroResult(" ".join(it.forms), float("nan"), "", status="error", message=msg)
+        return GyroResult(list(it.forms), score=float("nan"), status="error", message=msg)
 
     def fmt_record(it, r):
         return to_json(r) if output_format == "jsonl" else r.text

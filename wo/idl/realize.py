@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import List, Optional
 
 import numpy as np
+
+from .. import system
 
 from .expr import BOS, EOS, Expr, IDLSyntaxError, bag, parse, sentence_wrapped
 from .graph import compile_expr, bag_unfolding
@@ -25,39 +27,49 @@ OUTPUT_FORMATS = ("text", "jsonl")
 
 
 @dataclass
-class Realization:
-    """One realisation.  text: the words (``<s>``/``</s>`` left out) joined by spaces;
-    log10_prob: its LM log10 probability with ``<s>`` and ``</s>`` (as ``wo lm score
-    --per-sentence``); states: states unfolded; full_unfolding: states of the full unfolding
-    (exact when full_unfolding_exact, else a lower bound: the count stopped at its cap);
-    seconds: wall clock of the search (compiling the graph and the heuristic's tables
-    included, counting the full unfolding not); status: ok | max-states | timeout | no-path | error;
-    message: what went wrong (status error); search_seconds: the unfolding alone (Cython)."""
+class Realization(system.Result):
+    """One realisation (a :class:`wo.system.Result`).  tokens: the words (``<s>``/``</s>`` left
+    out); score: their LM log10 probability with ``<s>`` and ``</s>`` (as ``wo lm score
+    --per-sentence``; also :attr:`log10_prob`); states: states unfolded; full_unfolding: states
+    of the full unfolding (exact when full_unfolding_exact, else a lower bound: the count
+    stopped at its cap); seconds: wall clock of the search (compiling the graph and the
+    heuristic's tables included, counting the full unfolding not); status: ok | max-states |
+    timeout | no-path | error; message: what went wrong (status error); search_seconds: the
+    unfolding alone (Cython)."""
 
-    text: str
-    log10_prob: float
-    states: int
-    full_unfolding: int
-    full_unfolding_exact: bool
-    seconds: float
-    status: str
-    message: str = ""
+    states: int = 0
+    full_unfolding: int = -1
+    full_unfolding_exact: bool = False
     search_seconds: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """The words joined by spaces."""
+        return " ".join(self.tokens)
+
+    @property
+    def log10_prob(self) -> float:
+        """The LM log10 probability of the realisation (its score)."""
+        return self.score
 
     @classmethod
     def error(cls, message: str) -> "Realization":
         """The record of an expression that could not be realised (status "error")."""
-        return cls("", float("nan"), 0, -1, False, 0.0, "error", message)
+        return cls([], score=float("nan"), status="error", message=message)
 
     def to_json(self) -> str:
-        """The JSONL record (keys text, log10_prob, states, full_unfolding, seconds, status, ...)."""
-        d = asdict(self)
+        """The JSONL record (keys text, log10_prob, states, full_unfolding, full_unfolding_exact,
+        seconds, status, message when there is one, search_seconds)."""
+        d = {"text": self.text, "log10_prob": self.score, "states": self.states,
+             "full_unfolding": self.full_unfolding, "full_unfolding_exact": self.full_unfolding_exact,
+             "seconds": self.seconds, "status": self.status, "message": self.message,
+             "search_seconds": self.search_seconds}
         if not d["message"]:
             d.pop("message")
         return json.dumps(d, ensure_ascii=False)
 
 
-class IDLRealizer:
+class IDLRealizer(system.System):
     """Search for the most probable string of an IDL-expression under an n-gram LM.
 
     lm: :class:`wo.lm.model.LanguageModel` (order 1-6); algorithm: astar (IDL-NGLM-A*,
@@ -83,6 +95,28 @@ class IDLRealizer:
         self.max_states, self.timeout = max_states, timeout
         self.count_unfolding, self.count_cap, self.heuristic_limit = count_unfolding, count_cap, heuristic_limit
         self.lookahead = lookahead
+
+    name = "idl"
+    errors = (MemoryError,)
+
+    @classmethod
+    def load(cls, path: Optional[str] = None, verify: bool = True, **options) -> "IDLRealizer":
+        """A realizer over the LM file at ``path`` (None: the shipped English 4-gram,
+        :func:`wo.model.default_model` "lm"); verify: check the LM's checksum; options: the
+        constructor's.  Raises LMError, FileNotFoundError, ModelError (no shipped LM), ValueError."""
+        from ..lm.model import LanguageModel
+        from ..model import default_model
+
+        return cls(LanguageModel.load(path or default_model("lm"), verify=verify), **options)
+
+    def decode_item(self, item) -> "Realization":
+        """The realisation of a batch item (text, line, input format) (:func:`expression_of`)."""
+        text, line, fmt = item
+        return self.realize(expression_of(text, line, fmt))
+
+    def fallback(self, item, message: str) -> "Realization":
+        """The error record of an item that failed (out of memory)."""
+        return Realization.error(message or "out of memory")
 
     def search_for(self, e: Expr):
         """(compiled graph, IDLSearch) for an expression wrapped in ``<s>`` ... ``</s>``."""
@@ -123,8 +157,8 @@ class IDLRealizer:
                 if self.timeout <= 0 or left > 0:
                     c = s.run("bfs", 0, 0.0, self.count_cap, max(left, 0.0), True)
                     full, exact = c["created"], c["status"] == "ok"
-        return Realization(" ".join(words), self.lm.score(words), res["states"], full, exact, secs,
-                           res["status"], search_seconds=res["seconds"])
+        return Realization(words, res["states"], full, exact, res["seconds"], score=self.lm.score(words),
+                           seconds=secs, status=res["status"])
 
 
 # ------------------------------------------------------------------ batch (CLI)
@@ -184,42 +218,23 @@ def expression_of(text: str, line: int, input_format: str) -> Expr:
     return parse(text, line)
 
 
-_CACHE: Dict[tuple, IDLRealizer] = {}
-
-
-def _worker(lm_path: str, opts: tuple, batch: Sequence[Tuple[str, int, str]]) -> List[Realization]:
-    key = (lm_path, opts)
-    if key not in _CACHE:
-        from ..lm.model import LanguageModel
-
-        _CACHE.clear()
-        _CACHE[key] = IDLRealizer(LanguageModel.load(lm_path, verify=False), **dict(opts))
-    r = _CACHE[key]
-    out = []
-    for text, line, fmt in batch:
-        try:
-            out.append(r.realize(expression_of(text, line, fmt)))
-        except MemoryError:
-            out.append(Realization.error("out of memory"))
-    return out
-
-
-def run(lm_path: str, input_path: str, output_path: str, input_format: str = "idl",
+def run(lm_path: Optional[str], input_path: str, output_path: str, input_format: str = "idl",
         output_format: str = "text", jobs: int = 1, report=lambda m: None, progress=None, **opts):
     """Realise every line of ``input_path`` into ``output_path`` (one record per input line, in
     order, written atomically).  A malformed line is reported as ``file:line:column: message``
     and gets an empty line (text) or a record with status "error" (jsonl); the other lines are
-    realised.  opts: :class:`IDLRealizer` parameters.  Returns the batch Summary.
+    realised.  lm_path None: the shipped 4-gram.  opts: :class:`IDLRealizer` parameters.
+    Returns the batch Summary.
     Raises ValueError for a bad format or option, LMError/FileNotFoundError for the LM.
     """
-    from ..io.batch import map_batches, process
-    from ..lm.model import LanguageModel
+    from ..io.batch import decode_system, load_system, process
+    from ..model import default_model
 
+    lm_path = lm_path or default_model("lm")
     if input_format not in INPUT_FORMATS or output_format not in OUTPUT_FORMATS:
         raise ValueError(f"formats: input {INPUT_FORMATS}, output {OUTPUT_FORMATS}")
-    okey = tuple(sorted(opts.items()))
-    _CACHE.clear()          # fail early on the LM and the options; with --jobs 1 the worker reuses it
-    _CACHE[(lm_path, okey)] = IDLRealizer(LanguageModel.load(lm_path), **opts)
+    # fail early on the LM and the options; with --jobs 1 this realizer decodes
+    load_system(IDLRealizer, lm_path, opts, verify=True)
     items = read_lines(input_path)
 
     def prepare(i, it):
@@ -233,8 +248,7 @@ def run(lm_path: str, input_path: str, output_path: str, input_format: str = "id
         return it, (it.text, it.line, input_format)
 
     def decode_many(payloads, on_batch):
-        map_batches(_worker, (lm_path, okey), payloads, jobs=jobs, chunk=4, on_batch=on_batch,
-                    cost=lambda p: len(p[0]))
+        decode_system(IDLRealizer, lm_path, opts, payloads, on_batch, jobs=jobs, chunk=4, cost=lambda p: len(p[0]))
 
     def fallback(it, msg):
         return Realization.error(msg)

@@ -4,8 +4,9 @@ Every input sentence gets exactly one output record, in input order; a sentence 
 is reported as ``file:line: message`` and gets a fallback record (``on_error``).  Work is cut
 into chunks that joblib runs in worker processes (loky) or on a Dask cluster (consecutive
 sentences, or, given a cost estimate, windows of consecutive sentences each run longest first,
-after any sentence expensive enough to make a tail on its own); each worker loads the model
-once (memory-mapped) and caches it.  Results do not depend on the number of workers: every
+after any sentence expensive enough to make a tail on its own); one worker serves every system
+(:func:`system_worker`): it loads the system (:class:`wo.system.System`, its model memory-mapped)
+once per process and caches it, keyed by the model file's path, mtime and size and the options.  Results do not depend on the number of workers: every
 sentence is decoded on its own with a deterministic budget.
 
 Records are written as soon as every earlier one is done, so after Ctrl-C the output is the
@@ -163,6 +164,66 @@ def _longest_first(worker: Callable, args: tuple, items: Sequence, jobs: int, ch
             take(ready)
 
 
+_SYSTEMS: Dict[tuple, object] = {}
+
+
+def _hashable(v):
+    """``v`` with lists turned into tuples (options are part of a cache key)."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    return v
+
+
+def system_key(cls, path: Optional[str], options: dict) -> tuple:
+    """The cache key of a loaded system: (the class, the file as (absolute path, mtime_ns,
+    size), the options).  A file rewritten at the same path (a retrained model) gets another
+    key.  Raises nothing (a missing file keys as (path, None, None))."""
+    import os
+
+    if path:
+        try:
+            st = os.stat(path)
+            where = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+        except OSError:
+            where = (path, None, None)
+    else:
+        where = (path, None, None)
+    return (cls.__module__, cls.__qualname__, where, _hashable(options))
+
+
+def load_system(cls, path: Optional[str], options: dict, verify: bool = False):
+    """The system ``cls.load(path, verify=verify, **options)`` (a :class:`wo.system.System`),
+    cached in this process: the run's parent loads it once (with ``verify``, failing early on
+    bad files) and, with ``--jobs 1``, decodes with that same object; each worker process loads
+    it once.  One system is kept at a time (another key releases the previous one first).
+    Raises what ``cls.load`` raises."""
+    key = system_key(cls, path, options)
+    got = _SYSTEMS.get(key)
+    if got is None:
+        _SYSTEMS.clear()
+        got = cls.load(path, verify=verify, **options)
+        _SYSTEMS[key] = got
+    return got
+
+
+def system_worker(cls, path: Optional[str], options: dict, batch: list) -> list:
+    """The one worker of every system: ``batch`` decoded by the cached system
+    (:func:`load_system`; :meth:`wo.system.System.decode_batch`), one result per item."""
+    return load_system(cls, path, options).decode_batch(batch)
+
+
+def decode_system(cls, path: Optional[str], options: dict, payloads: Sequence, on_batch: Callable,
+                  jobs: int = 1, chunk: int = 32, backend: str = "loky", scheduler: Optional[str] = None,
+                  cost: Optional[Callable] = None) -> list:
+    """Decode prepared ``payloads`` with system ``cls`` (model ``path``, ``options``) over
+    :func:`map_batches` and :func:`system_worker`; the results in input order.  Raises as
+    :func:`map_batches`."""
+    return map_batches(system_worker, (cls, path, options), payloads, jobs=jobs, chunk=chunk, backend=backend,
+                       scheduler=scheduler, on_batch=on_batch, cost=cost)
+
+
 def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, chunk: int = 32,
                 backend: str = "loky", scheduler: Optional[str] = None,
                 on_batch: Optional[Callable[[list], None]] = None,
@@ -193,6 +254,9 @@ def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, c
             on_batch(res)
 
     if backend == "dask":
+        from ..extras import require
+
+        require("dask", "--backend dask")
         import joblib
         from dask.distributed import Client
 
@@ -297,7 +361,8 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
             on_error: str = "fallback", keep_skipped: bool = False,
             report: Callable[[str], None] = lambda m: None,
             progress: Optional[Callable[[int], None]] = None,
-            summary: Optional[Summary] = None) -> Summary:
+            summary: Optional[Summary] = None, skipped: Optional[Callable] = None,
+            also: Sequence[Optional[str]] = ()) -> Summary:
     """Decode ``items`` and write one record per item, in input order, atomically.
 
     prepare(i, item) -> (item as decoded, payload) or an error message (str);
@@ -308,7 +373,11 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
     JSON lines that carry the status).  Results with status "error" count as failed too.
     Errors are reported as ``file:line: message`` (``report``) and kept in the summary.
     Records are written (and flushed) as soon as every earlier record is done; Ctrl-C never
-    cuts a record in half.
+    cuts a record in half.  skipped(item) -> the record of a failed item under
+    ``on_error='skip'`` (default: an empty line).  also: more output paths written in step
+    with ``output_path`` (None entries are left out; SR's ``.tok`` twin): format_record and
+    skipped then return a tuple of records, one per output (None paths included), and every
+    output gets the same prefix on Ctrl-C.
     Raises ValueError for a bad ``on_error``, FailFast under ``on_error='fail'`` when any item
     fails preparation (nothing is written), Interrupted on Ctrl-C: the records finished so far
     are kept (a valid prefix of the output), or, when there are none, nothing is written and a
@@ -327,6 +396,8 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
     summ.sentences = len(items)
     todo, shown, errors = [], {}, {}
     writer = None
+    paths = [output_path] + list(also)
+    writers: list = []
     done = 0
     results: Dict[int, object] = {}
     guard = _DeferInterrupt()
@@ -341,7 +412,10 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
                     res = fallback(items[i], errors[i])
                     summ.failed += 1
                     skip = on_error == "skip" and not keep_skipped
-                    rec = "" if skip else format_record(items[i], res)
+                    if skip:
+                        rec = skipped(items[i]) if skipped is not None else ("",) * len(paths) if also else ""
+                    else:
+                        rec = format_record(items[i], res)
                 else:
                     res = results.pop(i)
                     if res.status == "error":
@@ -350,10 +424,17 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
                         report(f"{name}:{items[i].line}: {res.message}")
                     rec = format_record(shown[i], res)
                 summ.status[res.status] = summ.status.get(res.status, 0) + 1
-                writer.write(rec)
+                if also:
+                    for w, r in zip(writers, rec):
+                        if w is not None:
+                            w.write(r)
+                else:
+                    writer.write(rec)
                 done += 1
             if done > start:
-                writer.flush()          # on disk now: what Ctrl-C keeps
+                for w in writers:
+                    if w is not None:
+                        w.flush()       # on disk now: what Ctrl-C keeps
 
     idx: List[int] = []
     pos_in = 0
@@ -381,25 +462,34 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
                 todo.append((i, payload))
             if errors and on_error == "fail":
                 raise FailFast(f"{len(errors)} sentence(s) failed; nothing written (--on-error fail)")
-            writer = AtomicWriter(output_path)
+            for p in paths:
+                writers.append(AtomicWriter(p) if p is not None else None)
+            writer = writers[0]
             idx = [i for i, _ in todo]
             emit_ready()
             decode_many([p for _, p in todo], on_batch)
             emit_ready()
             guard.check()
-            writer.commit()
+            for w in writers:
+                if w is not None:
+                    w.commit()
         except KeyboardInterrupt:
             old_kept = False
             if writer is not None:
                 if done:
-                    writer.commit()     # the finished prefix replaces the old file
+                    for w in writers:   # the finished prefix replaces the old files
+                        if w is not None:
+                            w.commit()
                 else:
                     old_kept = writer.tmp is not None and os.path.exists(writer.path)
-                    writer.abort()      # nothing finished: an existing file stays as it was
+                    for w in writers:   # nothing finished: existing files stay as they were
+                        if w is not None:
+                            w.abort()
             raise Interrupted(done, len(items), display_name(output_path, "stdout"), old_kept) from None
         except BaseException:
-            if writer is not None:
-                writer.abort()
+            for w in writers:
+                if w is not None:
+                    w.abort()
             raise
     summ.seconds = time.perf_counter() - t0
     return summ

@@ -97,3 +97,25 @@ def treebank_lines(sentences: Iterable, view: str) -> Iterator[str]:
             continue
         for q in sequences(view, s.forms, tags, list(s.heads)):
             yield " ".join(q)
+
+
+def view_text_file(conllu_paths: Sequence[str], view: str) -> str:
+    """A temporary text file with the ``view`` sequences of the trees of the CoNLL-U files, one
+    per line (what ``wo lm train --conllu --view`` estimates on); the caller deletes it.
+    Raises ValueError / InputError (bad CoNLL-U, naming the file and line), OSError."""
+    import os
+    import tempfile
+
+    from ..io.conllu import read_conllu
+
+    fd, tmp = tempfile.mkstemp(prefix="wo-view-", suffix=".txt")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        try:
+            for path in conllu_paths:
+                for line in treebank_lines(read_conllu(path), view):
+                    out.write(line + "\n")
+        except BaseException:
+            out.close()
+            os.unlink(tmp)
+            raise
+    return tmp

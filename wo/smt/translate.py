@@ -10,6 +10,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import system
 from ..model import Model, ModelError, resolve_lm
 from .synth import DEFAULTS, SYSTEM, SMTSearch, Source, build_instance
 
@@ -38,26 +39,28 @@ def _beside(model: Model, name: str) -> str:
 
 
 @dataclass
-class Translation:
-    """One output: detokenized text, tokens, heads (0-based, -1 root), options used, status
-    ("ok", "completed", "fallback", "timeout", "memory", "error"), pops, message, unknown (the
-    source words no phrase-table entry covers: they have no translation and are left out of the
-    text, or copied when no word of the sentence has one; jsonl output lists them)."""
+class Translation(system.Result):
+    """One output (a :class:`wo.system.Result`): tokens (English, output order), text (them
+    detokenized), heads (0-based, -1 root), options (translation options used); status ("ok",
+    "completed", "fallback", "timeout", "memory", "error"), pops, message by keyword; unknown
+    (the source words no phrase-table entry covers: they have no translation and are left out
+    of the text, or copied when no word of the sentence has one; jsonl output lists them)."""
 
-    text: str
-    tokens: List[str]
-    heads: List[int]
-    options: int
-    status: str
-    pops: int = 0
-    message: str = ""
+    text: str = ""
+    heads: List[int] = field(default_factory=list)
+    options: int = 0
     unknown: List[str] = field(default_factory=list)
+
+    @classmethod
+    def error(cls, message: str) -> "Translation":
+        """The record of a sentence that could not be translated (empty, status "error")."""
+        return cls([], "", [], 0, status="error", message=message)
 
 
 _STATUS = {0: "ok", 3: "completed", 1: "fallback", 2: "timeout", 4: "completed", 5: "memory"}
 
 
-class Translator:
+class Translator(system.System):
     """A loaded SMT system: model, phrase table, LM and the Chinese parser.
 
     model: path (default: the shipped model); lm: path, "none", a LanguageModel, or None (the
@@ -135,6 +138,38 @@ class Translator:
             self._model1 = self._load_lexicon("model1")
         return self._model1
 
+    name = "smt"
+    errors = (Exception,)
+
+    @classmethod
+    def load(cls, path: Optional[str] = None, verify: bool = True, **options) -> "Translator":
+        """A translator of the model at ``path`` (None: the shipped model); options: the
+        constructor's (lm, beam_factor, ...).  Raises ModelError and what loading its files raises."""
+        return cls(Model.load(path or default_model_path(), verify=verify), **options)
+
+    def decode_item(self, item) -> Translation:
+        """The translation of one segmented sentence (list of Chinese tokens)."""
+        return self.translate_tokens([item])[0]
+
+    def fallback(self, item, message: str) -> Translation:
+        """The error record of a sentence that failed."""
+        return Translation.error(message)
+
+    def decode_batch(self, batch) -> List[Translation]:
+        """Translate a batch of segmented sentences with one parser call; a failing batch is
+        retried sentence by sentence, so one bad sentence gets an "error" result (the
+        exception's type and text) and the others are kept."""
+        try:
+            return self.translate_tokens(list(batch))
+        except Exception:               # noqa: BLE001 - retried one by one below
+            res = []
+            for toks in batch:
+                try:
+                    res.append(self.decode_item(toks))
+                except Exception as e:  # noqa: BLE001 - reported per sentence
+                    res.append(self.fallback(toks, f"{type(e).__name__}: {e}"))
+            return res
+
     @property
     def parser(self):
         """The Chinese parser (loaded at first use)."""
@@ -151,8 +186,9 @@ class Translator:
         options = self.table.options(src.tokens, max_len=int(o["max_len"]), lam=float(o["lam"]))
         if not options:   # nothing the phrase table knows: the source words are copied (an error record)
             toks = list(src.tokens)
-            return Translation(" ".join(toks), toks, [0] + [1] * (len(toks) - 1) if toks else [], 0, "error", 0,
-                               "no translation options for any source word (copied untranslated)", toks)
+            return Translation(toks, " ".join(toks), [0] + [1] * (len(toks) - 1) if toks else [], 0, status="error",
+                               message="no translation options for any source word (copied untranslated)",
+                               unknown=toks)
         covered = bytearray(len(src.tokens))
         for op in options:
             covered[op.src_lo:op.src_hi] = b"\1" * (op.src_hi - op.src_lo)
@@ -166,8 +202,8 @@ class Translator:
                 from .rerank import pick
                 c = cands[pick(self._features(cands, src, inst), self.rerank)]
                 d.tokens, d.heads, d.options = c.tokens, c.heads, c.options
-        return Translation(detokenize(d.tokens), d.tokens, d.heads, len(d.options),
-                           _STATUS.get(d.status, "fallback"), d.pops, unknown=unknown)
+        return Translation(d.tokens, detokenize(d.tokens), d.heads, len(d.options),
+                           status=_STATUS.get(d.status, "fallback"), pops=d.pops, unknown=unknown)
 
     def _features(self, cands, src: Source, inst) -> np.ndarray:
         from .rerank import features
@@ -218,35 +254,6 @@ def corpus_bleu_of(model, records: Sequence[dict], table, lm, opts: dict) -> Tup
 
 
 # ---------------------------------------------------------------------- batch (CLI)
-_CACHE: dict = {}
-
-
-def _translator(key):
-    if _CACHE.get("key") != key:
-        _CACHE.clear()
-        model, lm = key[0], key[1]
-        _CACHE["key"] = key
-        _CACHE["tr"] = Translator(model, lm=lm, **dict(key[2]))
-    return _CACHE["tr"]
-
-
-def _worker(key, batch):
-    """Translate a batch of segmented sentences in a worker process (the Translator is loaded
-    once per process).  A failing batch is retried sentence by sentence, so one bad sentence
-    gets an "error" result and the others are kept."""
-    tr = _translator(key)
-    try:
-        return tr.translate_tokens(list(batch))
-    except Exception:               # noqa: BLE001 - retried one by one below
-        res = []
-        for toks in batch:
-            try:
-                res.extend(tr.translate_tokens([toks]))
-            except Exception as e:  # noqa: BLE001 - reported per sentence
-                res.append(Translation("", [], [], 0, "error", 0, f"{type(e).__name__}: {e}"))
-        return res
-
-
 @dataclass
 class Line:
     """One input line: text (None if not UTF-8), 1-based line number, error message or None."""
@@ -259,14 +266,15 @@ class Line:
 TSV_HEADER = "en\tzh\tattribution"
 
 
-def read_lines(path: str, column: str = "zh") -> List[Line]:
+def read_lines(path: str, column: str = "zh", with_format: bool = False):
     """Input sentences, one per line (``-`` = standard input; ``.xz``/``.gz`` read
     transparently; a leading byte order mark is dropped); invalid UTF-8, empty lines and lines
     with nothing visible (only control, format or space characters such as NUL or U+200B)
     become items with an error.  A file whose first line is the Tatoeba TSV header
     ``en<TAB>zh<TAB>attribution`` is read as pairs and ``column`` ("zh" or "en") is taken from
-    each line (a line without it: an error item).  Raises FileNotFoundError (and OSError) for
-    an input that cannot be read."""
+    each line (a line without it: an error item).  Returns list[Line], or with ``with_format``
+    (list[Line], whether the file was a TSV).  Raises FileNotFoundError (and OSError) for an
+    input that cannot be read."""
     from ..io.text import raw_lines
 
     raw = raw_lines(path)
@@ -290,7 +298,7 @@ def read_lines(path: str, column: str = "zh") -> List[Line]:
                 continue
             t = cols[col]
         out.append(Line(t, no, _line_error(t)))
-    return out
+    return (out, tsv) if with_format else out
 
 
 def _line_error(text: str) -> Optional[str]:
@@ -319,7 +327,7 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
     """
     import json
 
-    from ..io.batch import map_batches, process
+    from ..io.batch import decode_system, load_system, process
     from .prep import segment_zh
 
     if output_format not in ("text", "jsonl"):
@@ -327,9 +335,10 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
     from ..extras import require
 
     require("smt", "wo smt translate", modules=["spacy", "jieba", "opencc"])   # before the model's lookup
-    key = (model or default_model_path(), lm, tuple(sorted((k, v) for k, v in opts.items() if v is not None)))
-    _translator(key)                      # fail early on the model and its files
-    items = read_lines(input_path)
+    path = model or default_model_path()
+    options = dict({k: v for k, v in opts.items() if v is not None}, lm=lm)
+    load_system(Translator, path, options, verify=True)   # fail early on the model and its files
+    items, tsv = read_lines(input_path, with_format=True)
 
     def prepare(i, it):
         if it.error:
@@ -340,10 +349,10 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
         return it, toks
 
     def decode_many(payloads, on_batch):
-        map_batches(_worker, (key,), payloads, jobs=jobs, chunk=32, on_batch=on_batch)
+        decode_system(Translator, path, options, payloads, on_batch, jobs=jobs, chunk=32)
 
     def fallback(it, msg):
-        return Translation("", [], [], 0, "error", 0, msg)
+        return Translation.error(msg)
 
     with_unknown = [0]                    # sentences with source words that have no translation
 
@@ -358,7 +367,7 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
     summ = process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
                    fallback=fallback, format_record=fmt, on_error=on_error,
                    keep_skipped=output_format == "jsonl", report=report, progress=progress)
-    summ.input_format = "Chinese lines"
+    summ.input_format = "a Tatoeba TSV (its zh column)" if tsv else "Chinese lines"
     if with_unknown[0]:
         report(f"{with_unknown[0]} of {len(items)} sentences have source words with no translation in the phrase "
                f"table (left out of the English; --format jsonl lists them per line under \"unknown\")")

@@ -11,6 +11,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .. import system
 from ..dep.instance import QUESTION_MARKS, ROOT, SearchArrays, gold_arrays
 from ..io.conllu import Sentence
 from ..io.trees import is_projective, projectivize
@@ -251,22 +252,18 @@ def sr_instance(s: SRSentence, lex: Lexicon, gold_positions: Optional[Sequence[i
 
 # ---------------------------------------------------------------------------------- realising
 @dataclass
-class SRResult:
-    """One realised sentence: tokens (list[str], output order, sentence-initial capital),
-    order (list[int]: input token index of each output token), heads (1-based output positions,
-    0 root), labels (list[str]), surface (list[str] or None: the surface tokens with multiword
-    tokens contracted, see :meth:`surface_tokens`), status ("ok", "completed", "fallback", "timeout", "error"),
-    pops, edges, seconds, message."""
+class SRResult(system.Result):
+    """One realised sentence (a :class:`wo.system.Result`): tokens (list[str], output order,
+    sentence-initial capital), order (list[int]: input token index of each output token), heads
+    (1-based output positions, 0 root), labels (list[str]), edges (int), surface (list[str] or
+    None: the surface tokens with multiword tokens contracted, see :meth:`surface_tokens`); score
+    (the search's scaled model score, or the local orderer's), status ("ok", "completed",
+    "fallback", "timeout", "memory", "error"), pops, seconds, message by keyword."""
 
-    tokens: List[str]
     order: List[int]
     heads: List[int]
     labels: List[str]
-    status: str = "ok"
-    pops: int = 0
     edges: int = 0
-    seconds: float = 0.0
-    message: str = ""
     surface: Optional[List[str]] = None
 
     def surface_tokens(self) -> List[str]:
@@ -279,7 +276,7 @@ class SRResult:
         return " ".join(self.tokens)
 
 
-class Realizer:
+class Realizer(system.System):
     """Joint inflection and ordering of T1 input with a trained SR model (section 5.7).
 
     Parameters: model (:class:`wo.model.Model` whose header holds ``sr.lexicon``); beam_factor
@@ -360,12 +357,23 @@ class Realizer:
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
         self.core.search.edge_limit = edges_for_memory(max_memory)
 
-    @classmethod
-    def load(cls, path: str, **options) -> "Realizer":
-        """Load an SR model file (memory-mapped).  Raises ModelError / ValueError."""
-        from ..model import Model
+    name = "sr"
 
-        return cls(Model.load(path), **options)
+    @classmethod
+    def load(cls, path: Optional[str] = None, verify: bool = True, **options) -> "Realizer":
+        """Load an SR model file (memory-mapped; None: the shipped English model); verify: check
+        the weights' checksum.  Raises ModelError / ValueError."""
+        from ..model import Model, default_model
+
+        return cls(Model.load(path or default_model("sr"), verify=verify), **options)
+
+    def decode_item(self, item: SRSentence) -> SRResult:
+        """:meth:`realize` of one T1 sentence."""
+        return self.realize(item)
+
+    def fallback(self, item: SRSentence, message: str) -> SRResult:
+        """The lemmas of a failed sentence in input order (:func:`fallback_result`)."""
+        return fallback_result(item, message)
 
     def _decode(self, s: SRSentence):
         """Decode one sentence: (inst, the sentence searched (lifted heads), the given one,
@@ -430,9 +438,9 @@ class Realizer:
         toks = lang.capitalise(out)
         at = {t: p for p, t in enumerate(idx)}
         out_heads = [0 if s.heads[t] == 0 else at[s.heads[t] - 1] + 1 for t in idx]
-        return SRResult(toks, idx, out_heads, [s.deprels[i] for i in idx], status, 0, 0,
-                        time.perf_counter() - t0,
-                        surface=self.contractions.apply(toks) if len(self.contractions) else None)
+        return SRResult(toks, idx, out_heads, [s.deprels[i] for i in idx], 0,
+                        self.contractions.apply(toks) if len(self.contractions) else None,
+                        score=float(score), status=status, pops=0, seconds=time.perf_counter() - t0)
 
     def _domain_rescore(self, s: SRSentence, heads: Sequence[int], low: Sequence[str]):
         """The LM scores the local orderer adds to each complete order of a domain: the word LM
@@ -512,9 +520,9 @@ class Realizer:
             at = {t: p for p, t in enumerate(idx)}
             heads = [0 if given.heads[t] == 0 else at[given.heads[t] - 1] + 1 for t in idx]
             s = given
-        return SRResult(toks, idx, heads, [s.deprels[i] for i in idx], status, pops, edges,
-                        time.perf_counter() - t0,
-                        surface=self.contractions.apply(toks) if len(self.contractions) else None)
+        return SRResult(toks, idx, heads, [s.deprels[i] for i in idx], edges,
+                        self.contractions.apply(toks) if len(self.contractions) else None,
+                        score=float(score), status=status, pops=pops, seconds=time.perf_counter() - t0)
 
 
 def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int = 8) -> List[str]:
@@ -582,59 +590,96 @@ def fallback_result(s: SRSentence, message: str) -> SRResult:
     """Error output: the lemmas in input order (status "error")."""
     n = len(s)
     return SRResult(list(s.lemmas), list(range(n)), [0] + [1] * (n - 1) if n else [], list(s.deprels),
-                    "error", message=message)
+                    status="error", message=message)
 
 
-_REALIZERS: Dict[tuple, Realizer] = {}
-
-
-def _worker(model_path: str, opts: dict, batch: List[SRSentence]) -> List[SRResult]:
-    st = os.stat(model_path)   # a retrained model at the same path is reloaded
-    key = (model_path, st.st_mtime_ns, st.st_size, tuple(sorted(opts.items())))
-    r = _REALIZERS.get(key)
-    if r is None:
-        r = Realizer.load(model_path, **opts)
-        _REALIZERS.clear()
-        _REALIZERS[key] = r
-    out = []
-    for s in batch:
-        try:
-            out.append(r.realize(s))
-        except (ValueError, MemoryError) as exc:
-            out.append(fallback_result(s, str(exc)))
-    return out
-
-
-def realize_many(model_path: str, sents: Sequence[SRSentence], jobs: int = 1, chunk: int = 32,
+def realize_many(model_path: Optional[str], sents: Sequence[SRSentence], jobs: int = 1, chunk: int = 32,
                  progress: Optional[Callable[[int], None]] = None, backend: str = "loky",
-                 scheduler: Optional[str] = None, **opts) -> List[SRResult]:
+                 scheduler: Optional[str] = None, on_batch: Optional[Callable[[list], None]] = None,
+                 **opts) -> List[SRResult]:
     """Realise sentences with ``jobs`` joblib processes (or a Dask cluster, see
-    :func:`wo.io.batch.map_batches`); output in input order, identical for any jobs.
-    Raises :class:`PartialRun` on Ctrl-C, carrying the results finished so far (an input-order
-    prefix)."""
-    from ..io.batch import map_batches
+    :func:`wo.io.batch.map_batches`) through the shared worker (:func:`wo.io.batch.system_worker`,
+    one cached :class:`Realizer` per process); output in input order, identical for any jobs.
+    progress(k) and on_batch(results) are called as results come, in input order.  A sentence
+    that cannot be realised gets :func:`fallback_result` (status "error").  KeyboardInterrupt
+    passes through (what ``on_batch`` was given stands)."""
+    from ..io.batch import decode_system
 
-    done: List[SRResult] = []
-
-    def on_batch(res):
-        done.extend(res)
+    def take(res):
+        if on_batch:
+            on_batch(res)
         if progress:
             progress(len(res))
 
-    try:
-        return map_batches(_worker, (model_path, opts), sents, jobs=jobs, chunk=chunk, backend=backend,
-                           scheduler=scheduler, on_batch=on_batch, cost=lambda s: len(s) ** 2)
-    except KeyboardInterrupt:
-        raise PartialRun(done) from None
+    return decode_system(Realizer, model_path, opts, sents, take, jobs=jobs, chunk=chunk, backend=backend,
+                         scheduler=scheduler, cost=lambda s: len(s) ** 2)
 
 
-class PartialRun(KeyboardInterrupt):
-    """Ctrl-C during :func:`realize_many`; ``results`` holds the results of the first
-    ``len(results)`` sentences (input order)."""
+def submission_record(s: SRSentence, r: SRResult, detok) -> str:
+    """The SR submission record of a sentence (no final newline): ``# sent_id`` and ``# text``
+    (the surface tokens detokenized by ``detok``), then the blank line that ends it."""
+    return f"# sent_id = {s.sent_id}\n# text = {detok(r.surface_tokens())}\n"
 
-    def __init__(self, results: List[SRResult]):
-        super().__init__(f"interrupted after {len(results)} sentences")
-        self.results = results
+
+def tok_path(output: str, tok: Optional[str] = "auto") -> Optional[str]:
+    """The tokenized twin of an SR output: ``tok`` when given (None: none), with "auto"
+    ``OUTPUT.tok`` beside a regular (or not yet existing) file, none for ``-``, a pipe or a
+    device (no ``/dev/null.tok``)."""
+    from ..io.text import STDIO
+
+    if tok != "auto":
+        return tok
+    if output == STDIO or not (os.path.isfile(output) or not os.path.exists(output)):
+        return None
+    return output + ".tok"
+
+
+def run(model_path: Optional[str], input_path: str, output_path: str, *, tok: Optional[str] = "auto",
+        jobs: int = 1, on_error: str = "fallback", backend: str = "loky", scheduler: Optional[str] = None,
+        progress: Optional[Callable[[int], None]] = None, report: Callable[[str], None] = lambda m: None,
+        **opts):
+    """Realise every T1 sentence of ``input_path`` into the SR submission file ``output_path``
+    and its tokenized twin (:func:`tok_path`), on the shared batch spine
+    (:func:`wo.io.batch.process`): one record per sentence in input order in both files, written
+    atomically; a bad sentence is reported as ``file:line: message`` and its record follows
+    ``on_error`` (fallback: its lemmas in input order; skip: its ``# sent_id`` with an empty
+    ``# text`` and an empty ``.tok`` line; fail: nothing written); Ctrl-C keeps the finished
+    prefix in both files (or, before the first, the files already there).  opts:
+    :class:`Realizer` options.  Returns the batch Summary (input_format "T1").  Raises
+    ModelError/LMError/ValueError for the model and options (before any work),
+    FailFast, Interrupted; ValueError (one line) for a UD file given instead of T1 input."""
+    from ..io.batch import Summary, load_system, process
+    from ..io.text import display_name
+    from ..model import default_model
+    from .lang import language
+    from .t1 import looks_like_ud, read_t1
+
+    model_path = model_path or default_model("sr")
+    first = load_system(Realizer, model_path, opts, verify=True)   # bad model or LM: fail early
+    if looks_like_ud(input_path):
+        raise ValueError(f"{display_name(input_path)}: a UD CoNLL-U file (forms in column 2, # text lines, no lin), "
+                         f"not T1 input; make T1 input with `wo sr make-input --ud {input_path}`")
+    sents = read_t1(input_path)
+    detok = language(first.lexicon.lang).detokenize
+    twin = tok_path(output_path, tok)
+
+    def prepare(i, s):
+        return s.error if s.error else (s, s)
+
+    def decode_many(payloads, on_batch):
+        realize_many(model_path, payloads, jobs=jobs, backend=backend, scheduler=scheduler, on_batch=on_batch,
+                     **opts)
+
+    def record(s, r):
+        return (submission_record(s, r, detok), r.text())
+
+    def skipped(s):
+        return (f"# sent_id = {s.sent_id}\n# text = \n", "")
+
+    return process(sents, input_path, output_path, prepare=prepare, decode_many=decode_many,
+                   fallback=fallback_result, format_record=record, on_error=on_error, report=report,
+                   progress=progress, summary=Summary(input_format="T1"), skipped=skipped, also=(twin,))
+
 
 def write_submission(path: str, sents: Sequence[SRSentence], results: Sequence[SRResult],
                      tok: Optional[str] = "auto", lang: Optional[str] = "en") -> None:
@@ -653,7 +698,7 @@ def write_submission(path: str, sents: Sequence[SRSentence], results: Sequence[S
     writers = [AtomicWriter(path)] + ([AtomicWriter(tok)] if tok else [])
     try:
         for s, r in zip(sents, results):
-            writers[0].write(f"# sent_id = {s.sent_id}\n# text = {detok(r.surface_tokens())}\n")
+            writers[0].write(submission_record(s, r, detok))
             if tok:
                 writers[1].write(r.text())
         for w in writers:

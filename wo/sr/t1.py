@@ -210,3 +210,62 @@ def format_t1(s: SRSentence, with_gold: bool = True) -> str:
         lines.append("\t".join([str(j + 1), s.lemmas[j], form, s.upos[j], s.xpos[j], feats,
                                 str(s.heads[j]), s.deprels[j], "_", "_"]))
     return "\n".join(lines) + "\n"
+
+
+def read_references(path: str) -> List[str]:
+    """Tokenized references for ``wo sr evaluate``/training dev BLEU: the gold order of a T1 file
+    with gold forms and ``original_id`` (detected in its first 64 KB), the forms of UD CoNLL-U,
+    or one tokenized sentence per line.  Raises InputError naming file:line for a T1 sentence
+    without gold forms and positions, FileNotFoundError."""
+    from ..eval.metrics import read_sentences
+    from ..io.text import InputError, open_text
+
+    with open_text(path) as fh:
+        head = fh.read(65536)
+    if "original_id=" in head:
+        out = []
+        for s in read_t1(path):
+            if s.error or not s.orig or not all(s.forms):
+                raise InputError(path, s.line, s.error or "T1 reference without gold forms and original_id")
+            toks = [""] * len(s)
+            for i, p in enumerate(s.orig):
+                toks[p - 1] = s.forms[i]
+            out.append(" ".join(toks))
+        return out
+    return read_sentences(path)
+
+
+def read_hypotheses(path: str) -> List[str]:
+    """Hypotheses for ``wo sr evaluate``: one tokenized sentence per line; for an SR submission
+    file (``# sent_id`` first) its ``.tok`` twin when it exists, else its ``# text`` lines.
+    Raises FileNotFoundError."""
+    import os
+
+    from ..eval.metrics import read_sentences
+    from ..io.text import STDIO, open_text
+
+    with open_text(path) as fh:
+        head = fh.read(4096)
+    if head.startswith("# sent_id") and path != STDIO and os.path.exists(path + ".tok"):
+        path = path + ".tok"
+    elif head.startswith("# sent_id"):
+        with open_text(path) as fh:
+            return [ln.split("# text = ", 1)[1].rstrip("\n") for ln in fh if ln.startswith("# text = ")]
+    return read_sentences(path)
+
+
+def gold_sentences(train: Sequence[SRSentence], refs_ud=None) -> List[Sentence]:
+    """UD-like sentences in reference order for building the lexicon: those T1 sentences that
+    carry gold forms and ``original_id`` (others skipped), then the UD sentences ``refs_ud``
+    (None or a list of :class:`wo.io.conllu.Sentence`)."""
+    out = []
+    for s in train:
+        if s.error or not s.orig or not all(s.forms):
+            continue
+        surf = [0] * len(s)
+        for i, p in enumerate(s.orig):
+            surf[p - 1] = i
+        pick = lambda xs: [xs[i] for i in surf]  # noqa: E731
+        out.append(Sentence(pick(s.forms), pick(s.lemmas), pick(s.upos), pick(s.xpos), pick(s.feats),
+                            [0] * len(s), pick(s.deprels), ["_"] * len(s)))
+    return out + list(refs_ud or [])

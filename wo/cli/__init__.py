@@ -1,0 +1,105 @@
+"""Command-line interface: ``wo <system> <verb>`` (``wo dep train|linearize``,
+``wo ccg train|linearize``, ``wo sr ...``, ``wo lm train|tokenize|convert|score``,
+``wo idl realize``, ``wo gyro index|lookup|realize``, ``wo smt train|translate|evaluate``),
+``wo evaluate`` and ``wo models`` (:mod:`wo.resources`); ``wo train`` and ``wo linearize`` are aliases of the ``dep`` verbs.  Every file
+argument accepts ``-`` for standard input/output; ``--output`` defaults to standard output and
+``--model`` to the system's shipped model.  Progress bars and summaries go to stderr.
+
+One module per system adds its verbs (``register(sub)``: :mod:`wo.cli.dep`, :mod:`wo.cli.ccg`,
+:mod:`wo.cli.sr`, :mod:`wo.cli.lm`, :mod:`wo.cli.idl`, :mod:`wo.cli.gyro`, :mod:`wo.cli.smt`,
+:mod:`wo.cli.evaluate`); :mod:`wo.cli.common` holds what they share.
+
+Exit codes: 0 success; 1 some sentences failed (their output line is the fallback, see
+``--on-error``); 2 user error (bad arguments, unreadable or malformed input, bad model); 130
+interrupted.  User errors print ``wo: file:line: message`` on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from ..resources import add_models_command
+from . import ccg, dep, evaluate, gyro, idl, lm, smt, sr
+from .common import EXIT_INTERRUPTED, EXIT_OK, EXIT_SOME_FAILED, EXIT_USER, Parser, err
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_SOME_FAILED", "EXIT_USER", "build_parser", "main"]
+
+
+def build_parser() -> Parser:
+    """The argparse parser of the ``wo`` command: ``wo <system> <verb>``, ``wo evaluate``, aliases.
+    Every parser shows its options' defaults in ``--help``."""
+    from .. import __version__
+
+    p = Parser(prog="wo", description="Word ordering (text linearization): "
+               "wo <system> <verb> [options]; '-' means standard input/output.")
+    p.add_argument("--version", action="version", version=f"wo {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    dep.register(sub)
+    ccg.register(sub)
+    sr.register(sub)
+    lm.register(sub)
+    idl.register(sub)
+    gyro.register(sub)
+    smt.register(sub)
+    evaluate.register(sub)
+    add_models_command(sub)
+    dep.register_aliases(sub)
+    return p
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``wo`` console script; returns the exit code (0, 1, 2 or 130)."""
+    from ..io.batch import Interrupted
+    from ..io.text import InputError
+    from ..lm.files import LMError
+    from ..model import ModelError
+
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:          # Ctrl-C while the verbs' modules are imported
+        err("interrupted")
+        return EXIT_INTERRUPTED
+    for name in ("reveal_pos", "reveal_heads"):
+        v = getattr(args, name, None)
+        if v is not None and not 0.0 <= v <= 1.0:
+            err(f"--{name.replace('_', '-')} must be in [0, 1]")
+            return EXIT_USER
+    if getattr(args, "jobs", 1) < 1:
+        err("--jobs must be >= 1")
+        return EXIT_USER
+    try:
+        return args.func(args)
+    except (InputError, ModelError, LMError) as exc:
+        err(str(exc))
+        return EXIT_USER
+    except FileNotFoundError as exc:
+        err(f"{exc.filename}: no such file")
+        return EXIT_USER
+    except UnicodeDecodeError as exc:
+        err(f"invalid UTF-8 input ({exc.reason} at byte {exc.start})")
+        return EXIT_USER
+    except KeyboardInterrupt:
+        err("interrupted")
+        return EXIT_INTERRUPTED
+    except Interrupted as exc:   # a batch that did not go through batch_run (wo idl realize)
+        err(str(exc))
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:   # the reader of standard output went away (`wo ... | head`)
+        _stdout_gone()
+        err("standard output closed early (broken pipe)")
+        return EXIT_USER
+    except OSError as exc:    # a directory given as a file, no permission, a full disk, ...
+        name = exc.filename2 if exc.filename2 is not None else exc.filename   # a rename: the user's path
+        err(f"{name}: {exc.strerror}" if name is not None else (exc.strerror or str(exc)))
+        return EXIT_USER
+
+
+def _stdout_gone() -> None:
+    """Point standard output at /dev/null, so the interpreter's final flush of a closed pipe
+    raises nothing more (the Python documentation's recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+

@@ -1,0 +1,130 @@
+"""What every verb module of :mod:`wo.cli` shares: exit codes, the number types of argparse
+options, the help formatter that shows defaults, the progress bar, one-line errors and the batch
+runner (progress, summary, Ctrl-C and ``--on-error fail`` of every decoding verb)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..io.text import display_name
+
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USER = 0, 1, 2
+EXIT_INTERRUPTED = 130
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """``--help`` with each option's default: "(default: X)" is added to the help of an option
+    whose default is neither None nor False nor empty and whose help does not already name its
+    default (options without help get the default alone)."""
+
+    @staticmethod
+    def _shown(action):
+        """The default as shown, or None when it is not shown."""
+        d = action.default
+        if (d is None or d is False or d is argparse.SUPPRESS or not action.option_strings
+                or isinstance(action, (argparse._HelpAction, argparse._VersionAction))):
+            return None
+        d = " ".join(map(str, d)) if isinstance(d, (list, tuple)) else str(d)
+        return d or None
+
+    def _format_action(self, action):
+        if not (action.help and action.help.strip()) and self._shown(action) is not None:
+            import copy
+
+            action = copy.copy(action)
+            action.help = f"(default: {self._shown(action).replace('%', '%%')})"
+        return super()._format_action(action)
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        shown = self._shown(action)
+        if shown is None or "default" in text:
+            return text
+        return f"{text} (default: {shown.replace('%', '%%')})"
+
+
+class Parser(argparse.ArgumentParser):
+    """The ``wo`` argument parser: every subparser made from it is a Parser too (argparse's
+    ``add_subparsers`` makes them of the parent's class), so all show their defaults."""
+
+    def __init__(self, *args, **kw):
+        kw.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kw)
+
+
+def number_type(cast, ok, what):
+    """An argparse type: ``cast`` the text and check it with ``ok``; else a one-line usage error."""
+    def parse(text: str):
+        try:
+            v = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not ok(v) or v != v:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {what}")
+        return v
+    parse.__name__ = cast.__name__
+    return parse
+
+
+positive_int = number_type(int, lambda v: v > 0, "a positive integer")
+positive_float = number_type(float, lambda v: 0 < v < float("inf"), "a positive number")
+nonneg_float = number_type(float, lambda v: 0 <= v < float("inf"), "0 or more")
+share = number_type(float, lambda v: 0 < v <= 1, "in (0, 1]")
+
+
+def progress_bar(quiet: bool, **kw):
+    """A tqdm progress bar on stderr, shown only when stderr is a terminal and not ``--quiet``."""
+    from tqdm import tqdm
+
+    return tqdm(unit="sent", disable=quiet or not sys.stderr.isatty(), file=sys.stderr,
+                dynamic_ncols=True, **kw)
+
+
+def err(msg: str) -> None:
+    """Print ``wo: msg`` on stderr (the one-line form of every user-facing message)."""
+    print(f"wo: {msg}", file=sys.stderr)
+
+
+def batch_run(a, go) -> int:
+    """Run a batch (``go(bar)`` returns its Summary) with a progress bar; Ctrl-C, fail-fast and
+    the closing summary are handled here (exit codes: 0 ok, 1 some failed, 2 user error, 130)."""
+    from ..io.batch import FailFast, Interrupted
+
+    bar = progress_bar(a.quiet)
+    try:
+        summ = go(bar)
+    except Interrupted as exc:
+        bar.close()
+        err(str(exc))                         # how many records were kept, or that nothing was written
+        return EXIT_INTERRUPTED
+    except FailFast as exc:
+        bar.close()
+        err(str(exc))
+        return EXIT_USER
+    except BaseException:
+        bar.close()                            # the caller or main reports it
+        raise
+    bar.close()
+    if not a.quiet:
+        print(f"wo: {display_name(a.input)} read as {summ.input_format}; {summ.sentences} sentences in "
+              f"{summ.seconds:.2f}s ({summ.sentences_per_second:.1f} sentences/s), status {summ.status}",
+              file=sys.stderr)
+    return EXIT_SOME_FAILED if summ.failed else EXIT_OK
+
+
+STDIO_HELP = "('-' = standard input/output)"
+
+
+def train_options(t, fmt: str, train_budget: float, budget: float, train_budget_help: str) -> None:
+    """The options every Algorithm-3 trainer shares (``wo dep train``, ``wo ccg train``)."""
+    t.add_argument("--train", required=True, help=f"training {fmt} (.xz ok)")
+    t.add_argument("--dev", help=f"dev {fmt} for per-epoch BLEU (best epoch is kept)")
+    t.add_argument("--dev-limit", type=int, default=0, help="use only the first N dev sentences")
+    t.add_argument("--epochs", type=positive_int, default=5)
+    t.add_argument("--model", required=True, help="output model file")
+    t.add_argument("--beam-factor", type=positive_float, default=4.0, help="chart size k*n during training")
+    t.add_argument("--hash-bits", type=int, default=22, help="weight table of 2^b float32")
+    t.add_argument("--train-budget", type=float, default=train_budget, help=train_budget_help)
+    t.add_argument("--budget-factor", type=positive_float, default=budget,
+                   help="default decoding pops per word stored in the model")
+

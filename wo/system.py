@@ -1,0 +1,92 @@
+"""The one shape every system's front end has: a :class:`Result` per decoded input item, and a
+:class:`System` (load with defaults, decode one item, the fallback of a failed item, decode a
+batch) that the shared batch spine (:mod:`wo.io.batch`) runs in worker processes through one
+cached worker, :func:`wo.io.batch.system_worker`.
+
+The seven systems and their classes:
+
+=========  ==========================================  ===========================================
+system     System subclass                             Result subclass
+=========  ==========================================  ===========================================
+dep        :class:`wo.dep.linearizer.Linearizer`       :class:`wo.dep.linearizer.Result`
+ccg        :class:`wo.ccg.linearizer.Linearizer`       :class:`wo.ccg.linearizer.Result`
+sr         :class:`wo.sr.realizer.Realizer`            :class:`wo.sr.realizer.SRResult`
+idl        :class:`wo.idl.realize.IDLRealizer`         :class:`wo.idl.realize.Realization`
+gyro       :class:`wo.gyro.realize.GyroRealizer`       :class:`wo.gyro.realize.GyroResult`
+smt        :class:`wo.smt.translate.Translator`        :class:`wo.smt.translate.Translation`
+lm         scoring only (``wo lm score``), no decoder
+=========  ==========================================  ===========================================
+"""
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from typing import List, Sequence
+
+
+@dataclass
+class Result:
+    """One decoded input item, the fields every system's result has.
+
+    tokens: list[str], the output words in output order (empty for an item that gave nothing);
+    score: float, the system's score of the output (the scaled model score F(e)/|e| of the
+    search systems, log10 p of the LM systems; 0.0 when the system has none); status: str, "ok"
+    or how the search ended ("completed", "fallback", "timeout", "memory", "limit", ...), "error"
+    for an item that could not be decoded (the batch spine counts it as failed); seconds: float,
+    wall clock of the decode; pops: int, agenda pops of the search (0 for systems without one);
+    message: str, what went wrong ("" when nothing did).  Only ``tokens`` is positional: each
+    system's subclass adds its own positional fields after it (``Result(tokens, order, ...)``)
+    and takes the common ones by keyword.
+    """
+
+    tokens: List[str]
+    _: KW_ONLY
+    score: float = 0.0
+    status: str = "ok"
+    seconds: float = 0.0
+    pops: int = 0
+    message: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """True for an item that could not be decoded (status "error")."""
+        return self.status == "error"
+
+
+class System:
+    """The front end of one system, as the batch spine drives it.
+
+    A subclass sets ``name`` (the ``wo`` command group) and ``errors`` (the exception types a
+    single item may raise that make it fail alone), and implements :meth:`load` (a model or LM
+    file and options -> a ready system; the shipped model when the path is None),
+    :meth:`decode_item` (one prepared item -> a :class:`Result`) and :meth:`fallback` (the result
+    of an item that failed with a message, status "error").  :meth:`decode_batch` is what the
+    worker calls; a system that decodes a batch at once (``smt``: one parser call) overrides it.
+    """
+
+    name = ""
+    errors: tuple = (ValueError, MemoryError)
+
+    @classmethod
+    def load(cls, path, **options) -> "System":
+        """A system decoding with the model (or LM) at ``path`` and ``options``.  Raises
+        ModelError / LMError / FileNotFoundError / ValueError for bad files or options."""
+        raise NotImplementedError(f"{cls.__name__}.load")
+
+    def decode_item(self, item) -> Result:
+        """Decode one prepared item (what the system's batch run hands its workers)."""
+        raise NotImplementedError(f"{type(self).__name__}.decode_item")
+
+    def fallback(self, item, message: str) -> Result:
+        """The result of an item that failed with ``message`` (status "error")."""
+        raise NotImplementedError(f"{type(self).__name__}.fallback")
+
+    def decode_batch(self, batch: Sequence) -> List[Result]:
+        """One result per item of ``batch``, in order; an item raising one of ``errors`` gets
+        :meth:`fallback` with the exception's text, the others are unaffected."""
+        out = []
+        for item in batch:
+            try:
+                out.append(self.decode_item(item))
+            except self.errors as exc:
+                out.append(self.fallback(item, str(exc) or type(exc).__name__))
+        return out
