@@ -254,9 +254,11 @@ def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, c
             on_batch(res)
 
     if backend == "dask":
-        from ..extras import require
+        import importlib.util
 
-        require("dask", "--backend dask")
+        if importlib.util.find_spec("distributed") is None:   # wo.extras' message (it imports wo.io)
+            raise ValueError("--backend dask needs dask.distributed, not installed: run  pip install 'wo[dask]'  "
+                             "(or pip install '.[dask]' in a clone of wo)")
         import joblib
         from dask.distributed import Client
 
