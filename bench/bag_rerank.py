@@ -23,24 +23,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 EWT = os.path.join(ROOT, "corpora", "ud-en-ewt")
 GY = os.path.join(HERE, "results", "gyro")
-WO = [sys.executable, "-m", "wo.cli"]
+from common import WO, Stopwatch, bleu, oracle, run_timed, write_record  # noqa: E402
 
 
 def run(cmd):
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    if p.returncode not in (0, 1):
-        raise SystemExit(p.stderr[-3000:])
-    return time.perf_counter() - t0
+    """Wall seconds of ``cmd`` as a whole child process (exit 0 or 1, else SystemExit)."""
+    return run_timed(cmd, ok=(0, 1)).wall_s
 
 
 def bags(split, seed, path):
@@ -87,8 +82,6 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     from joblib import Parallel, delayed
 
-    from wo.eval import score as bleu
-
     os.makedirs(a.work, exist_ok=True)
     stem = os.path.join(a.work, a.split)
     refs = bags(a.split, 1, stem + ".bags")
@@ -130,15 +123,15 @@ def main(argv=None) -> int:
     if os.path.exists(feats_path):
         feats = json.load(open(feats_path))
     else:
-        t0 = time.perf_counter()
-        items = list(enumerate(cands))
-        chunks = [items[i::a.jobs * 8] for i in range(a.jobs * 8)]
-        res = Parallel(n_jobs=a.jobs)(delayed(parse_chunk)(a.model, a.lm5, ch) for ch in chunks)
-        feats = [None] * len(cands)
-        for part in res:
-            for i, row in part:
-                feats[i] = row
-        times["parse_seconds"] = time.perf_counter() - t0
+        with Stopwatch() as sw:
+            items = list(enumerate(cands))
+            chunks = [items[i::a.jobs * 8] for i in range(a.jobs * 8)]
+            res = Parallel(n_jobs=a.jobs)(delayed(parse_chunk)(a.model, a.lm5, ch) for ch in chunks)
+            feats = [None] * len(cands)
+            for part in res:
+                for i, row in part:
+                    feats[i] = row
+        times["parse_seconds"] = sw.seconds
         json.dump(feats, open(feats_path, "w"))
 
     def choice(lam, k, own, c, f, rk):
@@ -149,7 +142,7 @@ def main(argv=None) -> int:
         return [c[choice(lam, k, own, c, f, rk)] for c, f, rk in zip(cands, feats, ranks)]
 
     def b(hyps):
-        sc = bleu([" ".join(h) for h in hyps], [" ".join(r) for r in refs])
+        sc = bleu(hyps, refs)
         return round(sc.bleu, 2), sc.signature
 
     result = {"split": a.split, "n": len(refs), "k": a.k, "model": os.path.relpath(a.model, ROOT),
@@ -163,16 +156,9 @@ def main(argv=None) -> int:
         choice(lam, a.k, True, c, f, rk) == 0 for c, f, rk in zip(cands, feats, ranks)) / len(cands), 1) for lam in lams}
     result["by_lam_without_dep_output"] = {str(lam): b(pick(lam, own=False))[0] for lam in lams}
     result["by_k_lam"] = {f"{k}:{lam}": b(pick(lam, k=k))[0] for k in (1, 5, 10, a.k) if k <= a.k for lam in lams}
-    orc = []
-    from sacrebleu.metrics import BLEU
-
-    sb = BLEU(tokenize="none", effective_order=True)
-    for c, r in zip(cands, refs):
-        orc.append(max(c, key=lambda t: sb.sentence_score(" ".join(t), [" ".join(r)]).score))
-    result["oracle"], _ = b(orc)
-    os.makedirs(os.path.join(HERE, "results", "lm"), exist_ok=True)
-    with open(os.path.join(HERE, "results", "lm", f"bag-rerank.{a.split}{'.' + str(a.limit) if a.limit else ''}.json"), "w") as fh:
-        json.dump(result, fh, indent=1)
+    result["oracle"], _ = b([oracle(c, r) for c, r in zip(cands, refs)])
+    write_record(os.path.join(HERE, "results", "lm", f"bag-rerank.{a.split}{'.' + str(a.limit) if a.limit else ''}.json"),
+                 result)
     print(json.dumps(result, indent=1))
     return 0
 

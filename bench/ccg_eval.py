@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 OUT = os.path.join(HERE, "results", "ccg")
+from common import conllu_blocks, write_conllu_blocks  # noqa: E402  (bench/ is on sys.path)
 
 
 def ccg_run(model, derivs, budget: float, dp: bool, **opts):
@@ -75,7 +76,6 @@ def dep_run(model_path: str, conllu: str, given: str, tmp: str, lm: bool = False
 def main(argv=None) -> int:
     from wo.ccg import read_auto
     from wo.eval.metrics import score
-    from wo.io.text import open_text
     from wo.model import Model
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -113,10 +113,8 @@ def main(argv=None) -> int:
         # the same sentences from EWT CoNLL-U, matched by sent_id
         ids = {d.sent_id for d in derivs}
         src = os.path.join(ROOT, "corpora", "ud-en-ewt", f"en_ewt-ud-{split}.conllu.xz")
-        with open_text(src) as fh:
-            blocks = [b for b in fh.read().split("\n\n") if b.strip()]
         keep = {}
-        for blk in blocks:
+        for blk in conllu_blocks(src):
             for ln in blk.splitlines():
                 if ln.startswith("# sent_id = "):
                     sid = ln[len("# sent_id = "):].strip()
@@ -126,8 +124,7 @@ def main(argv=None) -> int:
         tmp = os.path.join(OUT, "tmp")
         os.makedirs(tmp, exist_ok=True)
         sub = os.path.join(tmp, f"{split}.same.conllu")
-        with open(sub, "w", encoding="utf-8") as fh:
-            fh.write("\n\n".join(keep[d.sent_id] for d in derivs) + "\n\n")
+        write_conllu_blocks(sub, [keep[d.sent_id] for d in derivs])
         runs = [("pos", a.dep_model, False), ("none", a.dep_model, False)]
         if model.header.get("lm"):
             runs += [("pos+lm", a.dep_lm_model, True), ("none+lm", a.dep_lm_model, True)]

@@ -11,25 +11,20 @@ import argparse
 import filecmp
 import json
 import pathlib
-import platform
 import statistics
 import subprocess
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from common import ROOT, cpu_name, run_timed, write_record
+
+ROOT = pathlib.Path(ROOT)
 TEST = ROOT / "corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz"
 
 
 def run(cmd):
-    """Wall seconds and peak RSS (MB) of one command, measured in a fresh child process."""
-    wrapper = ["/usr/bin/env", "python3", "-c",
-               "import resource,subprocess,sys,time; t=time.perf_counter(); "
-               "r=subprocess.run(sys.argv[1:]).returncode; "
-               "print(time.perf_counter()-t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r)"] + cmd
-    out = subprocess.run(wrapper, capture_output=True, text=True, check=True).stdout.split()
-    if out[2] != "0":
-        raise SystemExit(f"failed: {' '.join(cmd)}")
-    return float(out[0]), int(out[1]) / 1024
+    """Wall seconds and peak RSS (MB) of one command, measured as a whole child process."""
+    r = run_timed(cmd, cwd=None)
+    return r.wall_s, r.rss_mb
 
 
 def main():
@@ -54,12 +49,7 @@ def main():
         "sr": lambda wo, o: [wo, "sr", "realize", "--model", sr, "--input", str(t1), "--output", o,
                             "--jobs", "1", "--quiet"],
     }
-    report = {"cpu": platform.processor() or platform.machine(), "repeats": a.repeats, "tasks": {}}
-    try:
-        with open("/proc/cpuinfo") as fh:
-            report["cpu"] = next(ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    report = {"cpu": cpu_name(), "repeats": a.repeats, "tasks": {}}
     for name in a.tasks.split(","):
         times = {"old": [], "new": []}
         rss = {"old": [], "new": []}
@@ -82,7 +72,7 @@ def main():
                                  "old_peak_rss_mb": round(max(rss["old"])), "new_peak_rss_mb": round(max(rss["new"])),
                                  "identical_outputs": same}
         print(json.dumps({name: report["tasks"][name]}), flush=True)
-    pathlib.Path(a.out).write_text(json.dumps(report, indent=1) + "\n")
+    write_record(a.out, report)
 
 
 if __name__ == "__main__":

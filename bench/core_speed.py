@@ -21,7 +21,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from run import cpu_model  # noqa: E402  (bench/run.py: one CPU-name helper)
+from common import cpu_name, write_record  # noqa: E402  (bench/common.py: the helpers the bench scripts share)
 
 
 def main() -> None:
@@ -81,7 +81,7 @@ def main() -> None:
         "what": "decoding score caches off (before) / on (after), same process, alternated",
         "command": " ".join([os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(str(ROOT)) else "python",
                              "bench/core_speed.py"] + sys.argv[1:]),
-        "cpu_model": cpu_model(), "model": os.path.relpath(a.model, ROOT), "given": a.given,
+        "cpu_model": cpu_name(), "model": os.path.relpath(a.model, ROOT), "given": a.given,
         "sentences": len(jobs), "rounds": a.cache_ab,
         "seconds_median": {"off": med[False], "on": med[True]},
         "edges_per_second_median": {"off": eps[False], "on": eps[True]},
@@ -91,7 +91,7 @@ def main() -> None:
     }
     print(json.dumps({k: v for k, v in summary.items() if k != "runs"}))
     if a.out:
-        pathlib.Path(a.out).write_text(json.dumps(summary, indent=1) + "\n")
+        write_record(a.out, summary)
 
 
 if __name__ == "__main__":

@@ -27,20 +27,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 OUT = os.path.join(HERE, "results", "gyro")
+from common import run_timed  # noqa: E402  (bench/ is on sys.path)
+
 TEXT_EN = os.path.normpath(os.path.join(ROOT, "..", "shared", "corpora", "text-en"))
 WSJ = os.path.normpath(os.path.join(ROOT, "..", "shared", "corpora", "ptb-sample", "wsj_sample.tok.txt"))
 WO = os.path.join(ROOT, ".venv", "bin", "wo")
 
 
 def timed(cmd):
-    """Run cmd timed (``gyro_index.run_timed``); returns (wall seconds, peak RSS MB), exits on failure."""
-    from gyro_index import run_timed
-
-    p, wall, rss = run_timed(cmd)
-    if p.returncode != 0:
-        sys.stderr.write(p.stderr[-3000:])
-        raise SystemExit(1)
-    return round(wall, 1), round(rss)
+    """Run cmd as a timed child process; returns (wall seconds, peak RSS MB), exits on failure."""
+    r = run_timed(cmd, cwd=None)
+    return round(r.wall_s, 1), round(r.rss_mb)
 
 
 def main(argv=None) -> int:

@@ -37,7 +37,8 @@ DEFAULT_INDEX = os.path.join(OUT, "text-en+ewt.woidx")
 DEFAULT_LM = os.path.join(ROOT, "corpora", "models", "wo-en-4gram.wolm")
 
 
-from gyro_index import run_timed, subsentences  # noqa: E402  (bench/ is on sys.path)
+import common  # noqa: E402  (bench/ is on sys.path)
+from gyro_index import run_timed, subsentences  # noqa: E402
 
 
 def load_set(name: str, n: int):
@@ -67,9 +68,7 @@ def load_set(name: str, n: int):
 
 def bleu(hyps, refs):
     """(BLEU rounded to 2 places, sacrebleu signature) of token lists, as ``wo evaluate`` scores."""
-    from wo.eval import score
-
-    sc = score([" ".join(h) for h in hyps], [" ".join(r) for r in refs])
+    sc = common.bleu(hyps, refs)
     return round(sc.bleu, 2), sc.signature
 
 
@@ -143,13 +142,7 @@ def main(argv=None) -> int:
         ks = sorted(whole_h)
         out["BLEU_joined_whole_sentences"], _ = bleu([whole_h[k] for k in ks], [whole_r[k] for k in ks])
     if any(len(r.get("nbest", [])) > 1 for r in recs):   # n-best oracle (sentence BLEU)
-        import sacrebleu
-
-        m = sacrebleu.BLEU(tokenize="none", effective_order=True)
-        orc = []
-        for r, ref in zip(recs, refs):
-            cands = [c["text"] for c in r["nbest"]]
-            orc.append(max(cands, key=lambda c: m.sentence_score(c, [" ".join(ref)]).score).split())
+        orc = [common.oracle([c["text"] for c in r["nbest"]], ref).split() for r, ref in zip(recs, refs)]
         out["nbest_oracle_BLEU"], _ = bleu(orc, refs)
         out["nbest_size"] = max(len(r["nbest"]) for r in recs)
     with open(stem + ".json", "w") as fh:

@@ -15,11 +15,11 @@ import argparse
 import glob
 import json
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
+
+import common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -35,13 +35,11 @@ def subsentences(toks, k=20):
 
 
 def run_timed(cmd):
-    """Run cmd under /usr/bin/time -v.  Returns (CompletedProcess, wall seconds, peak RSS MB or
-    None when the run failed); the GYRO bench scripts time every subprocess so."""
-    t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
-    return p, wall, (int(m.group(1)) / 1024 if m else None)
+    """Run cmd as a timed child process (``common.run_timed``).  Returns (``common.Run``, wall
+    seconds, peak RSS MB or None when the run failed); the GYRO bench scripts time every
+    subprocess so."""
+    r = common.run_timed(cmd, cwd=None, ok=None)
+    return r, r.wall_s, (r.rss_mb if r.returncode == 0 else None)
 
 
 def main(argv=None) -> int:
@@ -70,7 +68,7 @@ def main(argv=None) -> int:
             return 1
         rec["build"] = {"command": " ".join(cmd), "wall_seconds": round(wall, 1), "peak_rss_mb": round(rss),
                         "bytes": os.path.getsize(idx_path), "sources": [os.path.basename(t) for t in texts] +
-                        ["EWT train forms"], "log": p.stderr.split("\tCommand being timed")[0].strip()}
+                        ["EWT train forms"], "log": p.stderr.strip()}
         print(json.dumps(rec["build"]))
     from wo.gyro import PhraseIndex
 

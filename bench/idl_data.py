@@ -45,10 +45,8 @@ import json
 import lzma
 import os
 import random
-import re
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -56,6 +54,7 @@ CORPORA = os.path.normpath(os.path.join(ROOT, "..", "shared", "corpora"))
 TEXT_DIR = os.path.join(CORPORA, "text-en")
 WSJ = os.path.join(CORPORA, "ptb-sample", "wsj_sample.tok.txt")
 OUT = os.path.join(HERE, "results", "idl")
+from common import run_timed  # noqa: E402  (bench/ is on sys.path)
 LM_TEXT = os.path.join(OUT, "text-en.lc.txt.gz")
 SEED = 13
 BANDS = {"3-7": (3, 7), "10-25": (10, 25)}
@@ -142,22 +141,11 @@ def wo_cmd() -> list:
 
 
 def timed(cmd: list) -> dict:
-    """Run cmd under /usr/bin/time -v; wall seconds, peak RSS (MiB), stderr tail."""
-    t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, cwd=ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if p.returncode:
-        sys.stderr.write(p.stderr)
-        raise SystemExit(f"failed ({p.returncode}): {' '.join(cmd)}")
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
-    el = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", p.stderr)
-    secs = 0.0
-    for part in el.group(1).split(":"):
-        secs = secs * 60 + float(part)
-    log = [l for l in p.stderr.splitlines() if not l.startswith("\t")
-           and "Command being timed" not in l]
-    return {"wall_seconds": round(secs, 2), "wall_seconds_python": round(wall, 2),
-            "peak_rss_mib": round(int(rss.group(1)) / 1024, 1), "log": log}
+    """Run cmd as a timed child process (``common.run_timed``); wall seconds, peak RSS (MiB),
+    stderr lines.  Exits on failure."""
+    r = run_timed(cmd)
+    return {"wall_seconds": round(r.wall_s, 2), "wall_seconds_python": round(r.wall_s, 2),
+            "peak_rss_mib": round(r.rss_mb, 1), "log": r.stderr.splitlines()}
 
 
 def main() -> int:

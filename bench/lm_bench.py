@@ -19,11 +19,12 @@ import argparse
 import json
 import os
 import pathlib
-import subprocess
 import sys
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from common import ROOT, run_timed, write_record
+
+ROOT = pathlib.Path(ROOT)
 OUT = ROOT / "bench" / "results"
 
 
@@ -42,7 +43,6 @@ def ewt_text(split: str) -> str:
     """EWT forms of a split, one sentence per line, cached under bench/results/lm/."""
     p = OUT / "lm" / f"ewt-{split}.txt"
     if not p.exists():
-        sys.path.insert(0, str(ROOT))
         from wo.io import read_conllu
 
         sents = read_conllu(str(ROOT / f"corpora/ud-en-ewt/en_ewt-ud-{split}.conllu.xz"))
@@ -51,16 +51,9 @@ def ewt_text(split: str) -> str:
 
 
 def timed(cmd):
-    t = time.perf_counter()
-    r = subprocess.run(["/usr/bin/env", "python3", "-c",
-                        "import resource,subprocess,sys; r=subprocess.run(sys.argv[1:]).returncode; "
-                        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r)"] + cmd,
-                       capture_output=True, text=True)
-    secs = time.perf_counter() - t
-    rss, rc = r.stdout.split()
-    if rc != "0":
-        raise SystemExit(r.stderr)
-    return secs, int(rss) / 1024, r.stderr
+    """(wall seconds, peak RSS MB, stderr) of ``cmd`` as a whole child process (SystemExit on failure)."""
+    r = run_timed(cmd)
+    return r.wall_s, r.rss_mb, r.stderr
 
 
 FORMATS = ("probing", "trie", "trie-q8")
@@ -112,10 +105,8 @@ def compare_formats(name: str, tables, dev_lines, queries: int = 3_000_000, refe
     whole = {f: [] for f in FORMATS}
     for _ in range(3):
         for f in FORMATS:
-            t = time.perf_counter()
-            subprocess.run([wo, "lm", "score", "--lm", str(OUT / "lm" / f"{name}.{f}.wolm"), "--input",
-                            ewt_text("dev")], check=True, capture_output=True)
-            whole[f].append(time.perf_counter() - t)
+            whole[f].append(run_timed([wo, "lm", "score", "--lm", str(OUT / "lm" / f"{name}.{f}.wolm"), "--input",
+                                       ewt_text("dev")]).wall_s)
     ref_per, ref_cs = lm.score_lines(dev_lines)
     for f in FORMATS:
         per, cs = models[f].score_lines(dev_lines)
@@ -138,7 +129,6 @@ def formats_main(a):
     """``--formats``: the record of issue 32 item 2 (see the module docstring)."""
     import platform
 
-    sys.path.insert(0, str(ROOT))
     from wo.lm import train
 
     (OUT / "lm").mkdir(parents=True, exist_ok=True)
@@ -164,7 +154,7 @@ def formats_main(a):
         print(json.dumps(e), flush=True)
         del t
     res["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    (OUT / "lm" / "lm-formats.json").write_text(json.dumps(res, indent=1) + "\n")
+    write_record(str(OUT / "lm" / "lm-formats.json"), res)
 
 
 def main():
@@ -185,7 +175,6 @@ def main():
     res = {"texts": [os.path.basename(t) for t in texts], "orders": {}}
     import numpy as np
 
-    sys.path.insert(0, str(ROOT))
     from wo.lm import LanguageModel
 
     lines = open(dev, encoding="utf-8").read().splitlines()
@@ -239,7 +228,7 @@ def main():
                               "max_abs_sentence_diff": float(np.max(np.abs(np.asarray(kp) - per)))}
         res["orders"][str(order)] = entry
         print(json.dumps({order: entry}), flush=True)
-    (OUT / "lm.json").write_text(json.dumps(res, indent=1) + "\n")
+    write_record(str(OUT / "lm.json"), res)
 
 
 if __name__ == "__main__":

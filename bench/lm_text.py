@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import os
 import sys
 import time
@@ -31,14 +30,10 @@ DEV = os.path.join(ROOT, "corpora", "ud-en-ewt", "en_ewt-ud-dev.conllu.xz")
 
 
 def ewt_dev():
-    """(raw text, gold tokens) of every EWT dev sentence with a ``# text`` line."""
-    out = []
-    for b in lzma.open(DEV, "rt", encoding="utf-8").read().split("\n\n"):
-        text = [ln[9:] for ln in b.split("\n") if ln.startswith("# text = ")]
-        toks = [ln.split("\t")[1] for ln in b.split("\n") if ln and ln.split("\t")[0].isdigit()]
-        if text and toks:
-            out.append((text[0], toks))
-    return out
+    """(raw text, gold tokens) of every EWT dev sentence with a ``# text`` line (``wo.io.read_conllu``)."""
+    from wo.io import read_conllu
+
+    return [(s.meta["text"], list(s.forms)) for s in read_conllu(DEV) if s.meta.get("text") and len(s)]
 
 
 def _spans(toks):

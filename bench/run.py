@@ -23,26 +23,13 @@ sections that produce them have run.
 import argparse
 import json
 import os
-import platform
-import subprocess
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from common import ROOT, WO, bleu, conllu_blocks, cpu_name, run_timed, write_conllu_blocks
+
 EWT = os.path.join(ROOT, "corpora", "ud-en-ewt")
 RES = os.path.join(ROOT, "bench", "results")
 ALL = ["core", "grid", "throughput", "search", "learning", "scaling", "memory", "speedup", "hashsweep"]
-
-
-def cpu_model():
-    try:
-        for ln in open("/proc/cpuinfo"):
-            if ln.startswith("model name"):
-                return ln.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def med(xs):
@@ -74,16 +61,10 @@ def plot(name, xs_list, ys_list, labels, xlabel, ylabel, title, logx=False):
 
 def run_linearize(model, src, out, given, extra=()):
     """``wo linearize`` in a child process: (wall seconds, peak RSS MB of the child, rows)."""
-    cmd = [sys.executable, "-m", "wo.cli", "linearize", "--model", model, "--input", src, "--output", out,
-           "--given", given, "--format", "jsonl", "--quiet", *extra]
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=ROOT)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    if status not in (0, 256):
-        raise SystemExit(f"wo linearize failed ({status}): {' '.join(cmd)}")
+    r = run_timed([*WO, "linearize", "--model", model, "--input", src, "--output", out, "--given", given,
+                   "--format", "jsonl", "--quiet", *extra], ok=(0, 1))
     rows = [json.loads(x) for x in open(out, encoding="utf-8")]
-    return wall, ru.ru_maxrss / 1024.0, rows
+    return r.wall_s, r.rss_mb, rows
 
 
 def refs_of(path):
@@ -93,9 +74,7 @@ def refs_of(path):
 
 
 def bleu_rows(rows, refs):
-    from wo.eval import score
-
-    return score([" ".join(r["tokens"]) for r in rows], refs)
+    return bleu([r["tokens"] for r in rows], refs)
 
 
 def dev_items(n, given="none", seed=1):
@@ -168,18 +147,12 @@ def main():
         ["core", "throughput", "search", "learning", "scaling", "memory", "speedup"] if quick else
         [s for s in ALL if s != "hashsweep"])
     model = Model.load(args.model)
-    S = {"cpu": cpu_model(), "machine": f"{os.cpu_count()} cores", "model": os.path.relpath(args.model, ROOT),
+    S = {"cpu": cpu_name(), "machine": f"{os.cpu_count()} cores", "model": os.path.relpath(args.model, ROOT),
          "quick": quick, "date": time.strftime("%Y-%m-%d %H:%M")}
     ndev = 300 if quick else 2001
     dev_path = os.path.join(EWT, "en_ewt-ud-dev.conllu.xz")
     if quick:   # a 500-sentence slice of dev keeps the whole-process runs short
-        import lzma
-
-        with lzma.open(dev_path, "rt", encoding="utf-8") as fh:
-            blocks = [b for b in fh.read().split("\n\n") if b.strip()][:500]
-        dev_path = os.path.join(RES, "dev500.conllu")
-        with open(dev_path, "w", encoding="utf-8") as fh:
-            fh.write("\n\n".join(blocks) + "\n\n")
+        dev_path = write_conllu_blocks(os.path.join(RES, "dev500.conllu"), conllu_blocks(dev_path)[:500])
 
     if "core" in sections:
         split = "dev500" if quick else args.split

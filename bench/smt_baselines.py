@@ -18,7 +18,6 @@ weights, tuning trace, sentences/s on one core, wall time) and the outputs
 bench/results/smt/{monotone,lmorder}.{dev,test}.txt (detokenized, one sentence per line).
 """
 import argparse
-import gzip
 import json
 import os
 import sys
@@ -27,6 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+from common import bleu as common_bleu, read_jsonl  # noqa: E402  (bench/ is on sys.path)
 
 GRIDS = {
     "w_tm": [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0],
@@ -36,19 +36,6 @@ GRIDS = {
 
 _WORKER = {}
 LAST_CPU = [0.0]
-
-
-def read_jsonl(path, limit=None):
-    """Records of a (gzipped) JSON-lines file, at most ``limit``."""
-    out = []
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                out.append(json.loads(line))
-                if limit is not None and len(out) >= limit:
-                    break
-    return out
 
 
 def src_tokens(rec):
@@ -94,18 +81,13 @@ def decode_all(kind, sents, lm, lm_path, w, cfg, jobs):
 
 
 def bleu(hyps, refs):
-    import sacrebleu
-
-    return sacrebleu.corpus_bleu(hyps, [refs]).score
+    """sacrebleu corpus BLEU (13a tokenization, case-sensitive) of detokenized lines, as ``common.bleu``."""
+    return common_bleu(hyps, refs, tokenize="13a").bleu
 
 
 def signature(refs):
-    """The sacrebleu signature of corpus_bleu's default BLEU (nrefs:1|case:mixed|eff:no|tok:13a|...)."""
-    from sacrebleu.metrics import BLEU
-
-    m = BLEU()
-    m.corpus_score(refs[:1], [refs[:1]])     # the signature needs the number of references
-    return str(m.get_signature())
+    """The sacrebleu signature of that BLEU (nrefs:1|case:mixed|eff:no|tok:13a|...)."""
+    return common_bleu(refs[:1], refs[:1], tokenize="13a").signature
 
 
 def tune(kind, sents, refs, lm, lm_path, cfg, jobs, rounds, budget, log):

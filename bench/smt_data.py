@@ -40,6 +40,7 @@ sys.path.insert(0, ROOT)
 CORPUS = os.path.normpath(os.path.join(ROOT, "..", "shared", "corpora", "tatoeba-zh-en"))
 MODELS = os.path.join(ROOT, "corpora", "models", "smt")
 RESULTS = os.path.join(HERE, "results", "smt")
+from common import read_jsonl  # noqa: E402  (bench/ is on sys.path)
 SPLITS = ("train", "dev", "test")
 MAX_LEN = 5
 MAX_TABLE_BYTES = 30 * 1024 * 1024
@@ -55,11 +56,6 @@ def write_jsonl_gz(path, rows):
         for r in rows:
             f.write((json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
     os.replace(tmp, path)
-
-
-def read_jsonl_gz(path):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
 
 
 def digest(obj) -> str:
@@ -191,7 +187,7 @@ def stage_parse(args, data, stats):
             if not args.redo and os.path.exists(cache) and os.path.exists(cache + ".model"):
                 with open(cache + ".model") as f:
                     same_model = f.read().strip() == fingerprint
-                rows = read_jsonl_gz(cache) if same_model else None
+                rows = read_jsonl(cache) if same_model else None
                 if rows is not None and [r["tokens"] for r in rows] != sents:
                     rows = None
             if rows is None:

@@ -40,11 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 TABLE = os.path.join(ROOT, "corpora", "models", "smt", "phrases.tsv.gz")
-
-
-def read_jsonl_gz(path):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
+from common import bleu, read_jsonl  # noqa: E402  (bench/ is on sys.path)
 
 
 def dump(args):
@@ -59,7 +55,7 @@ def dump(args):
     lm = LanguageModel.load(args.lm)
     tr = Translator(Model.load(args.model), lm=lm, table=table, parser=False, rerank=False,
                     max_pops=args.max_pops, beta=args.beta)
-    recs = read_jsonl_gz(os.path.join(args.work, f"{args.set}.jsonl.gz"))
+    recs = read_jsonl(os.path.join(args.work, f"{args.set}.jsonl.gz"))
     o = tr.opts
     out = []
     t0 = time.perf_counter()
@@ -93,7 +89,7 @@ def lexicons(work, groups):
     train records, as the groups need them."""
     from wo.smt.lexicon import Lexicon
 
-    recs = read_jsonl_gz(os.path.join(work, "train.jsonl.gz"))
+    recs = read_jsonl(os.path.join(work, "train.jsonl.gz"))
     lex = Lexicon.from_links((r["zh"], r["en"], r["links"]) for r in recs) if groups & {"lex", "plex"} else None
     m1 = Lexicon.model1((r["zh"], r["en"]) for r in recs) if "m1" in groups else None
     return lex, m1
@@ -217,7 +213,6 @@ def apply(feats, texts, w):
 
 
 def cv(args):
-    from sacrebleu.metrics import BLEU
     from wo.smt.rerank import ascend, pro, sentence_bleus
     from wo.lm.model import LanguageModel
     from wo.smt.phrases import PhraseTable
@@ -237,7 +232,9 @@ def cv(args):
         feats = [f / sd for f in feats]
     texts = [[c["text"] for c in e["cands"]] for e in nb]
     refs = [e["ref"] for e in nb]
-    bleu = BLEU(tokenize="13a")
+    def corpus_bleu(hyps, refs):
+        return bleu(hyps, refs, tokenize="13a").bleu
+
     idx = list(range(len(nb)))
     random.Random(args.seed).shuffle(idx)
     halves = [sorted(idx[: len(idx) // 2]), sorted(idx[len(idx) // 2:])]
@@ -269,7 +266,7 @@ def cv(args):
             best = None
             for s2 in (0.1, 0.3, 1.0, 3.0):
                 for alpha in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0):
-                    sc = bleu.corpus_score(second_pass(halves[a], w, s2, alpha), [ra]).score
+                    sc = corpus_bleu(second_pass(halves[a], w, s2, alpha), ra)
                     if best is None or sc > best[0] + 1e-9:
                         best = (sc, s2, alpha)
             print(f"fold {a}: mbr2 scale {best[1]} alpha {best[2]} ({best[0]:.2f})", file=sys.stderr)
@@ -278,9 +275,9 @@ def cv(args):
             continue
         for i, h in zip(halves[b], apply([feats[i] for i in halves[b]], [texts[i] for i in halves[b]], w)):
             hyp[i] = h
-    cvb = bleu.corpus_score(hyp, [refs]).score
+    cvb = corpus_bleu(hyp, refs)
     w, full = fit(idx)
-    full = bleu.corpus_score(apply(feats, texts, w), [refs]).score
+    full = corpus_bleu(apply(feats, texts, w), refs)
     oracle = None
     res = {"features": sorted(groups), "normalize": args.normalize, "tuner": args.tuner, "cv_bleu": round(cvb, 2), "tuned_bleu": round(full, 2),
            "weights": {k: float(v) for k, v in zip(names, w) if v}, "nbest": args.nbest,

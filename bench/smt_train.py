@@ -21,7 +21,6 @@ when those files are missing (the shipped copies).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import resource
@@ -33,11 +32,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 OUT = os.path.join(HERE, "results", "smt")
 TABLE = os.path.join(ROOT, "corpora", "models", "smt", "phrases.tsv.gz")
-
-
-def read_jsonl_gz(path):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
+from common import read_jsonl  # noqa: E402  (bench/ is on sys.path)
 
 
 LEXICON = os.path.join(ROOT, "corpora", "models", "smt", "lexicon.tsv.gz")
@@ -51,7 +46,7 @@ def lexicon_of(path, work, kind="links"):
 
     if os.path.exists(path):
         return Lexicon.load(path)
-    recs = read_jsonl_gz(os.path.join(work, "train.jsonl.gz"))
+    recs = read_jsonl(os.path.join(work, "train.jsonl.gz"))
     if kind == "links":
         lex = Lexicon.from_links((r["zh"], r["en"], r["links"]) for r in recs)
     else:
@@ -128,7 +123,7 @@ def main():
         from wo.model import Model
         from wo.smt.train import tune_rerank
         m = Model.load(model, mmap=False)
-        dev = read_jsonl_gz(os.path.join(args.work, "dev.jsonl.gz"))
+        dev = read_jsonl(os.path.join(args.work, "dev.jsonl.gz"))
         dev = dev[:args.dev_limit] if args.dev_limit else dev
         t0 = time.perf_counter()
         w, b = tune_rerank(m, dev, table, lm, dict(m.header.get("decode", {}), **dec), lexicon, model1,
@@ -139,10 +134,10 @@ def main():
         model = os.path.join(OUT, f"model.{args.tag}.wo")
         m.save(model)
     elif not args.eval_only:
-        tr = read_jsonl_gz(os.path.join(args.work, "train.jsonl.gz"))
+        tr = read_jsonl(os.path.join(args.work, "train.jsonl.gz"))
         if args.train_limit:
             tr = tr[:args.train_limit]
-        dev = read_jsonl_gz(os.path.join(args.work, "dev.jsonl.gz"))
+        dev = read_jsonl(os.path.join(args.work, "dev.jsonl.gz"))
         opts = dict(dec)
         if args.train_pops:
             opts["train_pops"] = args.train_pops
@@ -162,7 +157,7 @@ def main():
         rec["lm_path"] = args.lm
         with open(os.path.join(OUT, f"train.{args.tag}.json"), "w") as fh:
             json.dump(rec, fh, indent=1)
-    recs = read_jsonl_gz(os.path.join(args.work, f"{args.set}.jsonl.gz"))
+    recs = read_jsonl(os.path.join(args.work, f"{args.set}.jsonl.gz"))
     res, outs = evaluate(model, recs, table, lm, dec, args.set, lexicon, model1)
     res.update(tag=args.tag, model=os.path.relpath(model, ROOT), lm=args.lm,
                peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))

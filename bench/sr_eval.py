@@ -16,29 +16,18 @@ Test is for the final figure only; tune on dev.
 import argparse
 import json
 import os
-import subprocess
-import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from common import ROOT, WO, run_timed, write_record
+
 EWT = os.path.join(ROOT, "corpora", "ud-en-ewt")
 PARTUT = os.path.join(ROOT, "corpora", "sr19-en_partut")
 RES = os.path.join(ROOT, "bench", "results")
 
 
 def wo(*args):
-    t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, text=True, cwd=ROOT)
-    if p.returncode not in (0, 1):
-        raise SystemExit(p.stderr)
-    return p, time.perf_counter() - t0
-
-
-def peak_rss_mb():
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    """``wo ARGS`` as a timed child process (exit 0 or 1, else SystemExit): (``common.Run``, wall seconds)."""
+    r = run_timed([*WO, *args], ok=(0, 1))
+    return r, r.wall_s
 
 
 def inflection_figures():
@@ -67,7 +56,7 @@ def realise(model, split, jobs, tmp):
     wo("sr", "make-input", "--ud", ud, "--out", gold, "--seed", "1", "--with-gold")
     out = os.path.join(tmp, f"ewt-{split}.sr.txt")
     p, secs = wo("sr", "realize", "--model", model, "--input", t1, "--output", out, "--jobs", str(jobs), "--quiet")
-    rss = peak_rss_mb()
+    rss = p.rss_mb
     ev, _ = wo("sr", "evaluate", "--hyp", out, "--ref", ud, "--json")
     scores = json.loads(ev.stdout)
     # inflection accuracy: realised form of each input token against its gold form
@@ -117,7 +106,7 @@ def main():
         summary[f"ewt_{a.split}"] = realise(a.model, a.split, a.jobs, tmp)
         if a.partut_model:
             summary["partut_dev"] = partut(a.partut_model, a.jobs, tmp)
-    json.dump(summary, open(path, "w"), indent=1)
+    write_record(path, summary, command=False)   # sections of several runs: each names its commands
     print(json.dumps(summary, indent=1))
 
 

@@ -24,13 +24,11 @@ import json
 import lzma
 import os
 import statistics
-import subprocess
 import sys
 import time
 from typing import Optional
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from common import ROOT, WO, cpu_name, read_text, run_timed
 SHARED = os.environ.get("WO_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 MULTI = os.path.join(SHARED, "corpora", "ud-multi")
 WORK = os.path.join(ROOT, "out", "sr-multi")
@@ -63,14 +61,6 @@ LOCAL_HASH_BITS = 20   # 2^20 and 2^22 equal on dev (it_partut 78.55 / 78.27, pt
 def lang_of(tb: str) -> str:
     """ISO 639-1 code of a treebank code (``pt_bosque`` -> ``pt``)."""
     return tb.split("_")[0]
-
-
-def read_text(path: str) -> str:
-    if path.endswith(".xz"):
-        with lzma.open(path, "rt", encoding="utf-8") as f:
-            return f.read()
-    with open(path, encoding="utf-8") as f:
-        return f.read()
 
 
 def blocks(text: str):
@@ -172,15 +162,10 @@ def prepare(tb: str, log) -> dict:
 
 
 def wo(*args, log=None):
-    """Run ``wo ARGS`` in a subprocess; returns (CompletedProcess, wall seconds, peak RSS MB)."""
-    t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "wo.cli", *args],
-                       capture_output=True, text=True, cwd=ROOT)
-    secs = time.perf_counter() - t0
-    if p.returncode not in (0, 1):
-        raise SystemExit(f"wo {' '.join(args)} failed:\n{p.stderr[-3000:]}")
-    rss = float(p.stderr.strip().splitlines()[-1]) / 1024.0
-    return p, secs, rss
+    """Run ``wo ARGS`` in a subprocess (exit 0 or 1, else SystemExit); returns (``common.Run``, wall
+    seconds, peak RSS MB)."""
+    r = run_timed([*WO, *args], ok=(0, 1))
+    return r, r.wall_s, r.rss_mb
 
 
 def train(tb: str, log, epochs: int = 5, hash_bits: int = 21, suffix: str = "", jobs: int = 1,
@@ -821,7 +806,7 @@ def speed(tb: str, log, runs: int = 3) -> dict:
             raise SystemExit(f"{ims_dir}/{f} missing: train IMSurReal first (bench/sr_peers.py --tb {tb})")
     model = os.path.join(SHIP, f"{tb}.wo")
     tmp = tempfile.mkdtemp(prefix="wo-speed-")
-    wo_cmd = [sys.executable, "-m", "wo.cli", "sr", "realize", "--model", model, "--input", f"{w}/test.t1",
+    wo_cmd = [*WO, "sr", "realize", "--model", model, "--input", f"{w}/test.t1",
               "--output", os.path.join(tmp, "hyp.txt"), "--quiet"]
     ims_cmds = [[py, "IMSurReal/main.py", "pred", "-m", os.path.join(ims_dir, "tsp.mdl"), "-i", f"{w}/test.t1",
                  "-p", os.path.join(tmp, "tsp.conllu")],
@@ -829,13 +814,8 @@ def speed(tb: str, log, runs: int = 3) -> dict:
                  os.path.join(tmp, "tsp.conllu"), "-p", os.path.join(tmp, "inf.conllu")]]
     secs = {"wo": [], "imsurreal": []}
     for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run(wo_cmd, cwd=ROOT, check=True, capture_output=True)
-        secs["wo"].append(round(time.perf_counter() - t0, 2))
-        t0 = time.perf_counter()
-        for c in ims_cmds:
-            subprocess.run(c, cwd=src, check=True, capture_output=True)
-        secs["imsurreal"].append(round(time.perf_counter() - t0, 2))
+        secs["wo"].append(round(run_timed(wo_cmd).wall_s, 2))
+        secs["imsurreal"].append(round(sum(run_timed(c, cwd=src).wall_s for c in ims_cmds), 2))
     med = {k: statistics.median(v) for k, v in secs.items()}
     rec = {"treebank": tb, "what": f"whole-process decoding of out/sr-multi/{tb}/test.t1 (wo sr make-input --seed 3), "
            f"one process each, alternating, same machine, {runs} runs",
@@ -843,21 +823,11 @@ def speed(tb: str, log, runs: int = 3) -> dict:
                         "imsurreal": "IMSurReal/main.py pred -m tsp.mdl -i test.t1 -p tsp.conllu && "
                                      "IMSurReal/main.py pred -m inf.mdl -i tsp.conllu -p inf.conllu"},
            "seconds": secs, "median_seconds": med, "speedup": round(med["imsurreal"] / med["wo"], 1),
-           "cpu": cpu_name(), "script": f"python bench/sr_multi.py speed --tb {tb}"}
+           "cpu": cpu_name(cores=True), "script": f"python bench/sr_multi.py speed --tb {tb}"}
     with open(os.path.join(RES, f"speed.{tb}.json"), "w") as f:
         json.dump(rec, f, indent=1)
     log(f"{tb}: wo {med['wo']} s, IMSurReal {med['imsurreal']} s: {rec['speedup']}x")
     return rec
-
-
-def cpu_name(cores: bool = True) -> str:
-    """The CPU model (``/proc/cpuinfo``), with the core count when ``cores``: ``AMD EPYC 7B13, 2 cores``."""
-    try:
-        name = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")][0]
-    except (OSError, IndexError):
-        import platform
-        name = platform.processor() or "unknown CPU"
-    return f"{name}, {os.cpu_count()} cores" if cores else name
 
 
 def ipm(tb: str, log, epochs: int = 2, hash_bits: Optional[int] = None, orderer: str = "search",

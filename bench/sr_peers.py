@@ -50,7 +50,7 @@ import sys
 import time
 from typing import Dict, List, Optional, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, cpu_name, parse_time_v   # the standard library only: no wo, numpy or sacrebleu here
 SHARED = os.environ.get("WO_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 TOOLS = os.path.join(SHARED, "tools")
 DATA = os.path.join(ROOT, "out", "sr-multi")
@@ -71,16 +71,6 @@ ZGEN_PASSES, ZGEN_TYPES = 5, "full"
 def log(msg: str) -> None:
     """Print a time-stamped progress message to stderr."""
     print(f"[sr_peers {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def cpu_model() -> str:
-    """The CPU model name from ``lscpu`` and the core count, e.g. ``AMD EPYC 7B13, 2 cores``."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        m = re.search(r"^Model name:\s*(.+)$", out, re.M)
-        return f"{m.group(1).strip() if m else '?'}, {os.cpu_count()} cores"
-    except OSError:
-        return "?"
 
 
 def conllu_sentences(path: str, ud: bool = True) -> List[List[List[str]]]:
@@ -156,23 +146,11 @@ def time_file(path: str) -> Dict:
     """Wall seconds, CPU seconds and max RSS (MiB) from a ``/usr/bin/time -v`` report; {} if absent."""
     if not os.path.exists(path):
         return {}
-    d = {}
-    for line in open(path, encoding="utf-8", errors="replace"):
-        k, _, v = line.strip().partition(": ")
-        if k.startswith("Elapsed (wall clock)"):
-            s = 0.0
-            for part in v.split(":"):
-                s = s * 60 + float(part)
-            d["wall_s"] = round(s, 1)
-        elif k == "User time (seconds)":
-            d["user_s"] = float(v)
-        elif k == "System time (seconds)":
-            d["sys_s"] = float(v)
-        elif k == "Maximum resident set size (kbytes)":
-            d["rss_mb"] = round(int(v) / 1024)
-        elif k == "Exit status":
-            d["exit"] = int(v)
-    return d
+    with open(path, encoding="utf-8", errors="replace") as f:
+        t = parse_time_v(f.read())
+    names = {"wall_s": ("wall_s", 1), "user_s": ("user_s", None), "sys_s": ("sys_s", None),
+             "rss_mb": ("rss_mb", 0), "exit_status": ("exit", None)}
+    return {names[k][0]: (v if names[k][1] is None else round(v, names[k][1] or None)) for k, v in t.items() if k in names}
 
 
 def run_peer(cmd: List[str], env: Dict[str, str], logpath: str) -> Tuple[int, str, float]:
@@ -390,7 +368,7 @@ def run_imsurreal(code: str, rescore_only: bool = False) -> Dict:
            "TSP_STEPS": str(TSP_STEPS), "INF_STEPS": str(INF_STEPS), "IMS_VENV": IMS_VENV}
     cmd = ["nice", "-n", "19", "bash", os.path.join(TOOLS, "imsurreal", "imsurreal-peer.sh"), work]
     rec = {"treebank": code, "system": "imsurreal", "date": datetime.datetime.now().isoformat(timespec="seconds"),
-           "cpu": cpu_model(), "command": cmd_string(env, cmd), "workdir": work,
+           "cpu": cpu_name(cores=True), "command": cmd_string(env, cmd), "workdir": work,
            "tsp_steps": TSP_STEPS, "inf_steps": INF_STEPS,
            "steps_note": "each task trains max_step steps, then as many fine-tuning steps (IMSurReal's schedule)",
            "data": json.load(open(os.path.join(d, "data.json"), encoding="utf-8"))}
@@ -490,7 +468,7 @@ def run_zgen(code: str, rescore_only: bool = False) -> Dict:
            "TYPES": ZGEN_TYPES, "PASSES": str(ZGEN_PASSES), "BLEU_PY": SCORE_PY}
     cmd = ["nice", "-n", "19", "bash", os.path.join(TOOLS, "zgen", "zgen-peer.sh"), work]
     rec = {"treebank": code, "system": "zgen", "date": datetime.datetime.now().isoformat(timespec="seconds"),
-           "cpu": cpu_model(), "command": cmd_string(env, cmd), "workdir": work, "type": ZGEN_TYPES,
+           "cpu": cpu_name(cores=True), "command": cmd_string(env, cmd), "workdir": work, "type": ZGEN_TYPES,
            "passes": ZGEN_PASSES, "beam": 64, "input": "test.conllu shuffled by zgen-peer.sh (seed 11), "
            "FORM XPOS HEAD DEPREL (XPOS or UPOS where XPOS is _); gold forms given" + pos_note,
            "data": json.load(open(os.path.join(d, "data.json"), encoding="utf-8"))}

@@ -37,6 +37,8 @@ sys.path.insert(0, ROOT)
 MODELS = os.path.join(ROOT, "corpora", "models")
 EWT = os.path.join(ROOT, "corpora", "ud-en-ewt")
 O5 = os.path.join(HERE, "results", "gyro", "text-en+ewt.o5.wolm")
+from common import bleu, sentence_bleu, write_record  # noqa: E402  (bench/ is on sys.path)
+
 LMS = {"lm4": os.path.join(MODELS, "wo-en-4gram.wolm"), "depmix": os.path.join(MODELS, "wo-ewt-depmix4.wolm"),
        "depword": os.path.join(MODELS, "wo-ewt-depword4.wolm"), "pos": os.path.join(MODELS, "wo-ewt-pos6.wolm"),
        "o5": O5}
@@ -80,10 +82,6 @@ def dump(split: str, out: str, model: str) -> None:
 
 
 def grid(path: str, which: str) -> dict:
-    from sacrebleu.metrics import BLEU
-
-    from wo.eval import score as bleu
-
     with open(path, "rb") as fh:
         d = pickle.load(fh)
     rows, refs = d["rows"], d["refs"]
@@ -103,8 +101,7 @@ def grid(path: str, which: str) -> dict:
     every = list(range(len(rows)))
     full = [score(s, every) for s in specs]
     order = np.argsort(full, kind="stable")[::-1]
-    sb = BLEU(tokenize="none", effective_order=True)
-    oracle = [max(r, key=lambda c: sb.sentence_score(c[0], [ref]).score)[0] for r, ref in zip(rows, refs)]
+    oracle = [max(r, key=lambda c: sentence_bleu(c[0], ref))[0] for r, ref in zip(rows, refs)]
     perm = np.random.RandomState(0).permutation(len(rows))
     halves = (sorted(perm[: len(rows) // 2]), sorted(perm[len(rows) // 2:]))
     cv = []
@@ -119,8 +116,7 @@ def grid(path: str, which: str) -> dict:
            "top5": [{"bleu": full[k], "weights": specs[k]} for k in order[:5]], "grid_size": len(specs),
            "two_fold_cv": cv, "signature": bleu(oracle[:1], refs[:1]).signature}
     out = os.path.join(HERE, "results", "lm", f"tree-rerank.{which}.{d['split']}.json")
-    with open(out, "w") as fh:
-        json.dump(rec, fh, indent=1)
+    write_record(out, rec)
     print(json.dumps(rec, indent=1))
     return rec
 

@@ -66,7 +66,10 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+import common
+from common import cpu_name, loadavg
+
+ROOT = pathlib.Path(common.ROOT)
 ZGEN_DIR = ROOT.parent / "shared" / "tools" / "zgen"
 TEST_XZ = ROOT / "corpora" / "ud-en-ewt" / "en_ewt-ud-test.conllu.xz"
 TRAIN_XZ = ROOT / "corpora" / "ud-en-ewt" / "en_ewt-ud-train.conllu.xz"
@@ -93,23 +96,6 @@ def tail(path: pathlib.Path, n: int = 15) -> str:
     return "\n".join("    " + ln for ln in lines[-n:])
 
 
-def loadavg() -> List[float]:
-    try:
-        return [float(x) for x in open("/proc/loadavg").read().split()[:3]]
-    except OSError:
-        return []
-
-
-def cpu_model() -> str:
-    try:
-        for ln in open("/proc/cpuinfo", encoding="utf-8"):
-            if ln.lower().startswith("model name"):
-                return ln.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
 def md5_of(path: pathlib.Path) -> str:
     h = hashlib.md5()
     with open(path, "rb") as fh:
@@ -119,10 +105,7 @@ def md5_of(path: pathlib.Path) -> str:
 
 
 def read_text_any(path: pathlib.Path) -> str:
-    if str(path).endswith(".xz"):
-        with lzma.open(path, "rt", encoding="utf-8") as fh:
-            return fh.read()
-    return path.read_text(encoding="utf-8")
+    return common.read_text(str(path))
 
 
 def first_sentences(text: str, n: int) -> str:
@@ -134,22 +117,7 @@ def first_sentences(text: str, n: int) -> str:
 # --------------------------------------------------------------------------- /usr/bin/time -v
 def parse_time_v(path: pathlib.Path) -> Dict[str, float]:
     """Wall seconds, user+system CPU seconds and max RSS (MiB) from a ``/usr/bin/time -v`` report."""
-    rec: Dict[str, float] = {}
-    for ln in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        key, _, val = ln.strip().partition(": ")
-        if key.startswith("Elapsed (wall clock)"):
-            s = 0.0
-            for part in val.strip().split(":"):
-                s = s * 60 + float(part)
-            rec["wall_s"] = s
-        elif key == "User time (seconds)":
-            rec["user_s"] = float(val)
-        elif key == "System time (seconds)":
-            rec["sys_s"] = float(val)
-        elif key == "Maximum resident set size (kbytes)":
-            rec["rss_mb"] = float(val) / 1024
-        elif key == "Exit status":
-            rec["exit_status"] = int(val)
+    rec = common.parse_time_v(path.read_text(encoding="utf-8", errors="replace"))
     if "wall_s" not in rec or "rss_mb" not in rec:
         raise StepError(f"{path}: not a /usr/bin/time -v report:\n{tail(path)}")
     rec["cpu_s"] = rec.get("user_s", 0.0) + rec.get("sys_s", 0.0)
@@ -382,7 +350,7 @@ def run(a) -> int:
 
     trained_before = {k: (w / f"model.{k}").exists() for k in a.types}
     started = datetime.datetime.now(datetime.timezone.utc)
-    log(f"CPU {cpu_model()}, {os.cpu_count()} cores, load {loadavg()}; workdir {w}")
+    log(f"CPU {cpu_name()}, {os.cpu_count()} cores, load {loadavg()}; workdir {w}")
     if loadavg() and loadavg()[0] > 0.5:
         log("warning: the machine is not quiet (load average above 0.5); timings will be noisy")
 
@@ -469,7 +437,7 @@ def run(a) -> int:
         "what": "ZGen_SR vs wo, EWT test, whole process, one job, side by side in one run",
         "date_utc": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "finished_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "cpu_model": cpu_model(), "cpus": os.cpu_count(),
+        "cpu_model": cpu_name(), "cpus": os.cpu_count(),
         "limit": a.limit or None, "train_limit": train_limit or None, "test_sentences": n_test,
         "repeats": a.repeats,
         "order": "round 1: zgen-peer.sh (ZGen " + ", ".join(a.types) + "), then wo " + ", ".join(a.types)
