@@ -1,5 +1,17 @@
-"""Shared fixtures: real EWT slices from corpora/ and a small model trained on real data."""
+"""Shared fixtures: the real corpora read once per session (EWT, EWT-CCG, the Portuguese SR
+slices), small models trained once on real data, the shipped models, and :func:`wo_cli`, which
+runs the command line in this process.
+
+Tests that take more than a few seconds on a quiet 2-core machine are marked ``slow``:
+``pytest -m "not slow" tests`` is the quick run, ``make test`` runs everything.
+"""
+import functools
+import io
 import pathlib
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Sequence, Tuple, Union
 
 import pytest
 
@@ -7,19 +19,142 @@ from wo.io import read_conllu
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EWT = ROOT / "corpora" / "ud-en-ewt"
-SHIPPED = ROOT / "corpora" / "models" / "wo-ewt-dep.wo"
+CCG = ROOT / "corpora" / "ccg-en"
+MODELS = ROOT / "corpora" / "models"
+SHIPPED = MODELS / "wo-ewt-dep.wo"
+SHIPPED_LM = MODELS / "wo-en-4gram.wolm"
+SR_DATA = ROOT / "tests" / "data" / "sr"
+PT_TRAIN = SR_DATA / "pt_bosque-train-400.conllu.xz"
+PT_TEST = SR_DATA / "pt_bosque-test-40.conllu.xz"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: takes more than about 5 s on a quiet 2-core machine; "
+                   "`pytest -m \"not slow\" tests` leaves these out (make test runs them)")
+
+
+# ---------------------------------------------------------------- the command line in this process
+@dataclass
+class CliRun:
+    """What one ``wo`` command did: returncode (int), stdout and stderr (str, UTF-8 decoded with
+    replacement), stdout_bytes (the bytes written to standard output)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    stdout_bytes: bytes
+
+
+def wo_cli(argv: Sequence, stdin: Union[bytes, str, None] = None) -> CliRun:
+    """Run ``wo ARGV`` in this process through ``wo.cli.main`` (no interpreter start-up).
+
+    Standard input is ``stdin`` (bytes or str; empty when None) and standard output and error
+    are captured for the call; wo's cache of standard input is emptied before and restored
+    after.  An argparse usage error (SystemExit) gives its exit code; an exception escaping
+    ``main`` is printed to the captured stderr as the interpreter would ("Traceback ...") with
+    exit code 1, so a test that asserts there is no traceback still fails.  Process behaviour
+    (signals, the installed script's exit status, ``/dev/stdin``, a closed standard output)
+    needs a real process: use ``subprocess`` for those.
+    """
+    import wo.io.text as text_module
+    from wo.cli import main
+
+    data = stdin.encode("utf-8") if isinstance(stdin, str) else (stdin or b"")
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"),
+               io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+               io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True))
+    saved = sys.stdin, sys.stdout, sys.stderr, text_module._STDIN_CACHE
+    sys.stdin, sys.stdout, sys.stderr = streams
+    text_module._STDIN_CACHE = None
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as exc:          # argparse: usage errors (2), --help (0)
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception:                  # what a process would print as a traceback
+        traceback.print_exc(file=sys.stderr)
+        rc = 1
+    finally:
+        for s in streams[1:]:
+            s.flush()
+        sys.stdin, sys.stdout, sys.stderr, text_module._STDIN_CACHE = saved
+    return CliRun(rc, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace"),
+                  out.getvalue())
+
+
+# ---------------------------------------------------------------- real data, read once
+@functools.lru_cache(maxsize=None)
+def conllu_blocks(path: str) -> Tuple[str, ...]:
+    """The non-blank sentence blocks of a (.xz) CoNLL-U file as text, read once per session
+    (to write slices and deliberately damaged copies of real data)."""
+    import lzma
+
+    opener = lzma.open if str(path).endswith(".xz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return tuple(b for b in fh.read().split("\n\n") if b.strip())
+
+
+def write_blocks(path: pathlib.Path, blocks: Sequence[str]) -> pathlib.Path:
+    """Write CoNLL-U blocks as a file (blank-line separated, a blank line at the end)."""
+    path.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def ewt_train():
+    """All of EWT train (12,544 sentences), parsed once.  Shared: do not modify."""
+    return read_conllu(str(EWT / "en_ewt-ud-train.conllu.xz"))
 
 
 @pytest.fixture(scope="session")
 def ewt_dev():
+    """All of EWT dev (2,001 sentences), parsed once.  Shared: do not modify."""
     return read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))
 
 
 @pytest.fixture(scope="session")
-def ewt_train_slice():
-    return read_conllu(str(EWT / "en_ewt-ud-train.conllu.xz"))[:400]
+def ewt_train_slice(ewt_train):
+    return ewt_train[:400]
 
 
+@pytest.fixture(scope="session")
+def ewt_train_text(ewt_train, tmp_path_factory):
+    """EWT train forms, one sentence per line (the text the LM tests train on)."""
+    p = tmp_path_factory.mktemp("ewt-text") / "train.txt"
+    p.write_text("\n".join(" ".join(s.forms) for s in ewt_train) + "\n", encoding="utf-8")
+    return str(p)
+
+
+@pytest.fixture(scope="session")
+def ccg_train():
+    """All of EWT-CCG train (12,220 derivations), read once.  Shared: do not modify."""
+    from wo.ccg import read_auto
+
+    return read_auto(CCG / "train.auto.xz")
+
+
+@pytest.fixture(scope="session")
+def ccg_dev():
+    """All of EWT-CCG dev (1,969 derivations), read once.  Shared: do not modify."""
+    from wo.ccg import read_auto
+
+    return read_auto(CCG / "dev.auto.xz")
+
+
+@pytest.fixture(scope="session")
+def pt_train():
+    """The 400-sentence Portuguese (Bosque) training slice in tests/data/sr."""
+    return read_conllu(str(PT_TRAIN))
+
+
+@pytest.fixture(scope="session")
+def pt_test():
+    """The 40-sentence Portuguese (Bosque) test slice in tests/data/sr."""
+    return read_conllu(str(PT_TEST))
+
+
+# ---------------------------------------------------------------- models
 @pytest.fixture(scope="session")
 def small_model(tmp_path_factory, ewt_train_slice):
     """A model trained for 2 epochs on 400 real EWT train sentences (~10 s)."""
@@ -31,9 +166,18 @@ def small_model(tmp_path_factory, ewt_train_slice):
 
 
 @pytest.fixture(scope="session")
-def model_path(small_model):
-    """The shipped pretrained model when present (it is in the repository), else the small one."""
-    return str(SHIPPED) if SHIPPED.exists() else small_model
+def model_path(request):
+    """The shipped pretrained model when present (it is in the repository), else the small one
+    (trained only then)."""
+    return str(SHIPPED) if SHIPPED.exists() else request.getfixturevalue("small_model")
+
+
+@pytest.fixture(scope="session")
+def shipped_lm():
+    """The shipped 4-gram LM (corpora/models/wo-en-4gram.wolm), loaded once.  Shared: read only."""
+    from wo.lm import LanguageModel
+
+    return LanguageModel.load(str(SHIPPED_LM))
 
 
 def assert_lm_features_are_the_sentence_score(core, lm, words) -> None:

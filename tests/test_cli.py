@@ -7,16 +7,13 @@ import sys
 
 import pytest
 
-from tests.conftest import EWT
+from tests.conftest import CCG, EWT, PT_TEST, ROOT, conllu_blocks, wo_cli, write_blocks
 from wo.cli import main
 
 
 def _slice(tmp_path, n=25):
-    with lzma.open(EWT / "en_ewt-ud-dev.conllu.xz", "rt", encoding="utf-8") as fh:
-        blocks = fh.read().split("\n\n")[:n]
-    p = tmp_path / "slice.conllu"
-    p.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
-    return p
+    """The first ``n`` sentences of EWT dev as a CoNLL-U file."""
+    return write_blocks(tmp_path / "slice.conllu", conllu_blocks(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:n])
 
 
 def test_linearize_and_evaluate_end_to_end(tmp_path, model_path, capsys):
@@ -69,8 +66,7 @@ def test_bad_model_is_a_clear_error_without_traceback(tmp_path):
     src = _slice(tmp_path, 2)
     bad = tmp_path / "bad.wo"
     bad.write_text("not a model")
-    p = subprocess.run([sys.executable, "-m", "wo.cli", "linearize", "--model", str(bad), "--input",
-                        str(src), "--output", str(tmp_path / "o.txt")], capture_output=True, text=True)
+    p = wo_cli(["linearize", "--model", bad, "--input", src, "--output", tmp_path / "o.txt"])
     assert p.returncode == 2
     assert "not a wo model" in p.stderr and "Traceback" not in p.stderr
 
@@ -78,10 +74,7 @@ def test_bad_model_is_a_clear_error_without_traceback(tmp_path):
 def test_train_command_writes_a_loadable_model(tmp_path, capsys):
     from wo.model import Model
 
-    with lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8") as fh:
-        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:80]
-    tr = tmp_path / "train.conllu"
-    tr.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    tr = write_blocks(tmp_path / "train.conllu", conllu_blocks(str(EWT / "en_ewt-ud-train.conllu.xz"))[:80])
     dev = _slice(tmp_path, 15)
     out = tmp_path / "m.wo"
     rc = main(["train", "--train", str(tr), "--dev", str(dev), "--epochs", "2", "--model", str(out),
@@ -96,10 +89,8 @@ def test_train_command_writes_a_loadable_model(tmp_path, capsys):
 
 @pytest.mark.parametrize("args", [["sr", "models"], ["sr", "evaluate", "--hyp", "REF", "--ref", "REF"]])
 def test_standard_output_closed_early_is_one_line_not_a_traceback(args, tmp_path):
-    """`wo ... | head -c1`: the reader goes away; wo says so in one line and exits 2."""
-    import subprocess
-    import sys
-
+    """`wo ... | head -c1`: the reader goes away; wo says so in one line and exits 2 (a real
+    process: its standard output is a pipe nobody reads)."""
     ref = tmp_path / "ref.txt"
     ref.write_text("a b c\n" * 5000, encoding="utf-8")
     args = [str(ref) if a == "REF" else a for a in args]
@@ -119,12 +110,10 @@ def test_standard_output_closed_early_is_one_line_not_a_traceback(args, tmp_path
     ["evaluate", "--tokenize", "bogus", "--hyp", "TESTFILE", "--ref", "TESTFILE"],
 ])
 def test_a_directory_or_a_bad_choice_is_one_line_and_exit_2(args, tmp_path):
-    root = pathlib.Path(__file__).resolve().parent.parent
     d = tmp_path / "adir"
     d.mkdir()
-    test = root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
-    args = [{"DIR": str(d), "DEVNULL": os.devnull, "TESTFILE": str(test)}.get(a, a) for a in args]
-    p = subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, text=True, cwd=str(root))
+    args = [{"DIR": str(d), "DEVNULL": os.devnull, "TESTFILE": str(PT_TEST)}.get(a, a) for a in args]
+    p = wo_cli(args)
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr
     assert str(d) in p.stderr or "bogus" in p.stderr
@@ -138,10 +127,8 @@ def test_a_directory_or_a_bad_choice_is_one_line_and_exit_2(args, tmp_path):
     (["lm", "score", "--lm", "models/wo-ewt-sr.wo", "--input", "TESTFILE"], "not a language model"),
 ])
 def test_a_model_of_another_system_is_refused_in_one_line(args, says):
-    root = pathlib.Path(__file__).resolve().parent.parent
-    test = root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
-    args = [str(test) if a == "TESTFILE" else (str(root / "corpora" / a) if a.startswith("models/") else a) for a in args]
-    p = subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, text=True, cwd=str(root))
+    args = [str(PT_TEST) if a == "TESTFILE" else (str(ROOT / "corpora" / a) if a.startswith("models/") else a) for a in args]
+    p = wo_cli(args)
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert p.stdout == ""                      # no word salad
 
@@ -152,23 +139,20 @@ def test_a_model_of_another_system_is_refused_in_one_line(args, says):
                                   ["ccg", "linearize", "--budget-factor", "-3"],
                                   ["smt", "translate", "--beta", "nan"], ["smt", "translate", "--beta", "1.5"]])
 def test_impossible_search_settings_are_usage_errors(args):
-    root = pathlib.Path(__file__).resolve().parent.parent
-    p = subprocess.run([sys.executable, "-m", "wo.cli", *args, "--input", os.devnull], capture_output=True,
-                       text=True, cwd=str(root))
+    p = wo_cli([*args, "--input", os.devnull])
     assert p.returncode == 2 and "must be" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 def _conllu_head(tmp_path, n_lines=60):
     """The first 4 sentences of the Portuguese test slice (60 lines), as bytes."""
-    root = pathlib.Path(__file__).resolve().parent.parent
-    with lzma.open(root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz", "rb") as fh:
+    with lzma.open(PT_TEST, "rb") as fh:
         data = b"\n".join(fh.read().split(b"\n")[:n_lines]) + b"\n"
     return data
 
 
-def _wo_cli(args, **kw):
-    root = pathlib.Path(__file__).resolve().parent.parent
-    return subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, cwd=str(root), timeout=120, **kw)
+def _wo_process(args, **kw):
+    """``wo ARGS`` as a real process (for what needs one: named pipes, /dev/stdin)."""
+    return subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, cwd=str(ROOT), timeout=120, **kw)
 
 
 def test_named_pipes_and_dev_stdin_are_read_once(tmp_path):
@@ -178,10 +162,10 @@ def test_named_pipes_and_dev_stdin_are_read_once(tmp_path):
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)
     threading.Thread(target=lambda: fifo.write_bytes(data), daemon=True).start()
-    p = _wo_cli(["linearize", "--input", str(fifo), "--output", str(tmp_path / "o1.txt")])
+    p = _wo_process(["linearize", "--input", str(fifo), "--output", str(tmp_path / "o1.txt")])
     assert p.returncode == 0 and b"read as conllu" in p.stderr, p.stderr
     assert len((tmp_path / "o1.txt").read_text(encoding="utf-8").splitlines()) == 4
-    p = _wo_cli(["linearize", "--input", "/dev/stdin", "--output", str(tmp_path / "o2.txt")], input=data)
+    p = _wo_process(["linearize", "--input", "/dev/stdin", "--output", str(tmp_path / "o2.txt")], input=data)
     assert p.returncode == 0 and len((tmp_path / "o2.txt").read_text(encoding="utf-8").splitlines()) == 4
 
 
@@ -190,26 +174,25 @@ def test_an_invalid_byte_or_a_bom_does_not_change_the_format(tmp_path):
     i = data.index(b"\t", 200)
     (tmp_path / "bad.conllu").write_bytes(data[:i - 2] + b"\xff" + data[i - 1:])
     (tmp_path / "bom.conllu").write_bytes(b"\xef\xbb\xbf" + data)
-    p = _wo_cli(["linearize", "--input", str(tmp_path / "bad.conllu"), "--output", str(tmp_path / "o.txt")])
-    err = p.stderr.decode()
+    p = wo_cli(["linearize", "--input", tmp_path / "bad.conllu", "--output", tmp_path / "o.txt"])
+    err = p.stderr
     assert "read as conllu" in err and "bad.conllu:5: invalid UTF-8" in err, err
     assert len((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()) == 4   # one record per sentence
-    p = _wo_cli(["linearize", "--input", str(tmp_path / "bom.conllu"), "--output", str(tmp_path / "o.txt")])
-    assert p.returncode == 0 and "read as conllu" in p.stderr.decode(), p.stderr
+    p = wo_cli(["linearize", "--input", tmp_path / "bom.conllu", "--output", tmp_path / "o.txt"])
+    assert p.returncode == 0 and "read as conllu" in p.stderr, p.stderr
     assert len((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()) == 4
 
 
 def test_ccg_auto_with_an_invalid_byte_or_a_bom_stays_auto(tmp_path):
-    root = pathlib.Path(__file__).resolve().parent.parent
-    with lzma.open(root / "corpora" / "ccg-en" / "test.auto.xz", "rb") as fh:
+    with lzma.open(CCG / "test.auto.xz", "rb") as fh:
         lines = fh.read().split(b"\n")[:6]
     bad = list(lines)
     bad[3] = bad[3][:20] + b"\xff" + bad[3][21:]
     (tmp_path / "bad.auto").write_bytes(b"\n".join(bad) + b"\n")
     (tmp_path / "bom.auto").write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n")
     for name, line_error in (("bad.auto", "bad.auto:4: invalid UTF-8"), ("bom.auto", None)):
-        p = _wo_cli(["ccg", "linearize", "--input", str(tmp_path / name), "--output", str(tmp_path / "o.txt")])
-        err = p.stderr.decode()
+        p = wo_cli(["ccg", "linearize", "--input", tmp_path / name, "--output", tmp_path / "o.txt"])
+        err = p.stderr
         assert "read as auto" in err and (line_error is None or line_error in err), err
         assert len((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()) == 3
 
@@ -229,14 +212,14 @@ def test_the_error_fallback_does_not_give_the_reference_back(tmp_path):
     blocks[k] = "\n".join(lines)
     src = tmp_path / "bad.conllu"
     src.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
-    p = _wo_cli(["linearize", "--input", str(src), "--output", str(tmp_path / "o.txt"), "--given", "full"])
-    assert p.returncode == 1 and b"out of range" in p.stderr
+    p = wo_cli(["linearize", "--input", src, "--output", tmp_path / "o.txt", "--given", "full"])
+    assert p.returncode == 1 and "out of range" in p.stderr
     forms = [ln.split("\t")[1] for ln in lines if ln.split("\t")[0].isdigit()]
     out = (tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()[k].split()
     assert out == [forms[i] for i in permutation(len(forms), 1, k)] and out != forms
     # under --given none only FORM is read: the bad tree does not fail the sentence
-    p = _wo_cli(["linearize", "--input", str(src), "--output", str(tmp_path / "o.txt"), "--given", "none"])
-    assert p.returncode == 0 and b"out of range" not in p.stderr, p.stderr
+    p = wo_cli(["linearize", "--input", src, "--output", tmp_path / "o.txt", "--given", "none"])
+    assert p.returncode == 0 and "out of range" not in p.stderr, p.stderr
     assert sorted((tmp_path / "o.txt").read_text(encoding="utf-8").splitlines()[k].split()) == sorted(forms)
 
 
@@ -250,27 +233,26 @@ def test_outputs_to_pipes_links_and_missing_directories(tmp_path):
     got = []
     reader = threading.Thread(target=lambda: got.append(fifo.read_text(encoding="utf-8")), daemon=True)
     reader.start()
-    p = _wo_cli(["linearize", "--input", str(src), "--output", str(fifo)])
+    p = wo_cli(["linearize", "--input", src, "--output", fifo])
     reader.join(60)
     assert p.returncode == 0 and fifo.is_fifo() and len(got[0].splitlines()) == 4
     target = tmp_path / "target.txt"                # a symbolic link: its target is written, the link stays
     target.write_text("old\n", encoding="utf-8")
     link = tmp_path / "link.txt"
     link.symlink_to(target)
-    p = _wo_cli(["linearize", "--input", str(src), "--output", str(link)])
+    p = wo_cli(["linearize", "--input", src, "--output", link])
     assert p.returncode == 0 and link.is_symlink() and len(target.read_text(encoding="utf-8").splitlines()) == 4
     missing = tmp_path / "nodir" / "x.txt"          # a missing directory is named by the user's path
-    p = _wo_cli(["linearize", "--input", str(src), "--output", str(missing)])
-    assert p.returncode == 2 and str(missing).encode() in p.stderr and b".wo-out" not in p.stderr
+    p = wo_cli(["linearize", "--input", src, "--output", missing])
+    assert p.returncode == 2 and str(missing) in p.stderr and ".wo-out" not in p.stderr
 
 
 def test_idl_lines_nested_too_deep_or_not_utf8_fail_alone(tmp_path):
-    root = pathlib.Path(__file__).resolve().parent.parent
     src = tmp_path / "in.idl"
     src.write_bytes(("I(" * 1000 + "a" + ")" * 1000 + "\n").encode() + b"I(a, b)\n\xff c\nI(d, e)\n")
-    p = _wo_cli(["idl", "realize", "--lm", str(root / "corpora" / "models" / "wo-en-4gram.wolm"),
-                 "--input", str(src), "--output", str(tmp_path / "o.txt")])
-    err = p.stderr.decode()
+    p = wo_cli(["idl", "realize", "--lm", ROOT / "corpora" / "models" / "wo-en-4gram.wolm",
+                "--input", src, "--output", tmp_path / "o.txt"])
+    err = p.stderr
     assert p.returncode == 1 and "Traceback" not in err
     assert "in.idl:1:1: expression nested more than" in err and "in.idl:3:1: invalid UTF-8" in err
     out = (tmp_path / "o.txt").read_text(encoding="utf-8").split("\n")
@@ -278,45 +260,40 @@ def test_idl_lines_nested_too_deep_or_not_utf8_fail_alone(tmp_path):
 
 
 def test_a_ud_file_given_as_t1_input_is_refused_with_the_command_that_makes_t1():
-    root = pathlib.Path(__file__).resolve().parent.parent
-    ud = root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
-    p = _wo_cli(["sr", "realize", "--lang", "pt", "--input", str(ud)])
-    assert p.returncode == 2 and b"not T1 input" in p.stderr and b"wo sr make-input --ud" in p.stderr
-    assert p.stdout == b""
-    t1 = _wo_cli(["sr", "make-input", "--ud", str(ud), "--seed", "3"]).stdout
-    p = _wo_cli(["sr", "realize", "--lang", "pt", "--quiet"], input=t1)
-    assert p.returncode == 0 and p.stdout.count(b"# text = ") == 40
+    p = wo_cli(["sr", "realize", "--lang", "pt", "--input", PT_TEST])
+    assert p.returncode == 2 and "not T1 input" in p.stderr and "wo sr make-input --ud" in p.stderr
+    assert p.stdout == ""
+    t1 = wo_cli(["sr", "make-input", "--ud", PT_TEST, "--seed", "3"]).stdout_bytes
+    p = wo_cli(["sr", "realize", "--lang", "pt", "--quiet"], stdin=t1)
+    assert p.returncode == 0 and p.stdout.count("# text = ") == 40
 
 
 def test_a_lin_rank_beyond_the_heads_dependents_fails_that_sentence_only(tmp_path):
     import re as _re
 
-    root = pathlib.Path(__file__).resolve().parent.parent
-    ud = root / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
-    lines = _wo_cli(["sr", "make-input", "--ud", str(ud), "--seed", "3"]).stdout.decode().split("\n")
+    lines = wo_cli(["sr", "make-input", "--ud", PT_TEST, "--seed", "3"]).stdout.split("\n")
     k = next(i for i, ln in enumerate(lines) if "lin=" in ln)
     c = lines[k].split("\t")
     c[5] = _re.sub(r"lin=[+-]\d+", "lin=+99", c[5])
     lines[k] = "\t".join(c)
     src = tmp_path / "bad.t1"
     src.write_text("\n".join(lines), encoding="utf-8")
-    p = _wo_cli(["sr", "realize", "--lang", "pt", "--input", str(src), "--output", str(tmp_path / "o.txt")])
-    assert p.returncode == 1 and b"lin=+99, but its head has" in p.stderr
+    p = wo_cli(["sr", "realize", "--lang", "pt", "--input", src, "--output", tmp_path / "o.txt"])
+    assert p.returncode == 1 and "lin=+99, but its head has" in p.stderr
     assert len((tmp_path / "o.txt.tok").read_text(encoding="utf-8").splitlines()) == 40
 
 
 def test_smt_input_without_translation_options_is_an_error_record_not_an_empty_line():
-    p = _wo_cli(["smt", "translate"], input="abc\n你好\n".encode())
-    out = p.stdout.decode().splitlines()
-    assert p.returncode == 1 and b"<stdin>:1: no translation options" in p.stderr
+    p = wo_cli(["smt", "translate"], stdin="abc\n你好\n")
+    out = p.stdout.splitlines()
+    assert p.returncode == 1 and "<stdin>:1: no translation options" in p.stderr
     assert out[0] == "abc" and out[1].strip()
 
 
 # ---------------------------------------------------------------- Ctrl-C (SIGINT to the process group)
 def _test_blocks(n=None):
     """The first ``n`` sentences (all when None) of EWT test, as CoNLL-U blocks."""
-    with lzma.open(EWT / "en_ewt-ud-test.conllu.xz", "rt", encoding="utf-8") as fh:
-        blocks = [b for b in fh.read().split("\n\n") if b.strip()]
+    blocks = conllu_blocks(str(EWT / "en_ewt-ud-test.conllu.xz"))
     return blocks if n is None else blocks[:n]
 
 
@@ -408,9 +385,8 @@ def test_ctrl_c_keeps_the_finished_prefix(tmp_path, jobs):
     got = out.read_text(encoding="utf-8").splitlines()
     n = len(got)
     assert 0 < n < 2077 and f"kept the first {n} of 2077" in err, err
-    head = tmp_path / "head.conllu"
-    head.write_text("\n\n".join(_test_blocks(n)) + "\n\n", encoding="utf-8")
-    ref = _wo_cli(["linearize", "--jobs", "2", "--input", str(head), "--output", str(tmp_path / "ref.txt"), "--quiet"])
+    head = write_blocks(tmp_path / "head.conllu", _test_blocks(n))
+    ref = wo_cli(["linearize", "--jobs", "2", "--input", head, "--output", tmp_path / "ref.txt", "--quiet"])
     assert ref.returncode == 0, ref.stderr
     assert out.read_bytes() == (tmp_path / "ref.txt").read_bytes()
     assert _temp_output(tmp_path) is None
@@ -449,9 +425,8 @@ def test_smt_every_chinese_line_gives_a_translation_or_a_file_line_error(tmp_pat
              "…", "——", "\x00", "🙂", "\ufeff", "我不干了。", "xqz qqv 你", "的", "《》"]
     src = tmp_path / "zh.txt"
     src.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8") + b"\n")   # and a BOM first
-    p = _wo_cli(["smt", "translate", "--input", str(src), "--output", str(tmp_path / "en.txt"),
-                 "--format", "jsonl"])
-    err = p.stderr.decode()
+    p = wo_cli(["smt", "translate", "--input", src, "--output", tmp_path / "en.txt", "--format", "jsonl"])
+    err = p.stderr
     assert p.returncode == 1 and "Traceback" not in err, err
     out = [json.loads(x) for x in (tmp_path / "en.txt").read_text(encoding="utf-8").splitlines()]
     assert len(out) == len(lines)

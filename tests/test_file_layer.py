@@ -1,7 +1,7 @@
 """The file layer under odd inputs and outputs, through the real command line.
 
 Every reading and writing verb (``wo linearize``, ``wo sr realize``, ``wo ccg linearize``,
-``wo lm score``, ``wo idl realize``, ``wo evaluate``) is run as a subprocess on a tiny real input
+``wo lm score``, ``wo idl realize``, ``wo evaluate``) is run on a tiny real input
 (3 sentences) delivered as a named pipe, ``/dev/stdin``, ``-``, a directory, a missing file, an
 empty file, a file with a byte order mark, CRLF line ends, a latin-1 byte or a NUL byte, and
 writing to a named pipe, a symbolic link, ``/dev/null``, a missing directory, a directory, or a
@@ -9,6 +9,11 @@ standard output whose reader has gone (as ``| head -c1`` does).  For each: no Py
 the documented exit code (0 ok, 1 some sentences failed, 2 user error), the user's path named
 in the message where there is an error, and the valid sentences still output (the records of
 a plain run, byte for byte, where the input means the same).
+
+The cases that need a process of their own (``/dev/stdin``, a standard output whose reader has
+gone) run ``python -m wo.cli`` as a subprocess; the others call ``wo.cli.main`` in this process
+(``tests.conftest.wo_cli``: the same code after the interpreter's start-up, with standard input,
+output and error of the call's own).
 
 ``FILE_LAYER_CASES`` counts the cases run by verb (docs/reliability.md quotes the figures).
 """
@@ -24,6 +29,8 @@ from typing import Callable, List, Optional
 
 import pytest
 
+from tests.conftest import wo_cli
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODELS = ROOT / "corpora" / "models"
 LM = str(MODELS / "wo-en-4gram.wolm")
@@ -33,6 +40,7 @@ AUTO = ROOT / "corpora" / "ccg-en" / "test.auto.xz"
 
 INPUTS = ["fifo", "dev_stdin", "dash", "directory", "missing", "empty", "bom", "crlf", "latin1", "nul"]
 OUTPUTS = ["out_fifo", "out_symlink", "out_dev_null", "out_missing_dir", "out_directory", "stdout_closed"]
+PROCESS = {"dev_stdin", "stdout_closed"}     # cases that need a process of their own
 FILE_LAYER_CASES: dict = {}
 
 
@@ -66,10 +74,9 @@ _T1 = {}
 def _t1() -> bytes:
     """T1 input made from the Portuguese slice by `wo sr make-input` (made once)."""
     if "t1" not in _T1:
-        p = subprocess.run([sys.executable, "-m", "wo.cli", "sr", "make-input", "--ud", "-", "--seed", "3"],
-                           input=_pt_conllu(), capture_output=True, cwd=str(ROOT), timeout=120)
+        p = wo_cli(["sr", "make-input", "--ud", "-", "--seed", "3"], stdin=_pt_conllu())
         assert p.returncode == 0, p.stderr
-        _T1["t1"] = p.stdout
+        _T1["t1"] = p.stdout_bytes
     return _T1["t1"]
 
 
@@ -234,17 +241,22 @@ def run_case(verb: str, case: str, tmp: pathlib.Path, data: Optional[bytes] = No
     elif case == "stdout_closed":
         out = "-"
     argv = [str(ref) if a == "REF" else a for a in v.argv(inp, out)]
-    p = subprocess.Popen([sys.executable, "-m", "wo.cli", *argv], stdin=stdin, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, cwd=str(tmp))
-    if case == "stdout_closed":
-        p.stdout.close()                    # the reader went away before wo wrote (`| head -c1`)
-        if feed is not None:
-            p.stdin.write(feed)
-        err = p.stderr.read()
-        p.wait(120)
-        stdout = b""
+    if case not in PROCESS:
+        c = wo_cli(argv, stdin=feed)
+        rc, stdout, err = c.returncode, c.stdout_bytes, c.stderr.encode("utf-8")
     else:
-        stdout, err = p.communicate(feed, timeout=120)
+        p = subprocess.Popen([sys.executable, "-m", "wo.cli", *argv], stdin=stdin, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, cwd=str(tmp))
+        if case == "stdout_closed":
+            p.stdout.close()                    # the reader went away before wo wrote (`| head -c1`)
+            if feed is not None:
+                p.stdin.write(feed)
+            err = p.stderr.read()
+            p.wait(120)
+            stdout = b""
+        else:
+            stdout, err = p.communicate(feed, timeout=120)
+        rc = p.returncode
     if helper is not None:
         helper[1].join(30)
         _unblock(helper[0], helper[1], helper[2])
@@ -258,7 +270,7 @@ def run_case(verb: str, case: str, tmp: pathlib.Path, data: Optional[bytes] = No
         output = pathlib.Path(out).read_bytes()
     else:
         output = None
-    return Run(p.returncode, stdout, err.decode("utf-8", "replace"), output)
+    return Run(rc, stdout, err.decode("utf-8", "replace"), output)
 
 
 _REFERENCE: dict = {}
