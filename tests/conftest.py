@@ -172,6 +172,51 @@ def model_path(request):
     return str(SHIPPED) if SHIPPED.exists() else request.getfixturevalue("small_model")
 
 
+def t1_file(path, sents, gold=False, with_orig=None) -> str:
+    """Write ``sents`` (UD sentences) as T1 input (``make_input`` seed 3; ``gold``: with the gold
+    forms; ``with_orig=False``: without the original ids) to ``path``; returns the path."""
+    from wo.sr.t1 import format_t1, make_input
+
+    with open(path, "w", encoding="utf-8") as f:
+        for i, s in enumerate(sents):
+            x = make_input(s, 3, i, gold)
+            if with_orig is False:
+                x.orig = None
+            f.write(format_t1(x, gold) + "\n")
+    return str(path)
+
+
+def _tiny_pt_model(d, name, train, test, *train_args):
+    """A tiny Portuguese model trained by the CLI on 340 sentences of the training slice
+    ``train`` (dev: the rest), with ``train_args`` added; returns the fixture dict (dir, model,
+    training record, the test sentences ``test``, their T1 and gold-form T1 files)."""
+    import json
+
+    tr = t1_file(d / "train.t1", train[:340], gold=True)
+    dv = t1_file(d / "dev.t1", train[340:])
+    (d / "dev.txt").write_text("".join(" ".join(s.forms) + "\n" for s in train[340:]), encoding="utf-8")
+    model = d / name
+    p = wo_cli(["sr", "train", "--train", tr, "--dev", dv, "--dev-ref", d / "dev.txt", "--lang", "pt", "--mwt",
+                PT_TRAIN, "--hash-bits", 18, *train_args, "--model", model])
+    assert p.returncode == 0, p.stderr
+    return {"dir": d, "model": str(model), "record": json.loads(p.stdout), "test": test,
+            "t1": t1_file(d / "test.t1", test), "gold_t1": t1_file(d / "test.gold.t1", test, gold=True, with_orig=False)}
+
+
+@pytest.fixture(scope="session")
+def pt(tmp_path_factory, pt_train, pt_test):
+    """A tiny Portuguese model of the search orderer trained by the CLI (2 shards of parameter
+    mixing, compact).  Shared by test_sr_multi and test_sr_order: write new files only."""
+    return _tiny_pt_model(tmp_path_factory.mktemp("pt"), "pt.wo", pt_train, pt_test, "--epochs", 2, "--jobs", 2,
+                          "--compact", "--orderer", "search")
+
+
+@pytest.fixture(scope="session")
+def pt_local(tmp_path_factory, pt_train, pt_test):
+    """A tiny Portuguese model of the local orderer trained by the CLI (the default orderer)."""
+    return _tiny_pt_model(tmp_path_factory.mktemp("ptl"), "ptl.wo", pt_train, pt_test, "--epochs", 3, "--compact", "q8")
+
+
 @pytest.fixture(scope="session")
 def shipped_lm():
     """The shipped 4-gram LM (corpora/models/wo-en-4gram.wolm), loaded once.  Shared: read only."""

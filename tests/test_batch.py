@@ -1,13 +1,12 @@
 """Batch processing on real EWT slices and deliberately corrupted copies."""
 import json
-import lzma
 
 import conllu
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EWT
+from tests.conftest import EWT, conllu_blocks
 from wo.io.batch import FailFast, Interrupted
 from wo.dep.linearizer import run
 from wo.io.items import detect_format, read_items
@@ -15,8 +14,7 @@ from wo.dep.linearizer import Linearizer
 
 
 def _blocks(n, start=0):
-    with lzma.open(EWT / "en_ewt-ud-dev.conllu.xz", "rt", encoding="utf-8") as fh:
-        return [b for b in fh.read().split("\n\n") if b.strip()][start:start + n]
+    return list(conllu_blocks(str(EWT / "en_ewt-ud-dev.conllu.xz"))[start:start + n])
 
 
 def _write(tmp_path, name, blocks):

@@ -25,13 +25,13 @@ def _text(name):
 
 
 @pytest.fixture(scope="module")
-def train():
-    return read_auto(CCG / "train.auto.xz")
+def train(ccg_train):
+    return ccg_train
 
 
 @pytest.fixture(scope="module")
-def dev():
-    return read_auto(CCG / "dev.auto.xz")
+def dev(ccg_dev):
+    return ccg_dev
 
 
 @pytest.fixture(scope="module")

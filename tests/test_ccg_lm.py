@@ -5,14 +5,11 @@ learns a positive LM weight, outputs are permutations, and the CLI trains with `
 finds the LM beside the model."""
 import os
 import random
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from tests.conftest import assert_lm_features_are_the_sentence_score
-from wo.ccg import read_auto
+from tests.conftest import assert_lm_features_are_the_sentence_score, wo_cli
 from wo.ccg.core import CCGSearch
 from wo.ccg.instance import make_instance
 from wo.ccg.train import build_tables, scrambled, train_epoch, training_instances
@@ -20,12 +17,11 @@ from wo.cli import main
 from wo.lm import LanguageModel, train as lm_train
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
-CCG = os.path.join(ROOT, "corpora", "ccg-en")
 
 
 @pytest.fixture(scope="module")
-def data():
-    return read_auto(os.path.join(CCG, "train.auto.xz"))[:400], read_auto(os.path.join(CCG, "dev.auto.xz"))[:60]
+def data(ccg_train, ccg_dev):
+    return ccg_train[:400], ccg_dev[:60]
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +101,7 @@ def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(data, lm_p
     model = d / "m-ccg.wo"
     assert main(["ccg", "train", "--train", str(tr), "--epochs", "1", "--hash-bits", "16",
                  "--model", str(model), "--lm", str(lm_here)]) == 0
-    run = lambda *a: subprocess.run([sys.executable, "-m", "wo.cli", "ccg", "linearize", "--model", str(model), *a],
-                                    input="the dog barked .\n", capture_output=True, text=True, cwd=ROOT)
+    run = lambda *a: wo_cli(["ccg", "linearize", "--model", model, *a], stdin="the dog barked .\n")  # noqa: E731
     r = run()
     assert r.returncode == 0 and sorted(r.stdout.split()) == sorted("the dog barked .".split()), r.stderr
     assert run("--lm", "none").returncode == 0
@@ -114,7 +109,6 @@ def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(data, lm_p
     r = run()
     assert r.returncode == 2 and "--lm" in r.stderr and "Traceback" not in r.stderr
     # a model trained without an LM refuses one
-    r = subprocess.run([sys.executable, "-m", "wo.cli", "ccg", "linearize", "--model",
-                        os.path.join(ROOT, "corpora", "models", "wo-ewt-ccg.wo"), "--lm", str(tmp_path / "elsewhere.wolm")],
-                       input="the dog barked .\n", capture_output=True, text=True, cwd=ROOT)
+    r = wo_cli(["ccg", "linearize", "--model", os.path.join(ROOT, "corpora", "models", "wo-ewt-ccg.wo"),
+                "--lm", tmp_path / "elsewhere.wolm"], stdin="the dog barked .\n")
     assert r.returncode == 2 and "without an n-gram LM" in r.stderr and "Traceback" not in r.stderr

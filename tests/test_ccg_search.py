@@ -23,9 +23,9 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "corpora", "ccg-en")
 
 
 @pytest.fixture(scope="module")
-def data():
-    """(train, dev) derivations of corpora/ccg-en."""
-    return read_auto(os.path.join(ROOT, "train.auto.xz")), read_auto(os.path.join(ROOT, "dev.auto.xz"))
+def data(ccg_train, ccg_dev):
+    """(train, dev) derivations of corpora/ccg-en (read once per session)."""
+    return ccg_train, ccg_dev
 
 
 @pytest.fixture(scope="module")

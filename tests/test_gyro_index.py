@@ -1,22 +1,18 @@
 """GYRO's phrase index on real text: the look-up returns all and only the n-grams whose tokens
 form a sub-multiset of the bag (brute force), local and Dask builds give the same bytes, bad
 files are refused, and the CLI round trip."""
-import pathlib
 import random
 import struct
 from collections import Counter
 
 import pytest
 
-from tests.conftest import EWT
 from wo.gyro import PhraseIndex, PhraseIndexError, build_arrays, write_index
 
 
 @pytest.fixture(scope="module")
-def dev_text(tmp_path_factory):
-    from wo.io import read_conllu
-
-    sents = [list(s.forms) for s in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))]
+def dev_text(tmp_path_factory, ewt_dev):
+    sents = [list(s.forms) for s in ewt_dev]
     p = tmp_path_factory.mktemp("gyro") / "dev.txt"
     p.write_text("".join(" ".join(s) + "\n" for s in sents), encoding="utf-8")
     return str(p), sents
@@ -121,14 +117,11 @@ def test_cli_index_and_lookup(dev_text, tmp_path, capsys, monkeypatch):
 
 @pytest.mark.parametrize("verb", ["lookup", "realize"])
 def test_a_file_that_is_not_an_index_is_one_line_exit_2(tmp_path, verb):
-    import subprocess
-    import sys
+    from tests.conftest import SHIPPED_LM, wo_cli
 
     bad = tmp_path / "not.woidx"
     bad.write_text("hello\n", encoding="utf-8")
-    extra = ["--lm", "corpora/models/wo-en-4gram.wolm"] if verb == "realize" else []
-    p = subprocess.run([sys.executable, "-m", "wo.cli", "gyro", verb, "--index", str(bad), *extra, "--input", "-"],
-                       input="the dog\n", capture_output=True, text=True, timeout=60,
-                       cwd=str(pathlib.Path(__file__).resolve().parent.parent))
+    extra = ["--lm", SHIPPED_LM] if verb == "realize" else []
+    p = wo_cli(["gyro", verb, "--index", bad, *extra, "--input", "-"], stdin="the dog\n")
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert str(bad) in p.stderr and len(p.stderr.strip().splitlines()) == 1

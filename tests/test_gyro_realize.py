@@ -16,15 +16,13 @@ from wo.lm.model import LanguageModel
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    from wo.io import read_conllu
-
-    sents = [list(s.forms) for s in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))]
+def setup(tmp_path_factory, ewt_dev, shipped_lm):
+    sents = [list(s.forms) for s in ewt_dev]
     d = tmp_path_factory.mktemp("gyro")
     txt = d / "dev.txt"
     txt.write_text("".join(" ".join(s) + "\n" for s in sents[200:]), encoding="utf-8")
     write_index(build_arrays([str(txt)], max_n=5), str(d / "dev.woidx"))
-    return PhraseIndex.load(str(d / "dev.woidx")), LanguageModel.load(str(SHIPPED_LM)), sents[:200], d
+    return PhraseIndex.load(str(d / "dev.woidx")), shipped_lm, sents[:200], d
 
 
 @pytest.mark.parametrize("engine", ["chart", "fst"])

@@ -2,14 +2,12 @@
 LM-intersection searches (A*, greedy A*, beam, BFS) on real bags with the shipped LM."""
 import json
 import random
-import subprocess
-import sys
 
 import pytest
 
 from wo.idl.expr import IDLSyntaxError, Op, Word, bag, language, parse, words
 from wo.idl.graph import bag_unfolding, compile_expr, unfold_language
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wo_cli
 
 LM = ROOT / "corpora" / "models" / "wo-en-4gram.wolm"
 PAPER = "I(finally, C(L(D(C(the, prisoners), C(the, captives))), were, released))"
@@ -155,8 +153,7 @@ def test_cli_reports_malformed_lines_and_realises_the_others(tmp_path):
     inp = tmp_path / "in.idl"
     inp.write_text(PAPER + "\nC(a, b\nI(cat, the)\nFOO(x)\n", encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    p = subprocess.run([sys.executable, "-m", "wo.cli", "idl", "realize", "--lm", str(LM), "--input", str(inp),
-                        "--output", str(out), "--format", "jsonl", "--quiet"], capture_output=True, text=True)
+    p = wo_cli(["idl", "realize", "--lm", LM, "--input", inp, "--output", out, "--format", "jsonl", "--quiet"])
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert f"{inp}:2:2: unbalanced brackets" in p.stderr and f"{inp}:4:1: unknown operator 'FOO'" in p.stderr
     recs = [json.loads(x) for x in out.read_text().splitlines()]
@@ -166,8 +163,8 @@ def test_cli_reports_malformed_lines_and_realises_the_others(tmp_path):
     # the reported log10_prob is what wo lm score --per-sentence gives
     hyp = tmp_path / "hyp.txt"
     hyp.write_text(recs[0]["text"] + "\n")
-    q = subprocess.run([sys.executable, "-m", "wo.cli", "lm", "score", "--lm", str(LM), "--input", str(hyp),
-                        "--per-sentence"], capture_output=True, text=True, check=True)
+    q = wo_cli(["lm", "score", "--lm", LM, "--input", hyp, "--per-sentence"])
+    assert q.returncode == 0, q.stderr
     assert float(q.stdout.split()[0]) == pytest.approx(recs[0]["log10_prob"], abs=1e-5)
 
 
@@ -177,8 +174,8 @@ def test_readme_idl_example_gives_the_output_it_shows():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     m = re.search(r"\$ echo '(.*?)' \\\n\s*\| wo idl realize --lm (\S+)\n(.*?)\n", text)
     assert m, "README has no wo idl example"
-    p = subprocess.run([sys.executable, "-m", "wo.cli", "idl", "realize", "--lm", str(ROOT / m.group(2)), "--quiet"],
-                       input=m.group(1) + "\n", capture_output=True, text=True, check=True)
+    p = wo_cli(["idl", "realize", "--lm", ROOT / m.group(2), "--quiet"], stdin=m.group(1) + "\n")
+    assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == m.group(3).strip()
 
 

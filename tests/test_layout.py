@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import EWT, ROOT, SHIPPED
+from tests.conftest import EWT, ROOT, SHIPPED, wo_cli
 
 PKG = ROOT / "wo"
 GOLDEN = ROOT / "tests" / "data" / "golden"
@@ -155,13 +155,15 @@ def test_shipped_sr_model_realises_as_recorded(tmp_path):
 
 
 def _wo(args, stdin=""):
-    return subprocess.run([sys.executable, "-m", "wo.cli"] + args, input=stdin, capture_output=True,
-                          text=True, cwd=ROOT, timeout=300)
+    """``wo ARGS`` in this process (``tests.conftest.wo_cli``), ``stdin`` as its standard input."""
+    return wo_cli(args, stdin)
 
 
 @pytest.mark.skipif(not SHIPPED.exists(), reason="shipped model not in the tree")
 def test_pipe_bag_to_sentence_with_defaults():
-    r = _wo(["linearize"], "barked dog The loudly .\ncat the sat mat on the .\n")
+    """A real pipe into a real ``wo`` process: the default model, bag input, records on stdout."""
+    r = subprocess.run([sys.executable, "-m", "wo.cli", "linearize"], input="barked dog The loudly .\ncat the sat mat on the .\n",
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == 2
@@ -171,7 +173,8 @@ def test_pipe_bag_to_sentence_with_defaults():
 
 
 @pytest.mark.skipif(not SHIPPED.exists(), reason="shipped model not in the tree")
-def test_dash_means_stdio_for_every_file_argument(tmp_path):
+def test_dash_means_stdio_for_every_file_argument(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)               # a file named "-" would appear here
     src = _first(6, tmp_path)
     conllu = src.read_text(encoding="utf-8")
     r = _wo(["dep", "linearize", "--input", "-", "--output", "-", "--given", "full", "--format", "conllu",

@@ -12,21 +12,12 @@ from wo.lm.estimation import BOS_ID, count
 from wo.lm.files import write_binary
 
 
-def _forms(name, limit=None):
-    from wo.io import read_conllu
-
-    sents = read_conllu(str(EWT / name))
-    return [" ".join(s.forms) for s in sents[:limit]]
-
-
 @pytest.fixture(scope="module")
-def ewt_text(tmp_path_factory):
-    d = tmp_path_factory.mktemp("lmtext")
-    tr = d / "train.txt"
-    tr.write_text("\n".join(_forms("en_ewt-ud-train.conllu.xz")) + "\n", encoding="utf-8")
-    dv = d / "dev.txt"
-    dv.write_text("\n".join(_forms("en_ewt-ud-dev.conllu.xz", 400)) + "\n", encoding="utf-8")
-    return str(tr), str(dv)
+def ewt_text(tmp_path_factory, ewt_train_text, ewt_dev):
+    """(EWT train forms, EWT dev[:400] forms): text files, one sentence per line."""
+    dv = tmp_path_factory.mktemp("lmtext") / "dev.txt"
+    dv.write_text("\n".join(" ".join(s.forms) for s in ewt_dev[:400]) + "\n", encoding="utf-8")
+    return ewt_train_text, str(dv)
 
 
 @pytest.fixture(scope="module")

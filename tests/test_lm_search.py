@@ -4,36 +4,27 @@ stay permutations of their inputs, and a model without LM decodes exactly as bef
 import numpy as np
 import pytest
 
-from tests.conftest import EWT, assert_lm_features_are_the_sentence_score
+from tests.conftest import EWT, assert_lm_features_are_the_sentence_score, conllu_blocks, write_blocks, wo_cli
 from wo.dep.core import DepSearch
 from wo.dep.instance import make_instance
-from wo.io import is_projective, read_conllu, scramble
+from wo.io import is_projective, scramble
 from wo.lm import LanguageModel, train
 from wo.model import TagDictionary
 
 
 @pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    sents = read_conllu(str(EWT / "en_ewt-ud-train.conllu.xz"))
-    p = tmp_path_factory.mktemp("lm") / "train.txt"
-    p.write_text("\n".join(" ".join(s.forms) for s in sents) + "\n", encoding="utf-8")
-    return LanguageModel.from_tables(train([str(p)], 3, log=lambda m: None))
+def lm(ewt_train_text):
+    return LanguageModel.from_tables(train([ewt_train_text], 3, log=lambda m: None))
 
 
 @pytest.fixture(scope="module")
-def dev():
-    return read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:80]
+def dev(ewt_dev):
+    return ewt_dev[:80]
 
 
 def _train_conllu(tmp_path, n: int):
     """The first n sentences of EWT train as a CoNLL-U file (real data for `wo dep train`)."""
-    import lzma
-
-    conllu = tmp_path / "train.conllu"
-    with lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8") as fh:
-        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:n]
-    conllu.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
-    return conllu
+    return write_blocks(tmp_path / "train.conllu", conllu_blocks(str(EWT / "en_ewt-ud-train.conllu.xz"))[:n])
 
 
 def test_lm_features_of_a_derivation_sum_to_the_sentence_log10_probability(lm, dev, ewt_train_slice):
@@ -94,9 +85,6 @@ def test_training_with_lm_learns_a_weight_and_outputs_are_permutations(lm, dev, 
 
 
 def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, ewt_train_slice):
-    import subprocess
-    import sys
-
     from tests.conftest import ROOT
     from wo.cli import main
 
@@ -110,8 +98,7 @@ def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, 
     model = d / "m.wo"
     assert main(["dep", "train", "--train", str(conllu), "--epochs", "1", "--hash-bits", "16",
                  "--model", str(model), "--lm", str(lm_path)]) == 0
-    run = lambda *a: subprocess.run([sys.executable, "-m", "wo.cli", *a], input="the dog barked .\n",
-                                    capture_output=True, text=True, cwd=ROOT)
+    run = lambda *a: wo_cli(a, stdin="the dog barked .\n")  # noqa: E731
     r = run("linearize", "--model", str(model))
     assert r.returncode == 0 and sorted(r.stdout.split()) == sorted("the dog barked .".split()), r.stderr
     assert run("linearize", "--model", str(model), "--lm", "none").returncode == 0
@@ -121,9 +108,6 @@ def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, 
 
 
 def test_jackknifed_training_and_lms_that_do_not_fit_are_refused(tmp_path, ewt_train_slice):
-    import subprocess
-    import sys
-
     from tests.conftest import ROOT
     from wo.cli import main
 
@@ -145,21 +129,18 @@ def test_jackknifed_training_and_lms_that_do_not_fit_are_refused(tmp_path, ewt_t
     from wo.model import Model
     ent = Model.load(str(model)).header["lm"]
     assert ent["order"] == 3 and ent["vocab_size"] > 100 and len(ent["vocab_md5"]) == 32
-    run = lambda *a: subprocess.run([sys.executable, "-m", "wo.cli", "linearize", "--model", str(model), *a],
-                                    input="the dog barked .\n", capture_output=True, text=True, cwd=ROOT)
+    run = lambda *a: wo_cli(["linearize", "--model", model, *a], stdin="the dog barked .\n")  # noqa: E731
     r = run("--lm", full)
     assert r.returncode == 0 and sorted(r.stdout.split()) == sorted("the dog barked .".split()), r.stderr
     r = run("--lm", lm_of("bigram", forms, order=2))            # another order
     assert r.returncode == 2 and "order-2" in r.stderr and "Traceback" not in r.stderr
     r = run("--lm", folds[0])                                   # same order, another vocabulary
     assert r.returncode == 2 and "vocabulary" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "wo.cli", "linearize", "--model",
-                        str(ROOT / "corpora/models/wo-ewt-dep.wo"), "--lm", full],
-                       input="the dog barked .\n", capture_output=True, text=True, cwd=ROOT)
+    r = wo_cli(["linearize", "--model", ROOT / "corpora/models/wo-ewt-dep.wo", "--lm", full], stdin="the dog barked .\n")
     assert r.returncode == 2 and "without an n-gram LM" in r.stderr
 
 
-def test_parsing_a_given_order_keeps_it_and_finds_the_tree():
+def test_parsing_a_given_order_keeps_it_and_finds_the_tree(ewt_dev):
     """``Linearizer.parse``: the shipped LM model's search with the word order fixed returns that
     order, a projective tree over it, and scores other strings of the same bag by the model."""
     from tests.conftest import ROOT
@@ -171,7 +152,7 @@ def test_parsing_a_given_order_keeps_it_and_finds_the_tree():
     assert good.heads == [2, 3, 0, 6, 6, 3, 3]   # equal words ("the" twice) keep their places
     bad = lin.parse("sat the mat on the cat .".split())
     assert bad.order == list(range(7)) and bad.score < good.score
-    sents = read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:40]
+    sents = ewt_dev[:40]
     beats = 0
     for s in sents:
         r = lin.parse(s.forms)
@@ -186,7 +167,7 @@ def test_parsing_a_given_order_keeps_it_and_finds_the_tree():
         core.decode(*inst.arrays(), 4, 100, tok_order=np.array([0, 0], dtype=np.int32), **core.kwargs(inst))
 
 
-def test_reranking_popped_goals_with_an_lm_keeps_the_given_trees():
+def test_reranking_popped_goals_with_an_lm_keeps_the_given_trees(ewt_dev):
     """``Linearizer(rerank_lm=...)``: full trees pop many goals; the chosen one maximises
     F + w * log10 p, keeps the given tree, and weight 0 gives the plain decoder's output."""
     from tests.conftest import ROOT
@@ -197,7 +178,7 @@ def test_reranking_popped_goals_with_an_lm_keeps_the_given_trees():
     plain, zero = Linearizer.load(path), Linearizer.load(path, rerank_lm=lm, rerank_weight=0.0)
     rr = Linearizer.load(path, rerank_lm=lm, rerank_weight=2.0)
     changed = 0
-    for s in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:30]:
+    for s in ewt_dev[:30]:
         pos = [None if t == "_" else t for t in s.xpos]
         a, z, r = (x.linearize(s.forms, pos, list(s.heads)) for x in (plain, zero, rr))
         assert z.tokens == a.tokens and z.heads == a.heads

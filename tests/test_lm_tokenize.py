@@ -3,10 +3,8 @@ tokens as the treebank writes them, bad lines counted and never fatal."""
 import json
 import lzma
 import pathlib
-import subprocess
-import sys
 
-from tests.conftest import EWT
+from tests.conftest import EWT, wo_cli
 from wo.lm.tokenize import tokenize_files, tokenize_paragraphs
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -47,8 +45,7 @@ def test_bad_raw_text_is_counted_not_fatal(tmp_path):
                     + b"caf\xe9 latin-1 line\n" + b"bin\x00ary\n" + ("x" * 1_000_001).encode() + b"\n"
                     + "Last one, fine.\n".encode("utf-8"))
     out = tmp_path / "lm.wolm"
-    p = subprocess.run([sys.executable, "-m", "wo.cli", "lm", "train", "--text", str(raw), "--tokenize", "en",
-                        "--order", "3", "--out", str(out)], capture_output=True, text=True, cwd=str(ROOT), timeout=120)
+    p = wo_cli(["lm", "train", "--text", raw, "--tokenize", "en", "--order", "3", "--out", out])
     assert p.returncode == 0, p.stderr
     assert "Traceback" not in p.stderr
     from wo.lm.model import LanguageModel
@@ -65,8 +62,6 @@ def test_bad_raw_text_is_counted_not_fatal(tmp_path):
 def test_unknown_language_is_one_line_exit_2(tmp_path):
     raw = tmp_path / "r.txt"
     raw.write_text("Hello there.\n", encoding="utf-8")
-    p = subprocess.run([sys.executable, "-m", "wo.cli", "lm", "tokenize", "--input", str(raw), "--output",
-                        str(tmp_path / "t.txt"), "--lang", "qq"], capture_output=True, text=True, cwd=str(ROOT),
-                       timeout=60)
+    p = wo_cli(["lm", "tokenize", "--input", raw, "--output", tmp_path / "t.txt", "--lang", "qq"])
     assert p.returncode == 2 and "Traceback" not in p.stderr and "qq" in p.stderr
     assert json.dumps(p.stderr.count("\n")) == "1"

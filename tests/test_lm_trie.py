@@ -7,24 +7,18 @@ import os
 import numpy as np
 import pytest
 
-from tests.conftest import EWT
+from tests.conftest import EWT, conllu_blocks, write_blocks
 from wo.lm import LMError, LanguageModel, save_tables, train
 from wo.lm.estimation import BOS_ID
 from wo.lm.trie import encode, file_format, make_bins
 
 
-def _forms(name, limit=None):
-    from wo.io import read_conllu
-
-    return [" ".join(s.forms) for s in read_conllu(str(EWT / name))[:limit]]
-
-
 @pytest.fixture(scope="module")
-def lms(tmp_path_factory):
+def lms(tmp_path_factory, ewt_train):
     """An order-4 LM of 3000 EWT train sentences written as probing, trie and trie-q8 files."""
     d = tmp_path_factory.mktemp("trie")
     tr = d / "train.txt"
-    tr.write_text("\n".join(_forms("en_ewt-ud-train.conllu.xz", 3000)) + "\n", encoding="utf-8")
+    tr.write_text("\n".join(" ".join(s.forms) for s in ewt_train[:3000]) + "\n", encoding="utf-8")
     t = train([str(tr)], 4, log=lambda m: None)
     paths = {}
     for fmt in ("probing", "trie", "trie-q8"):
@@ -34,8 +28,8 @@ def lms(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def dev_lines():
-    return _forms("en_ewt-ud-dev.conllu.xz", 600)
+def dev_lines(ewt_dev):
+    return [" ".join(s.forms) for s in ewt_dev[:600]]
 
 
 def _last_word_scores(lm, rows):
@@ -110,14 +104,10 @@ def test_bins_have_equal_population_and_mean_centres(lms):
 def test_decoders_give_the_same_output_with_the_exact_trie(lms, tmp_path, dev_lines):
     """`wo linearize` (dependency search with LM features) and `wo idl realize` (LM search with
     prefetching), and the bag automaton of GYRO: identical with the probing or the trie file."""
-    import lzma
-
     from wo.cli import main
 
     _, paths = lms
-    blocks = lzma.open(EWT / "en_ewt-ud-train.conllu.xz", "rt", encoding="utf-8").read().split("\n\n")
-    conllu = tmp_path / "train.conllu"
-    conllu.write_text("\n\n".join([b for b in blocks if b.strip()][:60]) + "\n\n", encoding="utf-8")
+    conllu = write_blocks(tmp_path / "train.conllu", conllu_blocks(str(EWT / "en_ewt-ud-train.conllu.xz"))[:60])
     model = tmp_path / "m.wo"
     assert main(["dep", "train", "--train", str(conllu), "--epochs", "1", "--hash-bits", "16",
                  "--model", str(model), "--lm", paths["probing"]]) == 0
@@ -197,11 +187,11 @@ def test_damaged_trie_files_are_one_lm_error_naming_the_file(lms, tmp_path, dev_
     edit("quant", lambda h: h.update(quant_bits=12))
 
 
-def test_cli_writes_every_format_and_refuses_a_binary_input(tmp_path, dev_lines, capsys):
+def test_cli_writes_every_format_and_refuses_a_binary_input(tmp_path, dev_lines, capsys, ewt_train):
     from wo.cli import main
 
     tr = tmp_path / "t.txt"
-    tr.write_text("\n".join(_forms("en_ewt-ud-train.conllu.xz", 800)) + "\n", encoding="utf-8")
+    tr.write_text("\n".join(" ".join(s.forms) for s in ewt_train[:800]) + "\n", encoding="utf-8")
     arpa, q8, trie = str(tmp_path / "a.arpa"), str(tmp_path / "a.q8.wolm"), str(tmp_path / "a.trie.wolm")
     assert main(["lm", "train", "--text", str(tr), "--order", "3", "--out", arpa, "--quiet"]) == 0
     assert main(["lm", "train", "--text", str(tr), "--order", "3", "--out", q8, "--format", "trie-q8", "--quiet"]) == 0

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.conftest import EWT
+from tests.conftest import EWT, wo_cli
 from wo._fast._search import DEFAULT_MAX_MEMORY_MB, EDGE_BYTES, edges_for_memory
 from wo.dep.linearizer import Linearizer
 
@@ -83,15 +83,14 @@ def test_a_huge_bag_stops_at_max_memory_and_the_others_are_unaffected(tmp_path, 
     alone = tmp_path / "alone.txt"
     alone.write_text("\n".join(normal) + "\n", encoding="utf-8")
     out2 = tmp_path / "alone.jsonl"
-    subprocess.run([sys.executable, "-m", "wo.cli", "linearize", "--model", model_path, "--input", str(alone),
-                    "--output", str(out2), "--input-format", "bag", "--format", "jsonl", "--quiet"],
-                   check=True, cwd=str(ROOT), timeout=120)
+    r = wo_cli(["linearize", "--model", model_path, "--input", alone, "--output", out2, "--input-format", "bag",
+                "--format", "jsonl", "--quiet"])
+    assert r.returncode == 0, r.stderr
     recs2 = [json.loads(x) for x in out2.read_text(encoding="utf-8").splitlines()]
     assert [recs[0]["tokens"], recs[2]["tokens"]] == [recs2[0]["tokens"], recs2[1]["tokens"]]
 
 
 @pytest.mark.parametrize("verb", [["linearize"], ["ccg", "linearize"], ["sr", "realize"]])
 def test_max_memory_must_be_positive(verb):
-    p = subprocess.run([sys.executable, "-m", "wo.cli", *verb, "--max-memory", "0", "--input", "-"],
-                       capture_output=True, text=True, cwd=str(ROOT), timeout=60, input="")
+    p = wo_cli([*verb, "--max-memory", "0", "--input", "-"])
     assert p.returncode == 2 and "Traceback" not in p.stderr and "max-memory" in p.stderr

@@ -1,11 +1,10 @@
 """SR'19 shallow track (T1): reader, make-input, inflection candidates, joint search, CLI."""
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from tests.conftest import wo_cli
 from wo.dep.core import DepSearch
 from wo.io import read_conllu
 from wo.eval import sr_score
@@ -66,8 +65,8 @@ def test_lin_rule_reproduces_every_partut_annotation(partut):
     assert checked == 7008
 
 
-def test_make_input_then_gold_reconstruction_returns_the_sentence(tmp_path):
-    ud = read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:300]
+def test_make_input_then_gold_reconstruction_returns_the_sentence(tmp_path, ewt_dev):
+    ud = ewt_dev[:300]
     path = tmp_path / "dev.t1"
     path.write_text("\n".join(format_t1(make_input(s, 7, i, True)) for i, s in enumerate(ud)), encoding="utf-8")
     back = read_t1(str(path))
@@ -86,9 +85,9 @@ def test_make_input_then_gold_reconstruction_returns_the_sentence(tmp_path):
     assert plain.orig is None and not any(plain.forms)
 
 
-def test_candidate_coverage_on_real_dev_slice():
-    train = read_conllu(str(EWT / "en_ewt-ud-train.conllu.xz"))
-    dev = read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:500]
+def test_candidate_coverage_on_real_dev_slice(ewt_train, ewt_dev):
+    train = ewt_train
+    dev = ewt_dev[:500]
     lx = Lexicon.build(train, english=True)
     c = coverage(lx, dev)
     assert c["coverage"] >= 0.98
@@ -181,7 +180,7 @@ def test_sr_metrics():
 
 
 def _wo(*args):
-    return subprocess.run([sys.executable, "-m", "wo.cli", *args], capture_output=True, text=True)
+    return wo_cli(args)
 
 
 def test_sr_cli_end_to_end(tmp_path, sr_model, model_path):
@@ -298,10 +297,10 @@ def test_realised_articles_agree_and_only_articles_change(sr_model, partut):
     assert sr_score(hyp_on, refs).bleu > sr_score(hyp_off, refs).bleu
 
 
-def test_question_labels_mark_exactly_the_question_clause_dependents(lex, sr_model):
+def test_question_labels_mark_exactly_the_question_clause_dependents(lex, sr_model, ewt_dev):
     from wo.sr.realizer import question_heads
 
-    ud = [u for u in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:600] if "?" in u.forms]
+    ud = [u for u in ewt_dev[:600] if "?" in u.forms]
     assert len(ud) >= 20
     marked = 0
     for i, u in enumerate(ud):
@@ -324,7 +323,7 @@ def test_question_labels_mark_exactly_the_question_clause_dependents(lex, sr_mod
     assert Realizer(m).question_labels is False
 
 
-def test_rerank_lm_comes_from_the_model_header_and_rescoring_picks_the_best_goal(sr_model):
+def test_rerank_lm_comes_from_the_model_header_and_rescoring_picks_the_best_goal(sr_model, ewt_dev):
     """A search-orderer SR model names its reranking LM in its header (``decode.rerank_lm``);
     "none" turns it off, a missing file is refused; the reranked output maximises F + w log10 p
     over the strings the plain decode's popped goals give."""
@@ -341,7 +340,7 @@ def test_rerank_lm_comes_from_the_model_header_and_rescoring_picks_the_best_goal
     m2.header["decode"] = dict(m2.header.get("decode", {}), rerank_lm="missing.wolm")
     with pytest.raises(ModelError, match="missing.wolm"):
         rerank_lm_of(m2)
-    sents = [make_input(s, 1, i) for i, s in enumerate(read_conllu(str(root / "corpora" / "ud-en-ewt" / "en_ewt-ud-dev.conllu.xz"))[:60])]
+    sents = [make_input(s, 1, i) for i, s in enumerate(ewt_dev[:60])]
     moved = 0
     for s in sents:
         a, b = off.realize(s), on.realize(s)

@@ -1,13 +1,10 @@
 """Ctrl-C during `wo sr realize`: the sentences realised so far are written (submission and
-its .tok twin, a valid prefix), or, before the first one, the files already there are kept."""
-import pathlib
-import subprocess
-import sys
+its .tok twin, a valid prefix), or, before the first one, the files already there are kept
+(the interrupted run is a real process; its reference runs in this one)."""
+import pytest
 
-from tests.conftest import EWT
+from tests.conftest import EWT, wo_cli
 from tests.test_cli import _ctrl_c_when
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def _cpu_seconds(pid):
@@ -25,8 +22,8 @@ def _cpu_seconds(pid):
 def _t1(tmp_path, copies):
     """EWT test as T1 input, ``copies`` times over (sentence ids kept distinct)."""
     one = tmp_path / "one.t1"
-    subprocess.run([sys.executable, "-m", "wo.cli", "sr", "make-input", "--ud", str(EWT / "en_ewt-ud-test.conllu.xz"),
-                    "--out", str(one), "--seed", "1"], check=True, capture_output=True, cwd=str(ROOT), timeout=120)
+    r = wo_cli(["sr", "make-input", "--ud", EWT / "en_ewt-ud-test.conllu.xz", "--out", one, "--seed", "1"])
+    assert r.returncode == 0, r.stderr
     blocks = [b for b in one.read_text(encoding="utf-8").split("\n\n") if b.strip()]
     many = []
     for c in range(copies):
@@ -57,8 +54,8 @@ def test_ctrl_c_writes_the_realised_prefix(tmp_path):
     head = tmp_path / "head.t1"
     head.write_text("\n\n".join(blocks[:n]) + "\n\n", encoding="utf-8")
     ref = tmp_path / "ref.txt"
-    subprocess.run([sys.executable, "-m", "wo.cli", "sr", "realize", "--input", str(head), "--output", str(ref),
-                    "--quiet"], check=True, capture_output=True, cwd=str(ROOT), timeout=120)
+    r = wo_cli(["sr", "realize", "--input", head, "--output", ref, "--quiet"])
+    assert r.returncode == 0, r.stderr
     assert out.read_bytes() == ref.read_bytes()
     assert out.with_name("o.txt.tok").read_bytes() == ref.with_name("ref.txt.tok").read_bytes()
 

@@ -3,14 +3,13 @@ compact models, parameter mixing (joblib and Dask), shipped-model lookup, bad in
 import json
 import lzma
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from tests.conftest import t1_file, wo_cli
 from wo.eval import sr_score
-from wo.io import read_conllu
 from wo.sr.inflect import Lexicon, morph_key, parse_feats
 from wo.sr.lang import language
 from wo.sr.morph import CHAR_WEIGHTS, CharLM, EditInflector, apply_script, build_inflector, edit_script
@@ -26,50 +25,11 @@ TEST = DATA / "pt_bosque-test-40.conllu.xz"
 
 
 def wo(*args, check=True):
-    p = subprocess.run([sys.executable, "-m", "wo.cli", *map(str, args)], capture_output=True, text=True, cwd=ROOT)
+    """``wo ARGS`` in this process (``tests.conftest.wo_cli``); with ``check``, exit 0 is asserted."""
+    p = wo_cli(args)
     if check and p.returncode != 0:
         raise AssertionError(p.stderr)
     return p
-
-
-def t1_file(path, sents, gold=False, with_orig=None):
-    with open(path, "w", encoding="utf-8") as f:
-        for i, s in enumerate(sents):
-            x = make_input(s, 3, i, gold)
-            if with_orig is False:
-                x.orig = None
-            f.write(format_t1(x, gold) + "\n")
-    return str(path)
-
-
-def _tiny_model(d, name, *train_args):
-    """A tiny Portuguese model trained by the CLI on 340 sentences of the training slice (dev:
-    the rest), with ``train_args`` added; returns the fixture dict (dir, model, training
-    record, test sentences, their T1 and gold-form T1 files)."""
-    train = read_conllu(str(TRAIN))
-    test = read_conllu(str(TEST))
-    tr = t1_file(d / "train.t1", train[:340], gold=True)
-    dv = t1_file(d / "dev.t1", train[340:])
-    (d / "dev.txt").write_text("".join(" ".join(s.forms) + "\n" for s in train[340:]), encoding="utf-8")
-    model = d / name
-    p = wo("sr", "train", "--train", tr, "--dev", dv, "--dev-ref", d / "dev.txt", "--lang", "pt", "--mwt", TRAIN,
-           "--hash-bits", 18, *train_args, "--model", model)
-    return {"dir": d, "model": str(model), "record": json.loads(p.stdout), "test": test,
-            "t1": t1_file(d / "test.t1", test), "gold_t1": t1_file(d / "test.gold.t1", test, gold=True, with_orig=False)}
-
-
-@pytest.fixture(scope="module")
-def pt(tmp_path_factory):
-    """A tiny Portuguese model of the search orderer trained by the CLI (2 shards of parameter
-    mixing, compact)."""
-    return _tiny_model(tmp_path_factory.mktemp("pt"), "pt.wo", "--epochs", 2, "--jobs", 2, "--compact",
-                       "--orderer", "search")
-
-
-@pytest.fixture(scope="module")
-def pt_local(tmp_path_factory):
-    """A tiny Portuguese model of the local orderer trained by the CLI (the default orderer)."""
-    return _tiny_model(tmp_path_factory.mktemp("ptl"), "ptl.wo", "--epochs", 3, "--compact", "q8")
 
 
 def test_edit_scripts_prefix_and_suffix():
@@ -80,8 +40,8 @@ def test_edit_scripts_prefix_and_suffix():
     assert edit_script("be", "was") is None                    # suppletion is left to the lexicon
 
 
-def test_learned_inflection_beats_the_lemma_on_unseen_words():
-    train = read_conllu(str(TRAIN))
+def test_learned_inflection_beats_the_lemma_on_unseen_words(pt_train):
+    train = pt_train
     ex = [(s.lemmas[i], s.upos[i], morph_key(parse_feats(s.feats[i])), Lexicon.surface(s.forms[i], s.lemmas[i], i))
           for s in train[:340] for i in range(len(s))]
     inf = EditInflector.build(ex)
@@ -97,8 +57,8 @@ def test_learned_inflection_beats_the_lemma_on_unseen_words():
     assert all(back.predict(l, u, m) == inf.predict(l, u, m) for l, u, m, _ in unseen[:50])
 
 
-def test_character_lm_weight_is_chosen_on_held_out_tokens_and_kept_in_json():
-    train = read_conllu(str(TRAIN))
+def test_character_lm_weight_is_chosen_on_held_out_tokens_and_kept_in_json(pt_train):
+    train = pt_train
     ex, sid = [], []
     for k, s in enumerate(train[:340]):
         for i in range(len(s)):
@@ -196,10 +156,10 @@ def test_compact_model_round_trip(pt, tmp_path):
     assert np.array_equal(np.asarray(back.weights), np.asarray(m.weights))
 
 
-def test_parameter_mixing_same_result_on_joblib_and_dask(tmp_path):
+def test_parameter_mixing_same_result_on_joblib_and_dask(tmp_path, pt_train):
     from dask.distributed import LocalCluster
 
-    train = read_conllu(str(TRAIN))[:60]
+    train = pt_train[:60]
     t1 = read_t1(t1_file(tmp_path / "t.t1", train, gold=True))
     lex = Lexicon.build(train, lang="pt")
     a, b = tmp_path / "a.wo", tmp_path / "b.wo"
@@ -349,8 +309,8 @@ def test_every_shipped_treebank_model_is_listed_small_and_complete():
     assert (pathlib.Path(model_dir()) / "README.md").read_text(encoding="utf-8").count("| `") == len(rows)
 
 
-def test_shipped_portuguese_model_realises_held_out_sentences(tmp_path):
-    test = read_conllu(str(TEST))
+def test_shipped_portuguese_model_realises_held_out_sentences(tmp_path, pt_test):
+    test = pt_test
     t1 = t1_file(tmp_path / "t.t1", test)
     out = tmp_path / "o.txt"
     wo("sr", "realize", "--lang", "pt_bosque", "--input", t1, "--output", out)

@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 
 from wo.eval import sr_score
-from wo.io import read_conllu
 from wo.model import Model
 from wo.sr.order import END, START, LocalOrderer, gold_domains, train_local
 from wo.sr.realizer import _rerank, choose_forms, training_tree
 from wo.sr.t1 import make_input
 
-from .test_sr_multi import TRAIN, pt, pt_local, wo  # noqa: F401  (the two orderers' fixtures)
+from .test_sr_multi import wo
 
 
 def _domains(sents):
@@ -26,9 +25,9 @@ def _domains(sents):
 
 
 @pytest.fixture(scope="module")
-def trained():
+def trained(pt_train):
     """Weights of a local orderer trained on 340 Portuguese sentences (3 epochs, 2^18 weights)."""
-    train = read_conllu(str(TRAIN))
+    train = pt_train
     doms = _domains(train[:340])
     stats = []
     w = train_local(doms, 3, hash_bits=18, beam=8, on_epoch=lambda ep, avg, st: stats.append(st))
@@ -109,7 +108,7 @@ def test_choose_forms_follows_the_lm(tmp_path):
     assert choose_forms(lm, [["a", "o"], ["gato"], ["come"]], penalty=50.0) == ["a", "gato", "come"]
 
 
-def test_local_model_realises_held_out_sentences_better_than_the_search(pt_local, pt):  # noqa: F811
+def test_local_model_realises_held_out_sentences_better_than_the_search(pt_local, pt):
     rec = pt_local["record"]
     assert rec["orderer"] == "local" and rec["train_sentences"] == 340 and len(rec["epochs"]) == 3
     head, _ = Model.read_header(pt_local["model"])
@@ -172,10 +171,10 @@ def _exact_share(w, bits, doms) -> float:
     return float(np.mean([tuple(lo.order(d)[0]) == tuple(d.gold) for d in doms]))
 
 
-def test_domain_set_packs_take_and_concat_exactly():
+def test_domain_set_packs_take_and_concat_exactly(pt_train):
     from wo.sr.order import DomainSet
 
-    doms = _domains(read_conllu(str(TRAIN))[:60])
+    doms = _domains(pt_train[:60])
     ds = DomainSet.of(doms)
     assert len(ds) == len(doms)
     idx = [7, 0, len(doms) - 1, 3]

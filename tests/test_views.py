@@ -5,9 +5,8 @@ import shutil
 
 import pytest
 
-from tests.conftest import EWT, ROOT
+from tests.conftest import EWT, ROOT, conllu_blocks
 from wo.cli import main
-from wo.io import read_conllu
 from wo.lm import LanguageModel
 from wo.lm.views import score_view, sequences, view_of
 from wo.model import Model, ModelError
@@ -51,14 +50,14 @@ def test_shipped_view_lms_are_rebuilt_byte_for_byte_by_their_command(view, tmp_p
     assert view_of(lm) == view and lm.header["sources"] == ["en_ewt-ud-train.conllu.xz"]
 
 
-def test_dependency_lms_prefer_the_treebank_order_of_held_out_trees():
+def test_dependency_lms_prefer_the_treebank_order_of_held_out_trees(ewt_dev):
     """On EWT dev trees (not in the LMs' text), the gold order of each tree scores higher than a
     random order of the same words with the same tree in nearly every sentence (100, 100 and 99
     of 100 here)."""
     lms = {v: LanguageModel.load(str(MODELS / n)) for v, (n, _) in VIEW_LMS.items()}
     rng = random.Random(3)
     wins = {v: 0 for v in lms}
-    sents = [s for s in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:300] if 6 <= len(s) <= 30][:100]
+    sents = [s for s in ewt_dev[:300] if 6 <= len(s) <= 30][:100]
     for s in sents:
         tags = list(s.xpos)
         order = list(range(len(s)))
@@ -82,7 +81,7 @@ def test_view_lm_needs_trees_and_the_binary_format(tmp_path, capsys):
     assert "needs trees" in err and "ARPA cannot hold it" in err and "either --text" in err
 
 
-def test_shipped_model_reranks_tree_inputs_by_its_header_and_not_bags(tmp_path):
+def test_shipped_model_reranks_tree_inputs_by_its_header_and_not_bags(tmp_path, ewt_dev):
     """wo-ewt-dep-lm.wo names rerankers for tree inputs (decode.tree_rerank), used when asked
     for (tree_rerank=True).  The chosen output maximises F + sum of w log10 p (each LM in its
     view) + w F(no-LM model) against the plain decoder's output; bags are decoded as before;
@@ -102,7 +101,7 @@ def test_shipped_model_reranks_tree_inputs_by_its_header_and_not_bags(tmp_path):
         return v
 
     changed = 0
-    sents = read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:40]
+    sents = ewt_dev[:40]
     for s in sents:
         pos, n = list(s.xpos), len(s)
         a, r = plain.linearize(s.forms, pos, list(s.heads)), dflt.linearize(s.forms, pos, list(s.heads))
@@ -126,7 +125,7 @@ def test_shipped_model_reranks_tree_inputs_by_its_header_and_not_bags(tmp_path):
         Linearizer.load(str(tmp_path / "m.wo"), tree_rerank=True)
 
 
-def test_cli_tree_rerank_and_rerank_lm_weights(tmp_path, capsys):
+def test_cli_tree_rerank_and_rerank_lm_weights(tmp_path, capsys, ewt_dev):
     """``--tree-rerank`` reranks with the header's files, ``--rerank-lm PATH:W`` with one LM:
     each output is a permutation of its input; bad specs are user errors."""
     src = tmp_path / "in.conllu"
@@ -139,7 +138,7 @@ def test_cli_tree_rerank_and_rerank_lm_weights(tmp_path, capsys):
                      "--quiet"] + extra) == 0
         outs[name] = out.read_text(encoding="utf-8").splitlines()
         assert len(outs[name]) == 3
-        assert [sorted(x.split()) for x in outs[name]] == [sorted(x.split()) for x in _first_texts(3)]
+        assert [sorted(x.split()) for x in outs[name]] == [sorted(" ".join(s.forms).split()) for s in ewt_dev[:3]]
     assert main(["dep", "linearize", "--input", str(src), "--output", str(tmp_path / "x"),
                  "--rerank-lm", str(MODELS / "wo-ewt-pos6.wolm") + ":heavy"]) == 2
     assert main(["dep", "linearize", "--input", str(src), "--output", str(tmp_path / "x"),
@@ -148,12 +147,5 @@ def test_cli_tree_rerank_and_rerank_lm_weights(tmp_path, capsys):
     assert "expected PATH or PATH:WEIGHT" in err and "nope.wolm: no such LM file" in err
 
 
-def _first_texts(n):
-    return [" ".join(s.forms) for s in read_conllu(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:n]]
-
-
 def _first_sentences(n):
-    import lzma
-
-    text = lzma.open(EWT / "en_ewt-ud-dev.conllu.xz", "rt", encoding="utf-8").read()
-    return "".join(block + "\n\n" for block in text.split("\n\n")[:n])
+    return "".join(block + "\n\n" for block in conllu_blocks(str(EWT / "en_ewt-ud-dev.conllu.xz"))[:n])
