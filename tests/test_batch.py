@@ -141,6 +141,7 @@ def test_ctrl_c_keeps_a_valid_prefix(tmp_path, model_path):
     assert full.read_text().splitlines()[:len(lines)] == lines
 
 
+@pytest.mark.slow
 def test_jobs_output_byte_identical(tmp_path, model_path):
     src = _write(tmp_path, "a.conllu", _blocks(80, 200))
     run(model_path, str(src), str(tmp_path / "1.jsonl"), jobs=1, output_format="conllu", report=lambda m: None)
@@ -210,6 +211,7 @@ def _corrupt(block, op, r):
     return "\n".join(lines).encode("utf-8")
 
 
+@pytest.mark.slow
 @settings(max_examples=10_000, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(st.lists(st.tuples(st.integers(0, 10 ** 6),

@@ -104,6 +104,7 @@ def test_forced_decoding_reaches_gold(data, tables):
     assert reached_covered == covered
 
 
+@pytest.mark.slow
 def test_dp_chart_one_edge_per_signature_and_the_best(data, model_path):
     """After decoding, the chart holds one edge per DP-signature, and no expanded edge of a
     kept signature scores higher than the kept edge (completions off: they expand nothing)."""
@@ -125,6 +126,7 @@ def test_dp_chart_one_edge_per_signature_and_the_best(data, model_path):
     assert checked > 0
 
 
+@pytest.mark.slow
 def test_outputs_are_permutations_with_derivations(data, model_path):
     """Every output contains each input word exactly once, with a derivation over them."""
     lin = Linearizer.load(model_path)
@@ -141,6 +143,7 @@ def test_outputs_are_permutations_with_derivations(data, model_path):
     print("\nstatus of 80 dev sentences:", statuses)
 
 
+@pytest.mark.slow
 def test_bad_auto_input_reports_file_line_and_goes_on(data, model_path, tmp_path):
     """Malformed .auto derivations are reported as file:line and the others come out."""
     src = os.path.join(ROOT, "dev.auto.xz")
@@ -177,6 +180,7 @@ def test_bad_auto_input_reports_file_line_and_goes_on(data, model_path, tmp_path
         assert format_derivation(d.root)     # a well-formed derivation
 
 
+@pytest.mark.slow
 def test_short_training_beats_random_order(data, model_path):
     """A short training run orders dev bags clearly better than their shuffled order."""
     dev = data[1][:60]
@@ -193,6 +197,7 @@ def test_short_training_beats_random_order(data, model_path):
     assert 0 < ep["dp_pruned_gold_updates"] < ep["updates"]
 
 
+@pytest.mark.slow
 def test_jobs_give_the_same_bytes(data, model_path, tmp_path):
     """--jobs 2 (longest sentences first, results in input order) = --jobs 1, byte for byte."""
     from wo.ccg.auto import write_auto

@@ -71,6 +71,7 @@ def test_bad_model_is_a_clear_error_without_traceback(tmp_path):
     assert "not a wo model" in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.slow
 def test_train_command_writes_a_loadable_model(tmp_path, capsys):
     from wo.model import Model
 
@@ -283,6 +284,7 @@ def test_a_lin_rank_beyond_the_heads_dependents_fails_that_sentence_only(tmp_pat
     assert len((tmp_path / "o.txt.tok").read_text(encoding="utf-8").splitlines()) == 40
 
 
+@pytest.mark.slow
 def test_smt_input_without_translation_options_is_an_error_record_not_an_empty_line():
     p = wo_cli(["smt", "translate"], stdin="abc\n你好\n")
     out = p.stdout.splitlines()
@@ -365,6 +367,7 @@ def _temp_output(d):
     return tmp[0] if tmp else None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_keeps_the_finished_prefix(tmp_path, jobs):
     """Ctrl-C during `wo linearize --jobs 1|2` on EWT test: exit 130, one line saying how many
@@ -392,6 +395,7 @@ def test_ctrl_c_keeps_the_finished_prefix(tmp_path, jobs):
     assert _temp_output(tmp_path) is None
 
 
+@pytest.mark.slow
 def test_ctrl_c_before_any_record_keeps_the_old_output(tmp_path):
     """Ctrl-C after the run has started (its workers are up) but before its first record: the
     file already at the output path is left as it was (not replaced by an empty file), exit 130."""
@@ -414,6 +418,7 @@ def test_ctrl_c_before_any_record_keeps_the_old_output(tmp_path):
     assert _temp_output(tmp_path) is None
 
 
+@pytest.mark.slow
 def test_smt_every_chinese_line_gives_a_translation_or_a_file_line_error(tmp_path):
     """Every input line of `wo smt translate` gives a non-empty output line, or an error named
     file:line with exit 1 while the other lines are still translated.  Lines without any

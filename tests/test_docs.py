@@ -125,6 +125,7 @@ def test_layout_section_lists_the_compiled_modules_and_packages():
         assert f"wo/{d.name}/" in layout, f"README layout misses wo/{d.name}/"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (BIN / "wo").exists(), reason="the wo command is not installed beside this python")
 def test_readme_shell_examples_run():
     """Every line of the README's ```sh blocks runs from the repository root with exit code 0

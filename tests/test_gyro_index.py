@@ -25,6 +25,7 @@ def index_file(dev_text, tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_lookup_returns_all_and_only_sub_multiset_ngrams(dev_text, index_file):
     _, sents = dev_text
     idx = PhraseIndex.load(index_file)

@@ -140,6 +140,7 @@ def test_mbr_prefers_the_consensus_string():
     assert mbr_rerank(finals, scale=50.0)[0][0] == "x y z w".split()    # sharp posterior: the MAP string
 
 
+@pytest.mark.slow
 def test_cli_jobs_give_the_same_bytes(setup, tmp_path):
     """--jobs 1 and --jobs 2 write identical output (CoNLL-U input, shuffled per sentence)."""
     from wo.cli import main

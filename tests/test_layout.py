@@ -124,6 +124,7 @@ def _golden(name):
         return fh.read().splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHIPPED.exists(), reason="shipped model not in the tree")
 @pytest.mark.parametrize("given,n,golden", [("none", 80, "ewt-test-bag-80.txt.xz"),
                                             ("full", 300, "ewt-test-full-300.txt.xz")])
@@ -136,6 +137,7 @@ def test_shipped_dependency_model_decodes_as_before_the_core_split(tmp_path, giv
     assert out.read_text(encoding="utf-8").splitlines() == _golden(golden)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SR_MODEL.exists(), reason="shipped SR model not in the tree")
 def test_shipped_sr_model_realises_as_recorded(tmp_path):
     """The shipped SR model's output on 200 test sentences, recorded when that model was shipped
@@ -172,6 +174,7 @@ def test_pipe_bag_to_sentence_with_defaults():
     assert "read as bag" in r.stderr and "<stdin>" in r.stderr   # summaries on stderr only
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHIPPED.exists(), reason="shipped model not in the tree")
 def test_dash_means_stdio_for_every_file_argument(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)               # a file named "-" would appear here

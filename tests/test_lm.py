@@ -77,6 +77,7 @@ def test_pruned_model_still_sums_to_one(tmp_path):
         assert abs(tot - 1.0) < 1e-4
 
 
+@pytest.mark.slow
 def test_arpa_round_trip(ewt_lm, tmp_path):
     t, arpa, _ = ewt_lm
     back = read_arpa(arpa)
@@ -92,6 +93,7 @@ def test_arpa_round_trip(ewt_lm, tmp_path):
     assert read_arpa(str(again)).counts() == t.counts()
 
 
+@pytest.mark.slow
 def test_binary_and_arpa_score_the_same_and_state_walk_equals_sentence_score(ewt_lm, ewt_text):
     _, arpa, binary = ewt_lm
     a, b = LanguageModel.load(arpa), LanguageModel.load(binary)
@@ -159,6 +161,7 @@ def test_bad_training_lines_are_counted_not_fatal(tmp_path):
     assert any(f"{p}:3: invalid utf8" in m for m in msgs)
 
 
+@pytest.mark.slow
 def test_dask_counting_equals_local_counting(ewt_text, tmp_path):
     pytest.importorskip("dask.distributed")
     from dask.distributed import LocalCluster
@@ -175,6 +178,7 @@ def test_dask_counting_equals_local_counting(ewt_text, tmp_path):
     assert paths[0].read_bytes() == paths[1].read_bytes() == paths[2].read_bytes()
 
 
+@pytest.mark.slow
 def test_cli_train_score_convert(ewt_text, tmp_path, capsys):
     import json
 

@@ -63,6 +63,7 @@ def test_forced_decoding_reaches_gold_with_lm_features(lm, dev, ewt_train_slice)
     assert n > 60
 
 
+@pytest.mark.slow
 def test_training_with_lm_learns_a_weight_and_outputs_are_permutations(lm, dev, ewt_train_slice, tmp_path):
     from wo.dep.train import training_instances, train_epoch
     import random
@@ -84,6 +85,7 @@ def test_training_with_lm_learns_a_weight_and_outputs_are_permutations(lm, dev, 
         assert sorted(inst.leaf_tok[order].tolist()) == list(range(inst.n))
 
 
+@pytest.mark.slow
 def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, ewt_train_slice):
     from tests.conftest import ROOT
     from wo.cli import main
@@ -107,6 +109,7 @@ def test_cli_trains_with_an_lm_and_decoding_finds_it_beside_the_model(tmp_path, 
     assert r.returncode == 2 and "--lm" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_jackknifed_training_and_lms_that_do_not_fit_are_refused(tmp_path, ewt_train_slice):
     from tests.conftest import ROOT
     from wo.cli import main
@@ -140,6 +143,7 @@ def test_jackknifed_training_and_lms_that_do_not_fit_are_refused(tmp_path, ewt_t
     assert r.returncode == 2 and "without an n-gram LM" in r.stderr
 
 
+@pytest.mark.slow
 def test_parsing_a_given_order_keeps_it_and_finds_the_tree(ewt_dev):
     """``Linearizer.parse``: the shipped LM model's search with the word order fixed returns that
     order, a projective tree over it, and scores other strings of the same bag by the model."""
@@ -167,6 +171,7 @@ def test_parsing_a_given_order_keeps_it_and_finds_the_tree(ewt_dev):
         core.decode(*inst.arrays(), 4, 100, tok_order=np.array([0, 0], dtype=np.int32), **core.kwargs(inst))
 
 
+@pytest.mark.slow
 def test_reranking_popped_goals_with_an_lm_keeps_the_given_trees(ewt_dev):
     """``Linearizer(rerank_lm=...)``: full trees pop many goals; the chosen one maximises
     F + w * log10 p, keeps the given tree, and weight 0 gives the plain decoder's output."""

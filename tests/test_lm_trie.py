@@ -187,6 +187,7 @@ def test_damaged_trie_files_are_one_lm_error_naming_the_file(lms, tmp_path, dev_
     edit("quant", lambda h: h.update(quant_bits=12))
 
 
+@pytest.mark.slow
 def test_cli_writes_every_format_and_refuses_a_binary_input(tmp_path, dev_lines, capsys, ewt_train):
     from wo.cli import main
 

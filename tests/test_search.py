@@ -59,6 +59,7 @@ def test_projectivized_nonprojective_dev_trees_are_reachable_and_keep_every_word
         assert [sc.forms[int(inst.canon[inst.leaf_tok[leaf]])] for leaf in order] == s.forms
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("given", ["none", "pos", "heads", "full"])
 def test_outputs_are_permutations_that_keep_given_pos_and_heads(model_path, ewt_dev, given):
     lin = Linearizer.load(model_path, budget_factor=10)
@@ -97,6 +98,7 @@ def test_partial_constraints_respected(model_path, ewt_dev):
                 assert r.heads[j] == where[heads[orig] - 1] + 1
 
 
+@pytest.mark.slow
 def test_same_output_for_jobs_1_and_2_and_for_two_shuffles(model_path, ewt_dev):
     sents = ewt_dev[200:260]
     a = [(scramble(s, 1, i)[0].forms, None, None) for i, s in enumerate(sents)]
@@ -109,6 +111,7 @@ def test_same_output_for_jobs_1_and_2_and_for_two_shuffles(model_path, ewt_dev):
     assert [r.text() for r in r1] == [r.text() for r in r3]
 
 
+@pytest.mark.slow
 def test_training_lowers_violations_per_epoch(ewt_train_slice):
     td = TagDictionary.build(ewt_train_slice)
     insts, _ = training_instances(ewt_train_slice[:150], td)

@@ -84,6 +84,7 @@ def test_lexicon_file_round_trip_and_errors(tmp_path):
         Lexicon.load(str(bad))
 
 
+@pytest.mark.slow
 def test_features_of_real_nbest_lists():
     """The shipped model's n-best lists on Tatoeba dev: 12 features per candidate, the
     lexicon and MBR columns as their own functions compute them, and the reranked choice is

@@ -59,6 +59,7 @@ def test_leave_one_out_removes_the_sentence_s_own_pairs(table, records):
     assert whole > 2 * whole_loo
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists(MODEL), reason="no shipped SMT model")
 def test_translate_and_evaluate_cli(tmp_path):
     """``wo smt translate`` on Tatoeba test lines plus an empty, a non-UTF-8 and an overlong
@@ -121,6 +122,7 @@ def test_smt_train_cli_end_to_end(tmp_path, capsys):
     assert f"{bad}:3" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_translate_honours_the_timeout():
     """A 60-sentence Chinese line: the search stops at its timeout (its completion at 1.5x),
     far sooner than without one (measured: 4.03 s without, 0.55 s with --timeout 0.3, status

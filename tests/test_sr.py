@@ -85,6 +85,7 @@ def test_make_input_then_gold_reconstruction_returns_the_sentence(tmp_path, ewt_
     assert plain.orig is None and not any(plain.forms)
 
 
+@pytest.mark.slow
 def test_candidate_coverage_on_real_dev_slice(ewt_train, ewt_dev):
     train = ewt_train
     dev = ewt_dev[:500]
@@ -108,6 +109,7 @@ def test_gold_trees_reachable_with_groups_labels_and_lin(partut, lex):
         assert [inst.leaf_form[leaf].lower() for leaf in order] == [w.lower() for w in u.forms]
 
 
+@pytest.mark.slow
 def test_alignment_recovers_original_ids(partut, lex):
     n = same = 0
     for s, u in zip(partut["t1_train"][:200], partut["ud_train"][:200]):
@@ -121,6 +123,7 @@ def test_alignment_recovers_original_ids(partut, lex):
     assert n >= 150 and same == n
 
 
+@pytest.mark.slow
 def test_outputs_use_one_form_per_token_and_respect_tree_labels_and_lin(sr_model, partut):
     dev = partut["t1_dev"]
     res = realize_many(sr_model, dev)
@@ -150,6 +153,7 @@ def test_outputs_use_one_form_per_token_and_respect_tree_labels_and_lin(sr_model
     assert sr_score([o.text() for o in res], refs).bleu > 50.0
 
 
+@pytest.mark.slow
 def test_jobs_and_input_order_do_not_change_the_output(sr_model, partut):
     dev = partut["t1_dev"][:40]
     a = [o.text() for o in realize_many(sr_model, dev, jobs=1)]
@@ -183,6 +187,7 @@ def _wo(*args):
     return wo_cli(args)
 
 
+@pytest.mark.slow
 def test_sr_cli_end_to_end(tmp_path, sr_model, model_path):
     t1 = tmp_path / "dev.t1"
     ud = PARTUT / "UD-en_partut-ud-dev.conllu.xz"
@@ -218,6 +223,7 @@ def test_sr_cli_end_to_end(tmp_path, sr_model, model_path):
     assert p.returncode == 2 and "not an SR model" in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.slow
 def test_sr_with_the_lm(tmp_path, partut, lex):
     """An SR model trained with the n-gram LM names it in its header; the realizer loads it
     (or decodes without it on request); outputs stay one form per token in a permutation of
@@ -244,6 +250,7 @@ def test_sr_with_the_lm(tmp_path, partut, lex):
     assert [r.tokens for r in realize_many(str(path), dev[:10])] == [r.tokens for r in a[:10]]
 
 
+@pytest.mark.slow
 def test_decoding_score_cache_changes_no_sr_output(sr_model, partut):
     """SR input (candidate forms, label-conjoined templates, lin): the decoding score caches of
     the dependency grammar change no output and no score of the returned edge."""
@@ -273,6 +280,7 @@ def test_article_by_the_sound_of_the_next_word():
     assert agree_articles(["a", "apple"], ["have", "apple"]) == ["a", "apple"]
 
 
+@pytest.mark.slow
 def test_realised_articles_agree_and_only_articles_change(sr_model, partut):
     from wo.sr.lang.en import article
 
@@ -297,6 +305,7 @@ def test_realised_articles_agree_and_only_articles_change(sr_model, partut):
     assert sr_score(hyp_on, refs).bleu > sr_score(hyp_off, refs).bleu
 
 
+@pytest.mark.slow
 def test_question_labels_mark_exactly_the_question_clause_dependents(lex, sr_model, ewt_dev):
     from wo.sr.realizer import question_heads
 
@@ -323,6 +332,7 @@ def test_question_labels_mark_exactly_the_question_clause_dependents(lex, sr_mod
     assert Realizer(m).question_labels is False
 
 
+@pytest.mark.slow
 def test_rerank_lm_comes_from_the_model_header_and_rescoring_picks_the_best_goal(sr_model, ewt_dev):
     """A search-orderer SR model names its reranking LM in its header (``decode.rerank_lm``);
     "none" turns it off, a missing file is refused; the reranked output maximises F + w log10 p

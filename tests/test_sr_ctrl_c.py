@@ -31,6 +31,7 @@ def _t1(tmp_path, copies):
     return many
 
 
+@pytest.mark.slow
 def test_ctrl_c_writes_the_realised_prefix(tmp_path):
     import time
 

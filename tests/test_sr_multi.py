@@ -116,6 +116,7 @@ def test_language_modules():
     assert language("pt").inflect("andar", "VERB", "Tense=Past") is None    # no dictionary: learned only
 
 
+@pytest.mark.slow
 def test_tiny_portuguese_model_realises_held_out_sentences(pt):
     rec = pt["record"]
     assert rec["train_sentences"] == 340 and rec["epochs"][0]["shards"] == 2
@@ -141,6 +142,7 @@ def test_tiny_portuguese_model_realises_held_out_sentences(pt):
     assert sr_score(g, refs).bleu >= sc.bleu
 
 
+@pytest.mark.slow
 def test_compact_model_round_trip(pt, tmp_path):
     from wo.model import Model
 
@@ -156,6 +158,7 @@ def test_compact_model_round_trip(pt, tmp_path):
     assert np.array_equal(np.asarray(back.weights), np.asarray(m.weights))
 
 
+@pytest.mark.slow
 def test_parameter_mixing_same_result_on_joblib_and_dask(tmp_path, pt_train):
     from dask.distributed import LocalCluster
 
@@ -174,6 +177,7 @@ def test_parameter_mixing_same_result_on_joblib_and_dask(tmp_path, pt_train):
     assert np.count_nonzero(wa) > 1000 and np.array_equal(wa, wb)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", ["pt", "pt_local"])   # the search orderer's model and the local one's
 def test_bad_input_in_any_language_gets_per_sentence_results(fixture, request, tmp_path):
     pt = request.getfixturevalue(fixture)
@@ -197,6 +201,7 @@ def test_bad_input_in_any_language_gets_per_sentence_results(fixture, request, t
     assert len(lines) == 5 and all(lines[:4])
 
 
+@pytest.mark.slow
 def test_shipped_model_lookup_by_language_and_treebank():
     from wo.sr.models import find_model, list_models
 
@@ -210,6 +215,7 @@ def test_shipped_model_lookup_by_language_and_treebank():
     assert q.returncode == 2 and "wo sr models" in q.stderr
 
 
+@pytest.mark.slow
 def test_lifting_gives_non_projective_orders(pt):
     from wo.io import is_projective
     from wo.sr.nonproj import LiftModel, contexts, lift_steps
@@ -241,6 +247,7 @@ def test_lifting_gives_non_projective_orders(pt):
     assert Model.read_header(pt["model"])[0]["sr"]["lift"]["table"]
 
 
+@pytest.mark.slow
 def test_view_lm_reranking_picks_the_best_combined_candidate(pt, tmp_path):
     from wo.lm.model import LanguageModel
     from wo.lm.views import score_view
@@ -260,6 +267,7 @@ def test_view_lm_reranking_picks_the_best_combined_candidate(pt, tmp_path):
     assert out.tokens == best[1]
 
 
+@pytest.mark.slow
 def test_q8_quantization_keeps_signs_zeros_and_relative_precision(pt, tmp_path):
     from wo.model import Model, quantize8
 

@@ -108,6 +108,7 @@ def test_choose_forms_follows_the_lm(tmp_path):
     assert choose_forms(lm, [["a", "o"], ["gato"], ["come"]], penalty=50.0) == ["a", "gato", "come"]
 
 
+@pytest.mark.slow
 def test_local_model_realises_held_out_sentences_better_than_the_search(pt_local, pt):
     rec = pt_local["record"]
     assert rec["orderer"] == "local" and rec["train_sentences"] == 340 and len(rec["epochs"]) == 3

@@ -37,6 +37,7 @@ def test_sequences_of_each_view_on_a_small_tree():
         sequences("deps", words, tags, heads)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("view", sorted(VIEW_LMS))
 def test_shipped_view_lms_are_rebuilt_byte_for_byte_by_their_command(view, tmp_path):
     """corpora/models/wo-ewt-{depmix4,depword4,pos6}.wolm come from EWT train by
@@ -81,6 +82,7 @@ def test_view_lm_needs_trees_and_the_binary_format(tmp_path, capsys):
     assert "needs trees" in err and "ARPA cannot hold it" in err and "either --text" in err
 
 
+@pytest.mark.slow
 def test_shipped_model_reranks_tree_inputs_by_its_header_and_not_bags(tmp_path, ewt_dev):
     """wo-ewt-dep-lm.wo names rerankers for tree inputs (decode.tree_rerank), used when asked
     for (tree_rerank=True).  The chosen output maximises F + sum of w log10 p (each LM in its
@@ -125,6 +127,7 @@ def test_shipped_model_reranks_tree_inputs_by_its_header_and_not_bags(tmp_path, 
         Linearizer.load(str(tmp_path / "m.wo"), tree_rerank=True)
 
 
+@pytest.mark.slow
 def test_cli_tree_rerank_and_rerank_lm_weights(tmp_path, capsys, ewt_dev):
     """``--tree-rerank`` reranks with the header's files, ``--rerank-lm PATH:W`` with one LM:
     each output is a permutation of its input; bad specs are user errors."""
