@@ -50,13 +50,13 @@ def test_truncated_corrupt_and_non_model(tmp_path):
         Model.load(str(n))
 
 
-def test_parameter_mixing(small_model, tmp_path):
+def test_parameter_mixing(model_path, tmp_path):
     import numpy as np
 
     from wo.model import TagDictionary
     from wo.model import Model, mix
 
-    a = Model.load(small_model, mmap=False)
+    a = Model.load(model_path, mmap=False)      # a real trained model (the shipped one when present)
     b = Model(np.asarray(a.weights) * 3.0, a.hash_bits, a.tagdict, dict(a.header))
     m = mix([a, b])
     assert np.allclose(m.weights, 2.0 * np.asarray(a.weights), atol=1e-6)
