@@ -2,6 +2,7 @@
 
     python bench/sr_multi.py prepare [--tb CODE ...]     # data into out/sr-multi/CODE/
     python bench/sr_multi.py train   [--tb CODE ...]     # wo sr train (models in out/sr-multi/CODE/)
+    python bench/sr_multi.py allo    [--tb CODE ...]     # allomorph table + its weight chosen on dev
     python bench/sr_multi.py eval    [--tb CODE ...] [--split test|dev]
     python bench/sr_multi.py table                       # docs/sr-multi.md from bench/results/sr_multi/
 
@@ -556,6 +557,55 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
     return rec
 
 
+ALLOMORPH_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)   # neighbour-character evidence in the choice of forms
+
+
+def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
+    """Give a local-orderer model the allomorph table (:class:`wo.sr.inflect.Allomorphs`: forms
+    chosen by the neighbouring words' characters), counted from its training T1 in reference
+    order exactly as ``wo sr train`` now counts it, and choose its weight in the choice of forms
+    among ALLOMORPH_WEIGHTS by dev BLEU (every other decoding setting as tuned; 0 = off, the
+    smaller weight on ties).  Writes ``sr.lexicon.allomorphs`` and ``decode.allomorph_weight``
+    into the model (default out/sr-multi/TB/wo.wo) and out/sr-multi/TB/allo.json.  The weights
+    and every candidate set are unchanged, so this equals retraining.  Returns the record."""
+    from wo.cli import _lexicon_sentences
+    from wo.eval import sr_score
+    from wo.io import read_conllu
+    from wo.model import Model
+    from wo.sr.inflect import Allomorphs, Lexicon
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import read_t1
+
+    w = os.path.join(WORK, tb)
+    model = model or os.path.join(w, "wo.wo")
+    head, _ = Model.read_header(model)
+    table = Allomorphs.build(_lexicon_sentences(read_t1(os.path.join(w, "train.t1")), None))
+    m = Model.load(model, mmap=False)
+    lex = Lexicon.from_json(m.header["sr"]["lexicon"])
+    lex.allomorphs = table
+    m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
+    dev = read_t1(f"{w}/dev.t1")
+    refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]
+    grid = {}
+    for wt in ALLOMORPH_WEIGHTS:
+        r = Realizer(m, allomorph_weight=wt)
+        grid[wt] = round(sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev], refs,
+                                  bleu_only=True).bleu, 2)
+    best = max(ALLOMORPH_WEIGHTS, key=lambda x: (grid[x], -x))
+    dec = dict(m.header.get("decode", {}))
+    dec.pop("allomorph_weight", None)
+    if best > 0:
+        dec["allomorph_weight"] = best
+    m.header["decode"] = dec
+    m.save(model, compact=head.get("weights_dtype") or False)
+    rec = {"treebank": tb, "keys": len(table), "dev_grid": {str(k): v for k, v in grid.items()},
+           "allomorph_weight": best, "dev_bleu_before": grid[0.0], "dev_bleu_after": grid[best]}
+    with open(os.path.join(w, "allo.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: allomorph table of {len(table)} keys; dev BLEU {grid} -> weight {best}")
+    return rec
+
+
 def ship(tb: str, log) -> str:
     """Copy out/sr-multi/TB/wo.wo to corpora/models/sr/TB.wo (compact), its header recording the
     training data, licence and the test figures of bench/results/sr_multi/TB.test.json."""
@@ -871,7 +921,8 @@ def ipm(tb: str, log, epochs: int = 2, hash_bits: Optional[int] = None, orderer:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["prepare", "train", "relex", "tune", "rerank", "eval", "ship", "ship-english",
+    ap.add_argument("step", choices=["prepare", "train", "relex", "allo", "tune", "rerank", "eval", "ship",
+                                     "ship-english",
                                      "table", "ipm", "speed"])
     ap.add_argument("--orderer", default="local", choices=["local", "search"], help="train: the model's orderer")
     ap.add_argument("--split", default="test", choices=["test", "dev"])
@@ -902,6 +953,8 @@ def main(argv=None) -> int:
                 train(tb, log, a.epochs, a.hash_bits or HASH_BITS.get(tb, 21), a.suffix, a.jobs, orderer="search")
         elif a.step == "relex":
             relex(tb, log, a.model)
+        elif a.step == "allo":
+            allomorphs(tb, log, a.model)
         elif a.step == "tune":
             tune(tb, log, a.suffix)
         elif a.step == "eval":

@@ -25,6 +25,7 @@ restored on output.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -63,13 +64,14 @@ class Lexicon:
     combinations the table lacks; ``rules``: the suffix rules of models trained before the
     edit-script classifier (dict (UPOS, FEATS) -> dict lemma ending (0-3 characters) ->
     Counter((strip, suffix))), used only when a model has no ``inflector``; ``lang``: ISO 639-1
-    code selecting the language module (:func:`wo.sr.lang.language`).
+    code selecting the language module (:func:`wo.sr.lang.language`); ``allomorphs``: the
+    :class:`Allomorphs` table (None in models trained before it).
     Build with :meth:`build`; store with :meth:`to_json` / :meth:`from_json` (model header).
     """
 
     def __init__(self, table: Dict[str, Dict[str, int]], rules: Optional[Dict[str, Dict[str, Dict[str, int]]]],
                  lang: Optional[str], min_share: float = 0.05, max_forms: int = 4, inflector=None,
-                 inflect_k: int = 2):
+                 inflect_k: int = 2, allomorphs: Optional["Allomorphs"] = None):
         from .lang import language
 
         self.table = table
@@ -80,6 +82,7 @@ class Lexicon:
         self.max_forms = max_forms
         self.inflector = inflector
         self.inflect_k = inflect_k
+        self.allomorphs = allomorphs
 
     @property
     def english(self) -> bool:
@@ -111,11 +114,13 @@ class Lexicon:
 
         lang: ISO 639-1 code of the language module (``english=True`` is the older spelling of
         ``lang="en"``); learned: the edit-script classifier (:mod:`wo.sr.morph`), else the
-        older suffix rules."""
+        older suffix rules.  The allomorph table (:class:`Allomorphs`) is counted from the same
+        sentences."""
         from .morph import build_inflector
 
         if english is not None and lang is None:
             lang = "en" if english else None
+        sents = list(sents)
         table: Dict[str, Counter] = defaultdict(Counter)
         rules: Dict[str, Dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         examples, sentence = [], []
@@ -139,12 +144,15 @@ class Lexicon:
                         rules[rk][lemma.lower()[len(lemma) - n:]][f"{strip}\t{suf}"] += 1
         return cls({k: dict(v) for k, v in table.items()},
                    {k: {e: dict(c) for e, c in v.items()} for k, v in rules.items()},
-                   lang, min_share, inflector=build_inflector(examples, sentence) if learned else None)
+                   lang, min_share, inflector=build_inflector(examples, sentence) if learned else None,
+                   allomorphs=Allomorphs.build(sents))
 
     def to_json(self) -> dict:
         """JSON-serialisable form (stored in the model header)."""
         d = {"table": self.table, "english": self.english, "lang": self.lang,
              "min_share": self.min_share, "max_forms": self.max_forms}
+        if self.allomorphs is not None:
+            d["allomorphs"] = self.allomorphs.to_json()
         if self.inflector is not None:
             d["inflector"] = self.inflector.to_json()
             d["inflect_k"] = self.inflect_k
@@ -159,8 +167,9 @@ class Lexicon:
 
         lang = d.get("lang") or ("en" if d.get("english") else None)
         inf = EditInflector.from_json(d["inflector"]) if "inflector" in d else None
+        allo = Allomorphs.from_json(d["allomorphs"]) if "allomorphs" in d else None
         return cls(d["table"], d.get("rules"), lang, d.get("min_share", 0.05), d.get("max_forms", 4),
-                   inflector=inf, inflect_k=d.get("inflect_k", 2))
+                   inflector=inf, inflect_k=d.get("inflect_k", 2), allomorphs=allo)
 
     # ----------------------------------------------------------------- candidates
     def _rule_form(self, lemma: str, upos: str, feats: str) -> Optional[str]:
@@ -221,6 +230,84 @@ class Lexicon:
             if f not in forms:
                 forms.append(f)
         return forms, source
+
+
+class Allomorphs:
+    """Forms chosen by their neighbours: for each (lemma, UPOS, FEATS) that takes several forms
+    in the training treebank, how often each (lower-cased) form follows a word ending in a
+    character and precedes a word starting with one (elision and euphony: fr *le/l'*, it
+    *lo/il/l'*, el *τη/την*, the vowel harmony of Turkish clitics *mi/mı/mu*; learned, no
+    language is special-cased).
+
+    ``prev``/``next``: dict key -> dict character -> dict form -> count (key: the lexicon's
+    ``lemma\tUPOS\t\tFEATS``, :meth:`Lexicon.keys`; character: the neighbour's last/first
+    character lower-cased, ``<s>``/``</s>`` at the sentence boundaries); ``total``: dict key ->
+    dict form -> count.  :meth:`score` is the log10 ratio p(form | key, character) / p(form |
+    key), the context's evidence alone (the candidate order and the LM already carry the
+    prior), with p(form | key, c) = (n(c, form) + p(form | key)) / (n(c) + 1).
+    Build with :meth:`build`; JSON with :meth:`to_json` / :meth:`from_json` (in the lexicon).
+    """
+
+    BOS, EOS = "<s>", "</s>"
+
+    def __init__(self, prev: Dict[str, Dict[str, Dict[str, int]]], nxt: Dict[str, Dict[str, Dict[str, int]]],
+                 total: Dict[str, Dict[str, int]]):
+        self.prev, self.next, self.total = prev, nxt, total
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.total
+
+    def __len__(self) -> int:
+        return len(self.total)
+
+    @classmethod
+    def build(cls, sents: Iterable) -> "Allomorphs":
+        """Count from UD sentences (:class:`wo.io.Sentence`, syntactic words; tokens with lemma
+        ``_`` are skipped as keys but count as neighbours); only keys with at least two distinct
+        lower-cased forms are kept."""
+        prev: Dict[str, Dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        nxt: Dict[str, Dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        total: Dict[str, Counter] = defaultdict(Counter)
+        for s in sents:
+            n = len(s)
+            for i in range(n):
+                lemma = s.lemmas[i]
+                if lemma == "_" or not s.forms[i]:
+                    continue
+                k = Lexicon.keys(lemma, s.upos[i], s.xpos[i], s.feats[i])[1]
+                f = Lexicon.surface(s.forms[i], lemma, i).lower()
+                total[k][f] += 1
+                prev[k][s.forms[i - 1][-1:].lower() if i > 0 else cls.BOS][f] += 1
+                nxt[k][s.forms[i + 1][:1].lower() if i + 1 < n else cls.EOS][f] += 1
+        keep = {k for k, c in total.items() if len(c) > 1}
+        return cls({k: {c: dict(v) for c, v in prev[k].items()} for k in keep},
+                   {k: {c: dict(v) for c, v in nxt[k].items()} for k in keep},
+                   {k: dict(total[k]) for k in keep})
+
+    def to_json(self) -> dict:
+        """JSON-serialisable form."""
+        return {"prev": self.prev, "next": self.next, "total": self.total}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Allomorphs":
+        """Inverse of :meth:`to_json`."""
+        return cls(d["prev"], d["next"], d["total"])
+
+    def score(self, key: str, form: str, char: str, side: str) -> float:
+        """log10 p(form | key, neighbour character) - log10 p(form | key); side "prev" (char:
+        the preceding word's last character, or BOS) or "next" (the following word's first
+        character, or EOS).  0.0 for a key with one form."""
+        tot = self.total.get(key)
+        if tot is None:
+            return 0.0
+        form = form.lower()
+        n = sum(tot.values())
+        base = (tot.get(form, 0) + 0.1) / (n + 0.1 * (len(tot) + 1))
+        t = (self.prev if side == "prev" else self.next)[key].get(char)
+        if not t:
+            return 0.0
+        return math.log10((t.get(form, 0) + base) / (sum(t.values()) + 1.0)) - math.log10(base)
+
 
 
 def coverage(lex: Lexicon, sents: Sequence, lower: bool = True) -> dict:

@@ -304,7 +304,10 @@ class Realizer(system.System):
     None = the header's ``decode.rerank_lms``, "none" = none (``rerank_lm="none"`` turns both off).
     max_memory: search memory per sentence in MiB of the search orderer (default 1536; past it
     the search stops, status "memory", see :class:`wo.dep.Linearizer`; the local orderer's
-    memory is linear in the sentence).
+    memory is linear in the sentence).  allomorph_weight: weight of the neighbour-character
+    evidence of the lexicon's :class:`wo.sr.inflect.Allomorphs` table in the choice of forms
+    (:func:`choose_forms`; local orderer; None = the header's ``decode.allomorph_weight``, 0 =
+    off).
     Raises ValueError if the model is not an SR model or max_memory is not positive, ModelError
     if its LM is missing.
     """
@@ -314,7 +317,7 @@ class Realizer(system.System):
                  patience_factor: Optional[float] = None, lm=None, articles: bool = True,
                  rerank_lm=None, rerank_weight: Optional[float] = None, gold_forms: bool = True,
                  lift_threshold: Optional[float] = None, rerank_lms=None, form_penalty: Optional[float] = None,
-                 max_memory: Optional[float] = None):
+                 max_memory: Optional[float] = None, allomorph_weight: Optional[float] = None):
         from .._fast._search import edges_for_memory
         from ..dep.core import DepSearch
         from .mwt import Contractions
@@ -342,6 +345,7 @@ class Realizer(system.System):
         self.rerank_lms = rerank_lms_of(model, "none" if rerank_lm == "none" else rerank_lms)
         self.rerank_weight = decode_option(rerank_weight, dec, "rerank_weight", DEFAULT_SR_RERANK_WEIGHT)
         self.form_penalty = decode_option(form_penalty, dec, "form_penalty", DEFAULT_SR_FORM_PENALTY)
+        self.allomorph_weight = decode_option(allomorph_weight, dec, "allomorph_weight", 0.0)
         self.local = None
         order = model.header["sr"].get("order")
         if order and order.get("kind") == "local":   # the local orderer (wo.sr.order), not the search
@@ -428,8 +432,11 @@ class Realizer(system.System):
                                           rescore=self._domain_rescore(s, heads, low),
                                           deadline=t0 + self.timeout if self.timeout > 0 else None)
         status = "timeout" if self.local.timed_out else "ok"
-        if self.rerank_lm is not None and not gold:
-            out = choose_forms(self.rerank_lm, [cands[i] for i in idx], self.form_penalty)
+        allo = self.lexicon.allomorphs if self.allomorph_weight else None
+        if (self.rerank_lm is not None or allo is not None) and not gold:
+            keys = [Lexicon.keys(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])[1] for i in idx] if allo else None
+            out = choose_forms(self.rerank_lm, [cands[i] for i in idx], self.form_penalty, keys=keys,
+                               allomorphs=allo, allomorph_weight=self.allomorph_weight)
         else:
             out = [forms[i] for i in idx]
         lang = self.lexicon.language
@@ -525,16 +532,22 @@ class Realizer(system.System):
                         score=float(score), status=status, pops=pops, seconds=time.perf_counter() - t0)
 
 
-def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int = 8) -> List[str]:
+def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int = 8,
+                 keys: Optional[Sequence[str]] = None, allomorphs=None, allomorph_weight: float = 0.0) -> List[str]:
     """The form of each token of an ordered sentence, chosen among its candidates (best first)
     by a left-to-right beam search under the word LM ``lm`` (lower-cased forms, log10 p with
-    sentence boundaries) minus ``penalty`` per rank down a token's candidate list.
+    sentence boundaries; None: no LM term) minus ``penalty`` per rank down a token's candidate
+    list, plus ``allomorph_weight`` x the neighbour-character evidence of the
+    :class:`wo.sr.inflect.Allomorphs` table for the tokens' lexicon ``keys`` (each form against
+    the previous word's last character and the next word's first character).
 
-    cands: per output position, a non-empty list of str.  Returns list[str], one per position.
+    cands: per output position, a non-empty list of str; keys: per output position, the
+    lexicon key (:meth:`wo.sr.inflect.Lexicon.keys` [1]).  Returns list[str], one per position.
     """
+    allo = allomorphs if allomorph_weight and allomorphs is not None and keys is not None else None
     hyps = [(0.0, [])]
-    for c in cands:
-        if len(c) == 1 and len(hyps) == 1:
+    for pos, c in enumerate(cands):
+        if len(c) == 1 and len(hyps) == 1:   # one hypothesis, one form: nothing to choose
             hyps = [(sc, fs + [c[0]]) for sc, fs in hyps]
             continue
         nxt = []
@@ -542,10 +555,20 @@ def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int =
             ctx = [f.lower() for f in fs[-3:]]
             bos = len(fs) < 4
             for r, f in enumerate(c):
-                p = float(lm.word_scores(ctx + [f.lower()], bos=bos, eos=False)[-1])
+                p = float(lm.word_scores(ctx + [f.lower()], bos=bos, eos=False)[-1]) if lm is not None else 0.0
+                if allo is not None:
+                    a = 0.0
+                    if keys[pos] in allo:
+                        a += allo.score(keys[pos], f, fs[-1][-1:].lower() if fs else allo.BOS, "prev")
+                    if fs and keys[pos - 1] in allo:
+                        a += allo.score(keys[pos - 1], fs[-1], f[:1].lower(), "next")
+                    p += allomorph_weight * a
                 nxt.append((sc + p - penalty * r, fs + [f]))
         nxt.sort(key=lambda x: -x[0])
         hyps = nxt[:beam]
+    if allo is not None and cands and keys[-1] in allo and len(hyps) > 1:
+        hyps = sorted(((sc + allomorph_weight * allo.score(keys[-1], fs[-1], allo.EOS, "next"), fs)
+                       for sc, fs in hyps), key=lambda x: -x[0])
     return hyps[0][1]
 
 
