@@ -220,7 +220,7 @@ def relex(tb: str, log, model: Optional[str] = None) -> bool:
     the lexicon table, which the inflection model never overrides), so this equals retraining.
     Refuses (ValueError) when the rebuilt lexicon table differs from the model's.  Returns True
     when the model was updated."""
-    from wo.cli import _lexicon_sentences
+    from wo.sr.t1 import gold_sentences as _lexicon_sentences
     from wo.model import Model
     from wo.sr.inflect import Lexicon
     from wo.sr.t1 import read_t1
@@ -568,7 +568,7 @@ def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
     smaller weight on ties).  Writes ``sr.lexicon.allomorphs`` and ``decode.allomorph_weight``
     into the model (default out/sr-multi/TB/wo.wo) and out/sr-multi/TB/allo.json.  The weights
     and every candidate set are unchanged, so this equals retraining.  Returns the record."""
-    from wo.cli import _lexicon_sentences
+    from wo.sr.t1 import gold_sentences as _lexicon_sentences
     from wo.eval import sr_score
     from wo.io import read_conllu
     from wo.model import Model

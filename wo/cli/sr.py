@@ -104,7 +104,7 @@ def cmd_sr_realize(a) -> int:
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
             "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory}
     opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms,
-                lift_threshold=a.lift_threshold, form_penalty=a.form_penalty)
+                lift_threshold=a.lift_threshold, form_penalty=a.form_penalty, allomorph_weight=a.allomorph_weight)
     try:
         return batch_run(a, lambda bar: run(
             a.model, a.input, a.output, tok=a.tok or "auto", jobs=a.jobs, on_error=a.on_error, backend=a.backend,
@@ -230,6 +230,9 @@ def register(sub) -> None:
                         "for a shipped model the 4-gram beside it)")
     r.add_argument("--form-penalty", type=float, default=None,
                    help="local orderer: log10 LM cost per rank down a token's candidate forms (default: the model's)")
+    r.add_argument("--allomorph-weight", type=nonneg_float, default=None,
+                   help="local orderer: weight of the neighbouring words' characters in the choice of forms "
+                        "(elision, euphony, vowel harmony; learned from the treebank; 0 = off; default: the model's)")
     r.add_argument("--rerank-weight", type=float, default=None,
                    help=f"weight of --rerank-lm's log10 p (default: the model header's, else {DEFAULT_SR_RERANK_WEIGHT})")
     r.add_argument("--patience", type=nonneg_float, default=None,
