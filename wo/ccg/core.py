@@ -9,6 +9,7 @@ import numpy as np
 
 from .._fast._ccg import CCGGrammar
 from .._fast._search import Search
+from .._fast._train import Trainer
 from ..model import search_property
 from .instance import CCGTables, Instance
 
@@ -31,7 +32,8 @@ class CCGSearch:
         self.grammar.set_tables(*tables.arrays())
         self.lm = lm
         self.grammar.set_lm(lm.core if lm is not None else None)
-        self.search = Search(self.grammar, weights, hash_bits, accum)
+        self.search = (Search(self.grammar, weights, hash_bits) if accum is None
+                       else Trainer(self.grammar, weights, hash_bits, accum))
 
     def _set(self, inst: Instance, gold: bool = False) -> None:
         """Install an instance (with its gold arrays if ``gold``; with an LM, the LM ids of the
