@@ -18,7 +18,7 @@ cdef struct Walk:
     int32_t* out                # word ids of the phrases found, concatenated
     int32_t* lens
     int64_t* rows               # row of each phrase in its order's arrays
-    long nout, cap, nph, capph
+    int nout, cap, nph, capph   # words and phrases found, and their pools' capacities
 
 
 cdef class TrieIndex:

@@ -10,7 +10,7 @@ objects and no allocation inside the walk (the output buffers grow geometrically
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdlib cimport free, malloc, realloc, qsort
+from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy
 from ._typedefs cimport int32_t, int64_t, uint32_t, uint64_t
 from ._lm cimport NgramModel, LMState, LM_MAX_ORDER, lm_mix
@@ -18,24 +18,13 @@ from ._utils cimport grow, now as _now
 
 
 cdef int _emit(Walk* w, int n, int64_t row) noexcept nogil:
-    cdef int i
-    cdef void* p
-    if w.nout + n > w.cap:
-        w.cap = 2 * w.cap + n
-        p = realloc(w.out, w.cap * sizeof(int32_t))
-        if p == NULL:
-            return -1
-        w.out = <int32_t*>p
-    if w.nph + 1 > w.capph:
-        w.capph = 2 * w.capph + 1
-        p = realloc(w.lens, w.capph * sizeof(int32_t))
-        if p == NULL:
-            return -1
-        w.lens = <int32_t*>p
-        p = realloc(w.rows, w.capph * sizeof(int64_t))
-        if p == NULL:
-            return -1
-        w.rows = <int64_t*>p
+    """Append the current n-gram (w.path[:n]) and its row to the output pools; -1: no memory."""
+    cdef int i, c = w.capph
+    if grow(<void**>&w.out, &w.cap, sizeof(int32_t), w.nout + n) < 0:
+        return -1
+    if (grow(<void**>&w.lens, &c, sizeof(int32_t), w.nph + 1) < 0
+            or grow(<void**>&w.rows, &w.capph, sizeof(int64_t), w.nph + 1) < 0):
+        return -1
     for i in range(n):
         w.out[w.nout + i] = w.ids[w.path[i]]
     w.nout += n

@@ -1,8 +1,8 @@
 """The dependency grammar on the shared search core, with the array-level API the front ends use.
 
 :class:`DepSearch` pairs a :class:`wo._fast._dep.DepGrammar` with a
-:class:`wo._fast._search.Search` over one weight vector; each call sets the instance arrays and
-runs the driver.  Array shapes and dtypes are those of ``DepGrammar.set_instance``.
+:class:`wo._fast._search.Search` (training: :class:`wo._fast._train.Trainer`) over one weight
+vector; each call sets the instance arrays and runs the driver.  Array shapes and dtypes are those of ``DepGrammar.set_instance``.
 """
 from __future__ import annotations
 
