@@ -1,6 +1,7 @@
 """The CCG grammar on the shared search core: :class:`CCGSearch` pairs a
 :class:`wo._fast._ccg.CCGGrammar` (tables of one model) with a :class:`wo._fast._search.Search`
-(training: its subclass :class:`wo._fast._train.Trainer`) over one weight vector (Zhang & Clark 2015, §3, Algorithms 1 and 3)."""
+(training: its subclass :class:`wo._fast._train.Trainer`) over one weight vector (Zhang & Clark
+2015, §3, Algorithms 1 and 3)."""
 from __future__ import annotations
 
 from typing import Optional
