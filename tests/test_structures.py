@@ -63,3 +63,23 @@ def test_dp_signature_chart_with_a_full_beam_still_evicts_the_lowest():
 def test_edge_struct_stays_compact():
     # 80 bytes until the int16 pair keys (the chart scan's arc filter: full trees 2x faster)
     assert edge_size() <= 88
+
+
+def test_training_is_a_search_subclass_that_needs_writable_weights_and_an_accumulator():
+    import pytest
+
+    from wo._fast._dep import DepGrammar
+    from wo._fast._search import Search
+    from wo._fast._train import Trainer
+
+    W = np.zeros(1 << 10, dtype=np.float32)
+    assert not hasattr(Search(DepGrammar(), W, 10), "train_one")   # decoding only
+    t = Trainer(DepGrammar(), W, 10, np.zeros(1 << 10))
+    assert isinstance(t, Search) and t.n_updates == 0 and t.avg_count == 1.0
+    ro = W.copy()
+    ro.flags.writeable = False
+    Search(DepGrammar(), ro, 10)                                     # read-only decodes
+    with pytest.raises(ValueError, match="writable"):
+        Trainer(DepGrammar(), ro, 10, np.zeros(1 << 10))
+    with pytest.raises(ValueError, match="accumulator"):
+        Trainer(DepGrammar(), W, 10, np.zeros(1 << 10, dtype=np.float32))

@@ -150,8 +150,8 @@ def require_model(name: str, what: str = "model") -> str:
 
 def search_property(name: str, doc: str, settable: bool = False) -> property:
     """A property that reads (and with ``settable`` writes) ``self.search.<name>``: the training
-    state of the shared :class:`wo._fast._search.Search` driver, forwarded by the grammars'
-    Python wrappers (``DepSearch``, ``CCGSearch``)."""
+    state of the shared driver (:class:`wo._fast._train.Trainer`, the ``Search`` that trains),
+    forwarded by the grammars' Python wrappers (``DepSearch``, ``CCGSearch``)."""
     get = lambda self: getattr(self.search, name)  # noqa: E731
     put = (lambda self, v: setattr(self.search, name, v)) if settable else None
     return property(get, put, doc=doc)

@@ -1,9 +1,9 @@
 # Agenda (max-heap) and chart (beam min-heap with an optional DP-signature table) of the
 # best-first search (Zhang & Clark 2015, section 3.4, Algorithms 1 and 4).
-from libc.stdlib cimport realloc
 from libc.stdint cimport uint16_t
 from ._typedefs cimport eid_t, uint64_t, int32_t, int16_t
-from ._arena cimport Edge, grow
+from ._arena cimport Edge
+from ._utils cimport grow
 
 
 cdef struct Heap:

@@ -1,44 +1,20 @@
 # Edge arena and coverage bitsets of the best-first search (Zhang & Clark 2015, sections 3.2-3.4).
 # Every edge of a sentence is a C struct in one growing array; surfaces (leaf ids) and coverage
 # bitsets of popped edges live in two pools.  All memory is owned by the Arena and reused.
-from libc.stdlib cimport realloc
 from libc.string cimport memcpy, memset
 from ._typedefs cimport score_t, eid_t, int32_t, int16_t, uint8_t, uint64_t
+from ._utils cimport grow
 
 
-cdef struct DepState:
-    # dependency grammar (section 4.2): dependents of the head and constraint counters
-    int32_t ldep1, ldep2   # leaf ids of the outermost and second-outermost left dependents (-1: none)
-    int32_t rdep1, rdep2   # same on the right
-    int16_t hpos           # position of the head inside the surface string
-    int16_t lval, rval     # left and right valency of the head
-    int16_t gdeps          # number of the head's given (constrained) dependents already attached
-    int16_t linl, linr     # number of the head's `lin`-ordered dependents attached on each side
+cdef enum:
+    STATE_BYTES = 32       # sizeof(GrammarState): the most a grammar's state struct may take
 
-cdef struct CCGState:
-    # CCG grammar (section 3.2): an action may apply one unary rule on top of a lexical
-    # category assignment or a binary rule, so every edge has at most one unary rule
-    int32_t cat            # category id of the edge (after its unary rule, if any)
-    int32_t base           # category before the unary rule (== cat without one)
-    int32_t rule           # binary rule index (-1: leaf edge)
-    int32_t urule          # unary rule index (-1: none)
-    int32_t gid            # gold derivation node the edge equals (-1: not gold)
-
-cdef struct SMTState:
-    # synthesis grammar of syntactic SMT (Zhang et al. 2014, section 2.2): an edge is a target
-    # dependency tree over translation options; the head is a word slot of one option
-    int32_t hslot          # word slot of the head word
-    int32_t ldep1, rdep1   # word slots of the outermost left / right dependent attached (-1: none)
-    int16_t hpos           # position of the head inside the surface string
-    int16_t lval, rval     # left and right valency of the head (attachments by combination)
-    int16_t ncov           # source units covered
-    int16_t slo, shi       # first and last source unit covered
-
-cdef union GrammarState:
-    # one member per grammar; a new grammar adds its member here
-    DepState dep
-    CCGState ccg
-    SMTState smt
+cdef struct GrammarState:
+    # the grammar-specific part of an edge, opaque to the core: a grammar declares its own
+    # state struct in its .pxd (DepState in _dep.pxd, CCGState in _ccg.pxd, SMTState in
+    # _smt.pxd) and reads it through a cast of ``&edge.st`` (STATE_BYTES bytes, 8-aligned);
+    # the size is fixed at compile time so an Edge stays one flat 88-byte struct
+    uint64_t words[4]
 
 cdef struct Edge:
     # one hypothesis: a derivation over a set of units (input tokens) with its surface order
@@ -59,7 +35,7 @@ cdef struct Edge:
     int16_t pk_want        # only if pk_want of one is -1 or the other's pk_head (dependency:
                            # head token and its given head, -3 while the head misses a given
                            # dependent); the chart scan skips other pairs
-    GrammarState st        # grammar-specific part
+    GrammarState st        # grammar-specific part (see GrammarState)
 
 cdef struct Arena:
     Edge* E
@@ -73,25 +49,6 @@ cdef struct Arena:
     const int32_t* leaf_uend   # NULL, or one past the last unit of each leaf's unit span
     const int32_t* leaf_woff   # NULL (a leaf's surface is its own id), or CSR offsets into
     const int32_t* leaf_words  # leaf_words: the surface ids (word slots) of each leaf
-
-
-cdef inline int grow(void** p, int* cap, size_t size, int need) noexcept nogil:
-    """Double ``cap`` (elements of ``size`` bytes) until it holds ``need``, reallocating ``p[0]``.
-
-    Returns 0, or -1 (p and cap unchanged) when memory runs out.  Every pool of the core grows so.
-    """
-    cdef int c = cap[0]
-    cdef void* q
-    if need <= c:
-        return 0
-    while c < need:
-        c *= 2
-    q = realloc(p[0], c * size)
-    if q == NULL:
-        return -1
-    p[0] = q
-    cap[0] = c
-    return 0
 
 
 cdef int arena_init(Arena* A) except -1

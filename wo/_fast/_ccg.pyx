@@ -33,11 +33,17 @@ cimport cython
 from ._typedefs cimport feat_t, eid_t, uint32_t, int32_t, int64_t, uint64_t, uint8_t
 from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3
-from ._arena cimport Edge, new_edge
+from ._arena cimport Edge, GrammarState, new_edge
 from ._search cimport Grammar, Search
 from ._lmfeat cimport LMFeatures
 
+from ._search import instance_array as _arr
+
 cnp.import_array()
+
+# the grammar's state lives in the edge's opaque field: it must fit there (_arena.pxd, STATE_BYTES)
+if sizeof(CCGState) > sizeof(GrammarState):
+    raise ImportError("CCGState is larger than the edge's GrammarState (STATE_BYTES in _arena.pxd)")
 
 # special atoms (fixed forever: part of the model format)
 cdef uint32_t A_NONE = 0x9E3779B1u
@@ -90,9 +96,6 @@ cdef inline int32_t _at(const int32_t* SL, int nl, const int32_t* SR, int nr, in
     return SL[p] if p < nl else SR[p - nl]
 
 
-from ._search import instance_array as _arr
-
-
 @cython.final
 cdef class CCGGrammar(Grammar):
     """The CCG grammar (Zhang & Clark 2015, section 3) behind :class:`wo._fast._search.Search`.
@@ -105,38 +108,6 @@ cdef class CCGGrammar(Grammar):
     nested tuple: ``(0, leaf)`` a lexical category assignment (leaf id), ``(1, cat, child)``
     a unary rule, ``(2, cat, head, left, right)`` a binary rule (head 0: left child, 1: right).
     """
-    # model tables (set_tables)
-    cdef const int64_t* bin_key      # sorted unique (left << 32 | right) category pairs
-    cdef const int32_t* bin_start    # rules of pair k: [bin_start[k], bin_start[k+1])
-    cdef const int32_t* bin_res      # result category per binary rule
-    cdef const int32_t* bin_head     # 0: left child is the head, 1: right
-    cdef const uint32_t* bin_atom    # atom of the rule (feature value)
-    cdef int nbin_key
-    cdef int32_t glue_rule           # pseudo rule joining anything in the glue completion (-1 none)
-    cdef public bint dp_on           # DP-signature pruning of the chart (section 3.4); default on
-    cdef const int32_t* un_start     # unary rules of category c: [un_start[c], un_start[c+1])
-    cdef const int32_t* un_res
-    cdef const uint32_t* un_atom
-    cdef const uint32_t* cat_atom    # atom of each category string
-    cdef int ncat
-    cdef object _trefs
-    # instance (set_instance)
-    cdef const uint32_t* tok_word
-    cdef const int32_t* leaf_tok
-    cdef const uint32_t* leaf_pos
-    cdef const int32_t* leaf_lex     # lexical category of each leaf
-    cdef const int32_t* leaf_urule   # unary rule applied on top (-1: none)
-    cdef object _refs
-    # gold derivation (training, forced decoding)
-    cdef const int32_t* g_cat        # category of each gold node
-    cdef const int32_t* g_parent     # parent node (-1: root)
-    cdef const int32_t* g_left       # left child of a binary node (-1 otherwise)
-    cdef const int32_t* g_kind       # 0 leaf, 1 unary, 2 binary
-    cdef const int32_t* tok_gnode    # gold leaf node of each token
-    cdef int ngold
-    # n-gram LM features (set_lm)
-    cdef LMFeatures lmf
-    cdef bint has_lm
 
     def __cinit__(self):
         self.n = 0
@@ -395,7 +366,7 @@ cdef class CCGGrammar(Grammar):
         return self._gold_unary(g, self.leaf_urule[leaf])
 
     cdef inline int32_t _gold_binary(self, eid_t le, eid_t re, int32_t r, Search s) noexcept nogil:
-        cdef int32_t a = s.A.E[le].st.ccg.gid, b = s.A.E[re].st.ccg.gid, p
+        cdef int32_t a = ccg_state(&s.A.E[le]).gid, b = ccg_state(&s.A.E[re]).gid, p
         if not self.has_gold or a < 0 or b < 0:
             return -1
         p = self.g_parent[a]
@@ -426,12 +397,12 @@ cdef class CCGGrammar(Grammar):
             x.nact = 2 if u >= 0 else 1
             x.act = 0
             x.span_lo = -1; x.span_hi = -1
-            x.st.ccg.base = self.leaf_lex[i]
-            x.st.ccg.cat = self.un_res[u] if u >= 0 else self.leaf_lex[i]
-            x.st.ccg.rule = -1
-            x.st.ccg.urule = u
+            ccg_state(x).base = self.leaf_lex[i]
+            ccg_state(x).cat = self.un_res[u] if u >= 0 else self.leaf_lex[i]
+            ccg_state(x).rule = -1
+            ccg_state(x).urule = u
             g = self._gold_leaf(i)
-            x.st.ccg.gid = g
+            ccg_state(x).gid = g
             x.gold = 1 if g >= 0 else 0
             key[0] = T_SEN_LEAF; key[1] = <uint32_t>i
             x.sig = (<uint64_t>murmurhash3_words(key, 2, 1) << 32) | murmurhash3_words(key, 2, 2)
@@ -458,11 +429,11 @@ cdef class CCGGrammar(Grammar):
         x.nact = L.nact + R.nact + (2 if u >= 0 else 1)
         x.act = 1
         x.span_lo = -1; x.span_hi = -1
-        x.st.ccg.base = self.bin_res[r]
-        x.st.ccg.cat = self.un_res[u] if u >= 0 else self.bin_res[r]
-        x.st.ccg.rule = r
-        x.st.ccg.urule = u
-        x.st.ccg.gid = gid
+        ccg_state(x).base = self.bin_res[r]
+        ccg_state(x).cat = self.un_res[u] if u >= 0 else self.bin_res[r]
+        ccg_state(x).rule = r
+        ccg_state(x).urule = u
+        ccg_state(x).gid = gid
         x.gold = 1 if gid >= 0 else 0
         cdef uint32_t sk[7]
         sk[0] = T_SEN_BIN
@@ -476,7 +447,7 @@ cdef class CCGGrammar(Grammar):
         """Every binary rule instance with (category of le, category of re) as (left, right),
         each alone and followed by every unary rule on its result.  Returns the number of
         edges pushed, or -1 (memory).  Coverage disjointness is the caller's check."""
-        cdef int64_t key = (<int64_t>s.A.E[le].st.ccg.cat << 32) | <int64_t>s.A.E[re].st.ccg.cat
+        cdef int64_t key = (<int64_t>ccg_state(&s.A.E[le]).cat << 32) | <int64_t>ccg_state(&s.A.E[re]).cat
         cdef int lo = 0, hi = self.nbin_key, mid
         while lo < hi:                 # binary search of the sorted pair keys
             mid = (lo + hi) >> 1
@@ -511,7 +482,7 @@ cdef class CCGGrammar(Grammar):
         cdef Edge* x = &s.A.E[e]
         if x.left < 0:
             return self._leaf_features(s, x.head)
-        return self._combine_features(s, x.left, x.right, x.st.ccg.rule, x.st.ccg.urule)
+        return self._combine_features(s, x.left, x.right, ccg_state(x).rule, ccg_state(x).urule)
 
     cdef bint is_goal(self, Search s, eid_t e) noexcept nogil:
         """A goal edge covers every input token (any category)."""
@@ -526,7 +497,7 @@ cdef class CCGGrammar(Grammar):
         cdef int32_t l0 = S[0], l1 = S[1] if nw > 1 else -1
         cdef int32_t r0 = S[nw - 1], r1 = S[nw - 2] if nw > 1 else -1
         cdef uint32_t key[11]
-        key[0] = <uint32_t>x.st.ccg.cat
+        key[0] = <uint32_t>ccg_state(x).cat
         key[1] = self._wd(x.head); key[2] = self._ps(x.head)
         key[3] = self._wd(l0); key[4] = self._wd(l1); key[5] = self._wd(r1); key[6] = self._wd(r0)
         key[7] = self._ps(l0); key[8] = self._ps(l1); key[9] = self._ps(r1); key[10] = self._ps(r0)
@@ -538,7 +509,7 @@ cdef class CCGGrammar(Grammar):
 
     cdef object _tree(self, Search s, eid_t e):
         cdef Edge* x = &s.A.E[e]
-        cdef int32_t u = x.st.ccg.urule, r = x.st.ccg.rule
+        cdef int32_t u = ccg_state(x).urule, r = ccg_state(x).rule
         if x.left < 0:
             t = (0, int(x.head))
         else:

@@ -2,10 +2,25 @@
 # dependency trees; Table 2 feature templates; the input constraints of section 4.1; SR'19
 # candidate-form groups, arc labels and `lin` (section 5.7).
 cimport cython
-from ._typedefs cimport uint32_t, int32_t, eid_t, feat_t, uint64_t, uint8_t
+from ._typedefs cimport uint32_t, int32_t, int16_t, eid_t, feat_t, uint64_t, uint8_t
 from ._weights cimport FeatBuf
+from ._arena cimport Edge
+from ._arcs cimport ArcState
 from ._search cimport Grammar, Search
 from ._lmfeat cimport LMFeatures
+
+
+cdef struct DepState:
+    # an edge's grammar state (section 4.2), in the edge's opaque ``st`` field (dep_state())
+    ArcState arc           # head position, valencies, outermost dependents (leaf ids)
+    int32_t ldep2, rdep2   # leaf ids of the second-outermost left / right dependents (-1: none)
+    int16_t gdeps          # number of the head's given (constrained) dependents already attached
+    int16_t linl, linr     # number of the head's `lin`-ordered dependents attached on each side
+
+
+cdef inline DepState* dep_state(Edge* x) noexcept nogil:
+    """The dependency state of edge x."""
+    return <DepState*>&x.st
 
 
 cdef struct ArcCtx:

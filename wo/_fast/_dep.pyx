@@ -20,11 +20,16 @@ from ._typedefs cimport atom_t, feat_t, eid_t
 from ._typedefs cimport uint32_t, int32_t, int16_t, uint8_t, uint64_t
 from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3, add4, add5, add6, dot
-from ._arena cimport Edge, new_edge
+from ._arena cimport Edge, GrammarState, new_edge
+from ._arcs cimport ArcState, arc_leaf, arc_allowed, arc_join, arc_edge
 from ._search cimport Grammar, Search
 from ._lmfeat cimport LMFeatures
 
 cnp.import_array()
+
+# the grammar's state lives in the edge's opaque field: it must fit there (_arena.pxd, STATE_BYTES)
+if sizeof(DepState) > sizeof(GrammarState):
+    raise ImportError("DepState is larger than the edge's GrammarState (STATE_BYTES in _arena.pxd)")
 
 # special atoms (arbitrary odd constants, fixed forever: they are part of the model format)
 cdef uint32_t A_NONE = 0x9E3779B1u
@@ -444,21 +449,21 @@ cdef class DepGrammar(Grammar):
         c.headleft = headleft
         if headleft:
             H = L; M = R
-            c.hp = L.st.dep.hpos; c.mp = c.nl + R.st.dep.hpos
+            c.hp = dep_state(L).arc.hpos; c.mp = c.nl + dep_state(R).arc.hpos
             c.dir = 1
-            c.sb = H.st.dep.rdep1; c.sb2 = H.st.dep.rdep2
+            c.sb = dep_state(H).arc.rdep1; c.sb2 = dep_state(H).rdep2
         else:
             H = R; M = L
-            c.hp = c.nl + R.st.dep.hpos; c.mp = L.st.dep.hpos
+            c.hp = c.nl + dep_state(R).arc.hpos; c.mp = dep_state(L).arc.hpos
             c.dir = 2
-            c.sb = H.st.dep.ldep1; c.sb2 = H.st.dep.ldep2
+            c.sb = dep_state(H).arc.ldep1; c.sb2 = dep_state(H).ldep2
         c.h = H.head; c.m = M.head
-        c.ml = M.st.dep.ldep1; c.mr = M.st.dep.rdep1
-        c.mlval = M.st.dep.lval; c.mrval = M.st.dep.rval
+        c.ml = dep_state(M).arc.ldep1; c.mr = dep_state(M).arc.rdep1
+        c.mlval = dep_state(M).arc.lval; c.mrval = dep_state(M).arc.rval
         if headleft:
-            c.hl1 = H.st.dep.ldep1; c.hr1 = c.m; c.hlval = H.st.dep.lval; c.hrval = H.st.dep.rval + 1
+            c.hl1 = dep_state(H).arc.ldep1; c.hr1 = c.m; c.hlval = dep_state(H).arc.lval; c.hrval = dep_state(H).arc.rval + 1
         else:
-            c.hl1 = c.m; c.hr1 = H.st.dep.rdep1; c.hlval = H.st.dep.lval + 1; c.hrval = H.st.dep.rval
+            c.hl1 = c.m; c.hr1 = dep_state(H).arc.rdep1; c.hlval = dep_state(H).arc.lval + 1; c.hrval = dep_state(H).arc.rval
         c.dist = <uint32_t>_norm(c.hp - c.mp)
         c.size = <uint32_t>_norm(c.nl + c.nr)
         c.wh = self._wd(c.h); c.ph = self._ps(c.h); c.wm = self._wd(c.m); c.pm = self._ps(c.m)
@@ -738,6 +743,7 @@ cdef class DepGrammar(Grammar):
         cdef uint32_t key3[6]
         cdef eid_t e
         cdef Edge* x
+        cdef DepState* xs
         cdef int tok
         if self.has_lm:
             self.lmf.begin(s)              # a new search: edge ids start again
@@ -757,9 +763,11 @@ cdef class DepGrammar(Grammar):
             if self.n < 32767:             # pair keys are int16 (longer inputs: no filter)
                 x.pk_head = <int16_t>self.leaf_tok[i]
                 x.pk_want = <int16_t>(self.given_head[x.pk_head] if self.given_ndeps[x.pk_head] == 0 else -3)
-            x.st.dep.ldep1 = -1; x.st.dep.ldep2 = -1; x.st.dep.rdep1 = -1; x.st.dep.rdep2 = -1
-            x.st.dep.hpos = 0; x.nwords = 1; x.nact = 1; x.st.dep.lval = 0; x.st.dep.rval = 0
-            x.st.dep.gdeps = 0; x.st.dep.linl = 0; x.st.dep.linr = 0
+            xs = dep_state(x)
+            arc_leaf(&xs.arc, 0)
+            xs.ldep2 = -1; xs.rdep2 = -1
+            xs.gdeps = 0; xs.linl = 0; xs.linr = 0
+            x.nwords = 1; x.nact = 1
             x.act = 0
             x.gold = 0
             x.span_lo = -1; x.span_hi = -1
@@ -793,26 +801,26 @@ cdef class DepGrammar(Grammar):
         cdef Edge* M
         if headleft:
             H = L; M = R
-            if H.st.dep.lval > 0:          # right dependents before left ones
-                return 0
         else:
             H = R; M = L
+        if not arc_allowed(&dep_state(H).arc, headleft):   # right dependents before left ones
+            return 0
         if self.has_order and L.span_hi != R.span_lo:   # not adjacent in the given string
             return 0
         cdef int htok = self.leaf_tok[H.head], mtok = self.leaf_tok[M.head]
         cdef int32_t gh = self.given_head[mtok]
         if gh != -1 and gh != htok:   # given head (or given root) disagrees
             return 0
-        if M.st.dep.gdeps != self.given_ndeps[mtok]:   # m still misses a given dependent
+        if dep_state(M).gdeps != self.given_ndeps[mtok]:   # m still misses a given dependent
             return 0
         cdef int32_t lin = self.tok_lin[mtok]
         if lin != 0:   # SR'19 `lin`: side of the head, rank among the head's lin-dependents there
             if headleft:
-                if lin < 0 or H.st.dep.linr != lin - 1:
+                if lin < 0 or dep_state(H).linr != lin - 1:
                     return 0
-            elif lin > 0 or H.st.dep.linl != -lin - 1:
+            elif lin > 0 or dep_state(H).linl != -lin - 1:
                 return 0
-        if not headleft and H.st.dep.linr != self.lin_need[2 * htok + 1]:
+        if not headleft and dep_state(H).linr != self.lin_need[2 * htok + 1]:
             return 0   # a left dependent would close the right side before its lin-dependents
         cdef uint8_t gold = 0
         if self.has_gold and L.gold and R.gold and L.span_hi == R.span_lo and self.gold_head[mtok] == htok:
@@ -830,31 +838,21 @@ cdef class DepGrammar(Grammar):
         else:
             H = R; M = L
         cdef Edge* x = &s.A.E[e]
-        x.left = le; x.right = re; x.head = H.head
+        cdef DepState* xs = dep_state(x)
+        cdef DepState* hs = dep_state(H)
+        arc_edge(x, le, re, L, R, headleft)
         if self.n < 32767:
             x.pk_head = <int16_t>htok; x.pk_want = <int16_t>self.given_head[htok]
-        x.act = <uint8_t>headleft
-        cdef uint32_t sk[5]
-        sk[0] = <uint32_t>(L.sig >> 32); sk[1] = <uint32_t>L.sig
-        sk[2] = <uint32_t>(R.sig >> 32); sk[3] = <uint32_t>R.sig; sk[4] = <uint32_t>headleft
-        x.sig = (<uint64_t>murmurhash3_words(sk, 5, 3) << 32) | murmurhash3_words(sk, 5, 4)
+        arc_join(&xs.arc, &hs.arc, M.head, headleft, L.nwords)
         if headleft:
-            x.st.dep.hpos = L.st.dep.hpos
-            x.st.dep.ldep1 = H.st.dep.ldep1; x.st.dep.ldep2 = H.st.dep.ldep2
-            x.st.dep.rdep1 = M.head; x.st.dep.rdep2 = H.st.dep.rdep1
-            x.st.dep.lval = H.st.dep.lval; x.st.dep.rval = H.st.dep.rval + 1
+            xs.ldep2 = hs.ldep2; xs.rdep2 = hs.arc.rdep1
         else:
-            x.st.dep.hpos = L.nwords + R.st.dep.hpos
-            x.st.dep.ldep1 = M.head; x.st.dep.ldep2 = H.st.dep.ldep1
-            x.st.dep.rdep1 = H.st.dep.rdep1; x.st.dep.rdep2 = H.st.dep.rdep2
-            x.st.dep.lval = H.st.dep.lval + 1; x.st.dep.rval = H.st.dep.rval
-        x.st.dep.gdeps = H.st.dep.gdeps + (1 if gh == htok else 0)
-        if x.st.dep.gdeps != self.given_ndeps[htok] and self.n < 32767:
+            xs.ldep2 = hs.arc.ldep1; xs.rdep2 = hs.rdep2
+        xs.gdeps = hs.gdeps + (1 if gh == htok else 0)
+        if xs.gdeps != self.given_ndeps[htok] and self.n < 32767:
             x.pk_want = -3                 # misses a given dependent: cannot be a dependent yet
-        x.st.dep.linl = H.st.dep.linl + (1 if lin < 0 else 0)
-        x.st.dep.linr = H.st.dep.linr + (1 if lin > 0 else 0)
-        x.nwords = L.nwords + R.nwords
-        x.nact = L.nact + R.nact + 1
+        xs.linl = hs.linl + (1 if lin < 0 else 0)
+        xs.linr = hs.linr + (1 if lin > 0 else 0)
         x.gold = gold
         if gold or self.has_order:
             x.span_lo = L.span_lo; x.span_hi = R.span_hi
@@ -888,7 +886,7 @@ cdef class DepGrammar(Grammar):
         if x.nwords != self.n:
             return False
         tok = self.leaf_tok[x.head]
-        return (self.given_head[tok] == -1 or self.given_head[tok] == -2) and x.st.dep.gdeps == self.given_ndeps[tok]
+        return (self.given_head[tok] == -1 or self.given_head[tok] == -2) and dep_state(x).gdeps == self.given_ndeps[tok]
 
     cdef void _fill_heads(self, Search s, eid_t e, int32_t* heads) noexcept nogil:
         cdef Edge* x = &s.A.E[e]

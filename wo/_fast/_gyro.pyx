@@ -10,49 +10,21 @@ objects and no allocation inside the walk (the output buffers grow geometrically
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdlib cimport free, malloc, realloc, qsort
+from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy
 from ._typedefs cimport int32_t, int64_t, uint32_t, uint64_t
 from ._lm cimport NgramModel, LMState, LM_MAX_ORDER, lm_mix
-from ._arena cimport grow
-from ._utils cimport now as _now
-
-cdef enum:
-    MAXN = 6
-
-
-cdef struct Walk:
-    const int32_t* ids          # distinct bag word ids, ascending
-    int32_t* left               # multiplicity still available per distinct word
-    int D
-    int nmin, nmax
-    uint32_t min_count
-    int32_t path[MAXN]          # distinct-word indices of the current n-gram
-    int32_t* out                # word ids of the phrases found, concatenated
-    int32_t* lens
-    int64_t* rows               # row of each phrase in its order's arrays
-    long nout, cap, nph, capph
+from ._utils cimport grow, now as _now
 
 
 cdef int _emit(Walk* w, int n, int64_t row) noexcept nogil:
-    cdef int i
-    cdef void* p
-    if w.nout + n > w.cap:
-        w.cap = 2 * w.cap + n
-        p = realloc(w.out, w.cap * sizeof(int32_t))
-        if p == NULL:
-            return -1
-        w.out = <int32_t*>p
-    if w.nph + 1 > w.capph:
-        w.capph = 2 * w.capph + 1
-        p = realloc(w.lens, w.capph * sizeof(int32_t))
-        if p == NULL:
-            return -1
-        w.lens = <int32_t*>p
-        p = realloc(w.rows, w.capph * sizeof(int64_t))
-        if p == NULL:
-            return -1
-        w.rows = <int64_t*>p
+    """Append the current n-gram (w.path[:n]) and its row to the output pools; -1: no memory."""
+    cdef int i, c = w.capph
+    if grow(<void**>&w.out, &w.cap, sizeof(int32_t), w.nout + n) < 0:
+        return -1
+    if (grow(<void**>&w.lens, &c, sizeof(int32_t), w.nph + 1) < 0
+            or grow(<void**>&w.rows, &w.capph, sizeof(int64_t), w.nph + 1) < 0):
+        return -1
     for i in range(n):
         w.out[w.nout + i] = w.ids[w.path[i]]
     w.nout += n
@@ -66,14 +38,6 @@ cdef class TrieIndex:
     """The trie arrays of a phrase index (memory-mapped or in memory): first int64[V+1];
     per order n = 2..N: words int32[m_n], counts uint32[m_n]; per order n = 2..N-1: child
     int64[m_n + 1] (see wo/gyro/index.py)."""
-    cdef object _refs
-    cdef int N
-    cdef long V
-    cdef const int64_t* first
-    cdef const int32_t* word[MAXN + 1]
-    cdef const uint32_t* cnt[MAXN + 1]
-    cdef const int64_t* child[MAXN + 1]
-    cdef int64_t m[MAXN + 1]
 
     def __init__(self, first, words, counts, child):
         cdef const int64_t[::1] f = np.ascontiguousarray(first, dtype=np.int64)
@@ -242,42 +206,6 @@ cdef class TrieIndex:
 # W 64-bit words with a guard bit per field: B + C fits the bag iff no guard bit is set.
 
 
-cdef enum:
-    KW_MAX = 16                  # 64-bit words per multiset key (bags of up to ~500 tokens)
-    JC_BITS = 16                 # boundary cache: 2^16 direct-mapped slots (1 MB)
-
-cdef struct GHyp:
-    int64_t tok                  # offset of its tokens (distinct-word indices) in the pool
-    float score                  # fragment log10 prob from the empty context
-    float opt                    # optimistic score as a right part: score - head + bound
-    uint64_t h                   # string hash
-    int32_t cell
-    LMState tail                 # LM state after the fragment
-    float head[LM_MAX_ORDER - 1] # in-fragment log10 p of the first N-1 words
-    uint64_t tkey                # hash of the tail state's words (boundary cache)
-    uint64_t hkey                # hash of the first N-1 tokens (boundary cache)
-    float bos, eos               # sentence corrections as a first / last part (NaN: not yet)
-
-cdef struct GJoin:
-    uint64_t key                 # mix of B's tkey and C's hkey, 0 = empty
-    float delta
-
-cdef struct GCell:
-    int64_t key                  # offset of its W key words in the key pool
-    int32_t first, n             # its hyps (contiguous, best first)
-    int32_t len                  # tokens
-    float used                   # sum of the future estimate over its tokens
-    float gain                   # max over its hyps of opt - score (bound of the boundary gain)
-    uint64_t kh                  # linear hash of the key
-
-cdef struct GCand:
-    int32_t b, c                 # hyps of B and C (B.C); b = -1 - phrase index and c = -1: phrase
-    float score                  # fragment score (sentence score in the top row)
-    float est                    # pruning key: score + future estimate of the complement
-    uint64_t h
-    uint64_t kh
-
-
 cdef inline int _asc(uint64_t a, uint64_t b) noexcept nogil:
     return 0 if a == b else (-1 if a < b else 1)
 
@@ -322,32 +250,6 @@ cdef class GyroChart:
     ``<s>``), an addition to the paper's pruning.  Cells of the top row are scored as sentences
     (``<s>``, ``</s>``), and the ``keep`` best distinct strings are the output lattice.
     """
-    cdef NgramModel lm
-    cdef int D, N, W, order
-    cdef int32_t* lmid
-    cdef int32_t* mult
-    cdef float* est                 # future estimate per distinct word (log10)
-    cdef uint64_t off[KW_MAX]
-    cdef uint64_t guard[KW_MAX]
-    cdef uint64_t full[KW_MAX]
-    cdef uint64_t R[KW_MAX]         # linear key-hash multipliers
-    cdef int* fword                 # key word and shift of each distinct word's field
-    cdef int* fshift
-    cdef uint64_t* pw               # string-hash powers
-    # pools
-    cdef GHyp* hyps
-    cdef int nhyp, caphyp
-    cdef GCell* cells
-    cdef int ncell, capcell
-    cdef uint64_t* keys
-    cdef int nkey, capkey
-    cdef int32_t* toks
-    cdef int ntok, captok
-    cdef GCand* cand
-    cdef int ncand, capcand
-    cdef int* row0                  # cells of row x: row0[x] .. row0[x+1]
-    cdef GJoin* jc                  # boundary cache: (B's tail words, C's first words) -> delta
-    cdef readonly long peak_cands, strings, cells_built
 
     @property
     def pool_bytes(self):

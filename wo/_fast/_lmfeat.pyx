@@ -16,7 +16,8 @@ from libc.string cimport memset
 
 from ._typedefs cimport int32_t, feat_t, eid_t, uint32_t, uint64_t
 from ._hash cimport murmurhash3_words
-from ._arena cimport Edge, grow
+from ._arena cimport Edge
+from ._utils cimport grow
 from ._search cimport Search
 from ._lm cimport NgramModel, LMState
 

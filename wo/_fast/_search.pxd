@@ -1,6 +1,7 @@
-# The best-first driver (Zhang & Clark 2015, Algorithms 1, 3 and 4) and the grammar interface
-# it searches with.  A grammar (dependency: _dep.pyx) subclasses Grammar and implements its
-# cdef methods; the driver calls them through the vtable, without the GIL.
+# The best-first decoding driver (Zhang & Clark 2015, Algorithms 1 and 4) and the grammar
+# interface it searches with.  A grammar (dependency: _dep.pyx) subclasses Grammar and implements
+# its cdef methods; the driver calls them through the vtable, without the GIL.  Training
+# (Algorithm 3) subclasses Search in _train.pyx.
 from ._typedefs cimport feat_t, weight_t, score_t, eid_t, uint32_t, uint64_t, int32_t
 from ._arena cimport Arena, Edge
 from ._agenda cimport Heap, Chart, SigMap
@@ -42,33 +43,26 @@ cdef class Search:
     cdef Chart chart
     cdef SigMap seen                # signatures of popped edges (duplicate derivations)
     cdef const weight_t* W
-    cdef weight_t* Wmut
-    cdef double* U
-    cdef object _wref, _uref
+    cdef object _wref
     cdef uint32_t mask              # feature index = hash & mask
     cdef feat_t* fbuf               # indicator features of one action, filled by the grammar
     cdef int fcap
     cdef feat_t rfeat[8]            # real-valued features of the same action (index, value)
     cdef double rval[8]
     cdef int nreal                  # set by the grammar with every action (0: none)
-    cdef feat_t* rtbuf              # real-valued features of two derivations (training)
+    cdef feat_t* rtbuf              # real-valued features of derivations (_tree_features)
     cdef double* rtval
     cdef int rtcap
-    cdef feat_t* tbuf               # features of two derivations (training)
+    cdef feat_t* tbuf               # indicator features of derivations (_tree_features)
     cdef int tcap
     cdef bint gold_only             # forced decoding: non-gold edges are dropped
     cdef bint frozen                # decode(): the weights do not change until it returns, so a
                                     # grammar may cache partial action scores (per search)
     cdef public bint score_cache    # allow that (default True; False: every action is hashed
                                     # and scored afresh, as in training)
-    cdef int epoch                  # incremented by every update (lazy rescoring)
+    cdef int epoch                  # model epoch: incremented by every training update (lazy rescoring)
     cdef eid_t* gold_ag             # gold edges on the agenda
     cdef int ngold_ag, cap_gold
-    cdef public long long n_updates
-    cdef public long long n_dp_pruned_gold  # updates for a gold edge pruned by a same-DP-signature edge (section 3.5)
-    cdef public double max_tau
-    cdef public int positive_choice
-    cdef public double avg_count
     cdef public long long last_pops
     cdef public long long last_edges
     cdef public long long total_edges
@@ -97,11 +91,5 @@ cdef class Search:
     cdef bint _out_of_bounds(self) noexcept nogil
     cdef eid_t _complete(self, int B) noexcept nogil
     cdef eid_t _merge_complete(self) noexcept nogil
-    cdef double _rescore(self, eid_t e) noexcept nogil
     cdef double _derivation_score(self, eid_t e)
     cdef int _tree_features(self, eid_t e, int* nt, int* nr) noexcept nogil
-    cdef int _update(self, eid_t pos, eid_t neg) noexcept nogil
-    cdef void _rescore_chart(self) noexcept nogil
-    cdef eid_t _min_gold(self) noexcept nogil
-    cdef int _negative_slot(self, eid_t rival) noexcept nogil
-    cdef int _gold_pruned(self, eid_t out, eid_t rival) noexcept nogil

@@ -23,23 +23,22 @@ The driver is written once against a small grammar interface (:class:`Grammar`):
 All memory is owned by one :class:`Search` and reused across sentences (spaCy's convention):
 the edge arena with its surface and bitset pools (``_arena``), the agenda and the chart
 (``_agenda``), feature buffers.  The pop loop, pop budget, timeout, goal patience, the
-completion phases and the training loop of Algorithm 3 run without the GIL and hold no
-Python objects.
+completion phases run without the GIL and hold no Python objects.  Training (Algorithm 3)
+is :class:`wo._fast._train.Trainer`, a subclass of :class:`Search` in its own module.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, free
 from libc.string cimport memset
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from ._typedefs cimport feat_t, weight_t, eid_t, uint32_t, uint64_t, int32_t, int16_t, uint8_t
 from ._hash cimport murmurhash3_words
-from ._weights cimport dot, scaled_update
-from ._arena cimport (Arena, Edge, arena_init, arena_free, arena_reset, grow, new_edge, materialise,
+from ._weights cimport dot
+from ._utils cimport grow, now as _now
+from ._arena cimport (Arena, Edge, arena_init, arena_free, arena_reset, new_edge, materialise,
                       disjoint, cover, scaled)
 from ._agenda cimport (Heap, Chart, SigMap, heap_init, heap_free, heap_push, heap_pop, chart_init,
-                       chart_free, chart_reset, chart_add, chart_remove_at, chart_heapify,
-                       chart_id, chart_key, sigmap_reset, sigmap_free, sigmap_find, pk_head_of,
+                       chart_free, chart_reset, chart_add, chart_id, sigmap_reset, sigmap_free, sigmap_find, pk_head_of,
                        pk_want_of)
 
 cnp.import_array()
@@ -71,12 +70,6 @@ def edges_for_memory(max_memory_mb) -> int:
     if not mb > 0:
         raise ValueError(f"max_memory must be positive MiB, not {max_memory_mb!r}")
     return max(1, int(mb * (1 << 20) / EDGE_BYTES))
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
 cdef class Grammar:
@@ -114,25 +107,25 @@ cdef class Grammar:
 
 
 cdef class Search:
-    """Agenda/chart best-first decoder and scaled large-margin trainer over one weight vector.
+    """Agenda/chart best-first decoder over one weight vector (training: the subclass
+    :class:`wo._fast._train.Trainer`).
 
     Parameters
     ----------
     grammar : a :class:`Grammar` subclass instance (e.g. ``wo._fast._dep.DepGrammar``); its
-        current instance is what :meth:`decode`, :meth:`forced` and the trainers search.
-    weights : numpy.ndarray, shape (2**hash_bits,), dtype float32, C-contiguous; writable for
-        training (read-only, e.g. memory-mapped, is fine for decoding).
+        current instance is what :meth:`decode` and :meth:`forced` search.
+    weights : numpy.ndarray, shape (2**hash_bits,), dtype float32, C-contiguous (read-only,
+        e.g. memory-mapped, is fine).
     hash_bits : int, log2 of the weight-table size; feature index = MurmurHash3 & (2**b - 1).
-    accum : numpy.ndarray float64 of the same shape, the averaging accumulator (training only).
 
     ``score_cache`` (bool, default True): inside :meth:`decode` the weights are fixed
     (``frozen``), and a grammar may score actions from its own caches of partial sums (the
     dependency grammar does); False makes every action be hashed and scored afresh, as in
     training (same outputs; a switch for measurements and tests).
 
-    Source: Zhang & Clark 2015, Algorithm 3 (training) and Algorithms 1/4 (decoding).
-    Raises ValueError if ``weights`` is not float32 with 2**hash_bits entries, or if ``accum``
-    is given with read-only weights; MemoryError when the pools cannot be allocated.
+    Source: Zhang & Clark 2015, Algorithms 1 and 4 (decoding).
+    Raises ValueError if ``weights`` is not float32 with 2**hash_bits entries; MemoryError when
+    the pools cannot be allocated.
     """
 
     def __cinit__(self):
@@ -154,7 +147,6 @@ cdef class Search:
         self.phase = 0
         self.frozen = False
         self.score_cache = True
-        self.U = NULL
         self.goals = NULL
         self.ngoals = 0
         self.cap_goals = 0
@@ -162,22 +154,13 @@ cdef class Search:
         self.last_capped = False
         self.deadline = 0.0
 
-    def __init__(self, Grammar grammar not None, weights, int hash_bits, accum=None):
+    def __init__(self, Grammar grammar not None, weights, int hash_bits):
         if weights.shape[0] != (1 << hash_bits) or weights.dtype != np.float32:
             raise ValueError("weights must be float32 with 2**hash_bits entries")
         cdef const weight_t[::1] wv = weights
-        cdef double[::1] uv
         self.g = grammar
         self._wref = weights
         self.W = &wv[0]
-        self.Wmut = NULL
-        if accum is not None:
-            if not weights.flags.writeable:
-                raise ValueError("training needs writable weights")
-            self.Wmut = <weight_t*>&wv[0]
-            uv = accum
-            self._uref = accum
-            self.U = &uv[0]
         self.mask = <uint32_t>((1 << hash_bits) - 1)
         arena_init(&self.A)
         heap_init(&self.agenda, 1 << 16)
@@ -192,11 +175,6 @@ cdef class Search:
         self.cap_goals = 256
         self.goals = <eid_t*>malloc(self.cap_goals * sizeof(eid_t))
         self.epoch = 0
-        self.n_updates = 0
-        self.n_dp_pruned_gold = 0
-        self.max_tau = 0.0
-        self.positive_choice = 0
-        self.avg_count = 1.0
         self.total_edges = 0
         self.last_goal = -1
         if (self.tbuf == NULL or self.gold_ag == NULL or self.rtbuf == NULL or self.rtval == NULL
@@ -765,26 +743,7 @@ cdef class Search:
         r = self._result(goal, STATUS_OK, pops)
         return True, r[0], r[1], r[2]
 
-    # ------------------------------------------------------------------ training
-    cdef double _rescore(self, eid_t e) noexcept nogil:
-        """F(e) under the current weights, memoised by epoch (RECOMPUTESCORES of Algorithm 3)."""
-        cdef Edge* x = &self.A.E[e]
-        cdef int k
-        cdef double f
-        if x.epoch == self.epoch:
-            return x.F
-        if x.left < 0:
-            k = self.g.features(self, e)
-            f = self.action_score(k)
-        else:
-            f = self._rescore(x.left) + self._rescore(x.right)
-            k = self.g.features(self, e)
-            f += self.action_score(k)
-        x = &self.A.E[e]
-        x.F = f
-        x.epoch = self.epoch
-        return f
-
+    # ------------------------------------------------------------------ derivations
     cdef int _tree_features(self, eid_t e, int* nt, int* nr) noexcept nogil:
         """Append Phi(e) (the features of every action of the derivation) to self.tbuf (indicator
         features) and self.rtbuf/rtval (real-valued features)."""
@@ -809,237 +768,6 @@ cdef class Search:
                 self.rtval[nr[0] + i] = self.rval[i]
             nr[0] += self.nreal
         return 0
-
-    cdef int _update(self, eid_t pos, eid_t neg) noexcept nogil:
-        """Scaled large-margin update (section 3.5) of the positive edge against the negative."""
-        cdef double fp = self._rescore(pos) / self.A.E[pos].nact
-        cdef double fn = self._rescore(neg) / self.A.E[neg].nact
-        cdef double loss = fn - fp + 1.0
-        if loss <= 0:
-            return 0
-        cdef int np_ = 0, nn_ = 0, npr = 0, nnr = 0
-        if self._tree_features(pos, &np_, &npr) < 0:
-            return -1
-        nn_ = np_
-        nnr = npr
-        if self._tree_features(neg, &nn_, &nnr) < 0:
-            return -1
-        nn_ -= np_
-        nnr -= npr
-        if not scaled_update(self.Wmut, self.U, self.tbuf, np_, 1.0 / self.A.E[pos].nact,
-                             self.tbuf + np_, nn_, 1.0 / self.A.E[neg].nact, loss,
-                             self.max_tau, self.avg_count, self.rtbuf, self.rtval, npr, nnr):
-            return 0
-        self.n_updates += 1
-        self.epoch += 1
-        return 1
-
-    cdef void _rescore_chart(self) noexcept nogil:
-        cdef int i
-        cdef eid_t c
-        for i in range(self.chart.h.size):
-            c = chart_id(&self.chart, i)
-            self.chart.h.key[i] = -(self._rescore(c) / self.A.E[c].nact)
-        chart_heapify(&self.chart)
-
-    cdef eid_t _min_gold(self) noexcept nogil:
-        cdef int i
-        cdef eid_t g, best = -1
-        cdef double s, bs = 0.0
-        for i in range(self.ngold_ag):
-            g = self.gold_ag[i]
-            s = self._rescore(g) / self.A.E[g].nact
-            if self.positive_choice == 1:
-                s = -s
-            if best < 0 or s < bs or (s == bs and g > best):
-                best = g
-                bs = s
-        return best
-
-    cdef int _negative_slot(self, eid_t rival) noexcept nogil:
-        """Chart slot of the negative example for a gold edge that left the chart: the
-        same-signature edge that displaced it (DP-signatures), else the best non-gold edge."""
-        cdef int i, best = -1
-        if rival >= 0 and not self.A.E[rival].gold:
-            for i in range(self.chart.h.size):
-                if chart_id(&self.chart, i) == rival:
-                    return i
-        for i in range(self.chart.h.size):
-            if not self.A.E[chart_id(&self.chart, i)].gold:
-                if best < 0 or chart_key(&self.chart, i) > chart_key(&self.chart, best) or (
-                        chart_key(&self.chart, i) == chart_key(&self.chart, best)
-                        and chart_id(&self.chart, i) < chart_id(&self.chart, best)):
-                    best = i
-        return best
-
-    cdef int _gold_pruned(self, eid_t out, eid_t rival) noexcept nogil:
-        """A gold edge ``out`` left the chart (Algorithm 3, lines 16-20 and 42-46): update it
-        against the edge that displaced it (same DP-signature) or the best non-gold chart edge,
-        remove that edge and put ``out`` back.  Returns 0, or -1 when memory runs out."""
-        cdef int slot = self._negative_slot(rival)
-        if slot < 0:
-            return 0
-        if rival >= 0 and chart_id(&self.chart, slot) == rival:
-            self.n_dp_pruned_gold += 1
-        if self._update(out, chart_id(&self.chart, slot)) < 0:
-            return -1
-        chart_remove_at(&self.chart, self.A.E, slot)
-        self._rescore_chart()
-        self._chart_add(out, self._rescore(out) / self.A.E[out].nact, &rival)
-        return 0
-
-    def train_one(self, int beam, long long max_pops):
-        """One training sentence (Algorithm 3) on the grammar's current instance.
-
-        Expands negative examples; a popped non-gold edge triggers a scaled large-margin update
-        against the lowest-scored gold edge on the agenda; a gold edge pushed out of the chart
-        triggers an update against the edge that displaced it (same DP-signature) or the
-        highest-scored non-gold chart edge, and is put back.  Agenda scores are refreshed
-        lazily when an edge reaches the top (RECOMPUTESCORES), chart scores at every update.
-        Returns (reached_gold_goal bool, pops int, updates int).  The caller increments
-        ``avg_count`` per sentence.  Raises ValueError without an accumulator or gold arrays,
-        MemoryError when the pools cannot grow.
-        """
-        if self.U == NULL:
-            raise ValueError("Search was created without an accumulator: cannot train")
-        if not self.g.has_gold:
-            raise ValueError("training needs an instance with gold arrays")
-        self.gold_only = False
-        self.frozen = False
-        self._reset(beam)
-        cdef long long pops = 0, upd0 = self.n_updates
-        cdef eid_t e, g, out, rival
-        cdef int slot, rc = 0
-        cdef bint reached = False
-        cdef double key
-        with nogil:
-            if self.g.leaves(self) < 0:
-                rc = -1
-            while rc == 0 and self.agenda.size > 0 and pops < max_pops:
-                e = heap_pop(&self.agenda)
-                if self.A.E[e].epoch != self.epoch:
-                    key = self._rescore(e) / self.A.E[e].nact
-                    if heap_push(&self.agenda, e, key) < 0:
-                        rc = -1
-                    continue
-                pops += 1
-                if self.A.E[e].gold:
-                    self._untrack_gold(e)
-                if materialise(&self.A, e) < 0:
-                    rc = -1
-                    break
-                if self.A.E[e].gold and self.g.is_goal(self, e):
-                    reached = True
-                    break
-                if not self.A.E[e].gold:
-                    g = self._min_gold()
-                    if g < 0:
-                        break          # no gold edge left: the reference is unreachable
-                    if self._update(g, e) < 0:
-                        rc = -1
-                        break
-                    self._rescore_chart()
-                if self.chart.use_dp:
-                    # Algorithm 3, lines 16-20: DPCHARTPRUNE before the expansion; a pruned gold
-                    # edge is an update against the DP-equivalent edge that displaced it (and is
-                    # put back); a pruned non-gold edge is not expanded
-                    out = self._chart_add(e, self._rescore(e) / self.A.E[e].nact, &rival)
-                    if out >= 0 and self.A.E[out].gold:
-                        if self._gold_pruned(out, rival) < 0:
-                            rc = -1
-                            break
-                    elif out == e and rival >= 0:
-                        continue
-                    if self._expand(e) < 0:
-                        rc = -1
-                        break
-                    continue
-                if self._expand(e) < 0:
-                    rc = -1
-                    break
-                out = self._chart_add(e, self._rescore(e) / self.A.E[e].nact, &rival)
-                if out >= 0 and self.A.E[out].gold:
-                    if self._gold_pruned(out, rival) < 0:
-                        rc = -1
-                        break
-        if rc < 0:
-            raise MemoryError("search pools could not grow")
-        self.last_pops = pops
-        self.last_edges = self.A.ne
-        self.total_edges += self.A.ne
-        return reached, pops, self.n_updates - upd0
-
-    def train_easy_first(self):
-        """Easy-first training pass that matches the merge completion of the decoder.
-
-        Pieces start as the gold leaves; at each step the highest-scoring valid combination of
-        two pieces is compared with the best gold one: if it is not gold, a scaled large-margin
-        update (section 3.5) is made against the best gold one; the gold one is applied.
-        Returns (steps, updates).  Raises ValueError without an accumulator or gold arrays.
-        """
-        if self.U == NULL:
-            raise ValueError("Search was created without an accumulator: cannot train")
-        if not self.g.has_gold:
-            raise ValueError("training needs an instance with gold arrays")
-        self.gold_only = False
-        self.frozen = False
-        self._reset(1)
-        cdef long long upd0 = self.n_updates, steps = 0
-        cdef int i, j, np_ = 0, before
-        cdef eid_t e, a, b, best, bestg, ne0
-        cdef double key, bk = 0.0, bgk = 0.0
-        cdef eid_t* pieces = <eid_t*>malloc((self.g.n + 1) * sizeof(eid_t))
-        if pieces == NULL:
-            raise MemoryError()
-        with nogil:
-            self.g.leaves(self)
-            self.agenda.size = 0
-            self.ngold_ag = 0
-            for i in range(self.g.nleaf):
-                if self.A.E[i].gold:
-                    materialise(&self.A, i)
-                    pieces[np_] = i
-                    np_ += 1
-            while np_ > 1:
-                # all valid pair combinations under the current weights
-                self.ngold_ag = 0
-                best = -1
-                bestg = -1
-                for i in range(np_):
-                    for j in range(np_):
-                        if i == j:
-                            continue
-                        self._rescore(pieces[i])
-                        self._rescore(pieces[j])
-                        before = self.agenda.size
-                        ne0 = self.A.ne
-                        self.g.combine(self, pieces[i], pieces[j])
-                        self.agenda.size = before
-                        for e in range(ne0, self.A.ne):
-                            key = scaled(&self.A, e)
-                            if best < 0 or key > bk:
-                                best = e
-                                bk = key
-                            if self.A.E[e].gold and (bestg < 0 or key > bgk):
-                                bestg = e
-                                bgk = key
-                if bestg < 0:
-                    break
-                if not self.A.E[best].gold:
-                    self._update(bestg, best)
-                a = self.A.E[bestg].left
-                b = self.A.E[bestg].right
-                materialise(&self.A, bestg)
-                j = 0
-                for i in range(np_):
-                    if pieces[i] != a and pieces[i] != b:
-                        pieces[j] = pieces[i]
-                        j += 1
-                pieces[j] = bestg
-                np_ = j + 1
-                steps += 1
-        free(pieces)
-        return steps, self.n_updates - upd0
 
     def real_features_of(self, long long e):
         """Testing aid: {feature index: summed value} of the real-valued features over the

@@ -25,12 +25,20 @@ from libc.string cimport memset
 from ._typedefs cimport feat_t, eid_t, uint32_t, int32_t, int16_t, uint8_t, uint64_t
 from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3, add4, add5, add6
-from ._arena cimport Edge, new_edge, grow
+from ._arena cimport Edge, GrammarState, new_edge
+from ._arcs cimport ArcState, arc_leaf, arc_allowed, arc_join, arc_edge
+from ._utils cimport grow
 from ._search cimport Grammar, Search
 from ._lmfeat cimport LMFeatures, LMCache
 from ._lm cimport LMState
 
+from ._search import instance_array as _arr
+
 cnp.import_array()
+
+# the grammar's state lives in the edge's opaque field: it must fit there (_arena.pxd, STATE_BYTES)
+if sizeof(SMTState) > sizeof(GrammarState):
+    raise ImportError("SMTState is larger than the edge's GrammarState (STATE_BYTES in _arena.pxd)")
 
 cdef uint32_t A_NONE = 0x9E3779B1u
 cdef uint32_t A_START = 0x85EBCA77u
@@ -110,13 +118,6 @@ cdef inline int _norm(int x) noexcept nogil:
     return 9
 
 
-from ._search import instance_array as _arr
-
-
-cdef struct BndCache:
-    int32_t eid, gen
-    double val
-
 
 @cython.final
 cdef class SMTGrammar(Grammar):
@@ -127,43 +128,6 @@ cdef class SMTGrammar(Grammar):
     word slot of the instance (-1: a root, or a slot not in the output).
     Source: Zhang et al. 2014, §2.2 and Tables 1-2.
     """
-    cdef int nslot, need, ncovmax, gold_len
-    cdef const int32_t* l_lo
-    cdef const int32_t* l_hi
-    cdef const int32_t* l_woff
-    cdef const int32_t* l_root
-    cdef const uint32_t* l_atom
-    cdef const uint32_t* l_src
-    cdef const uint32_t* l_twords
-    cdef const int32_t* l_sroot
-    cdef const uint32_t* l_cl       # source word atoms left and right of the span (<s>, </s> at the ends)
-    cdef const uint32_t* l_cr
-    cdef const double* l_real       # [L, 5]: in-phrase LM log10, log10 P(trans), words, source words, <s>/</s> LM
-    cdef const uint32_t* s_word
-    cdef const uint32_t* s_pos
-    cdef const int32_t* s_opt
-    cdef const int32_t* s_head      # head slot inside the option (-1: the option's root)
-    cdef const uint32_t* src_word
-    cdef const uint32_t* path_len   # [n, n] atoms
-    cdef const uint32_t* path_lab
-    cdef const uint32_t* path_lpos
-    cdef const int32_t* ident       # leaf_words: identity over slots
-    # gold (training, forced decoding)
-    cdef const uint8_t* g_leaf
-    cdef const int32_t* g_lo        # reference span of a gold option
-    cdef const int32_t* s_ref       # reference position of a slot of a gold option (-1)
-    cdef const int32_t* r_head
-    cdef const int32_t* r_sublo
-    cdef const int32_t* r_subhi
-    cdef object _refs
-    cdef LMFeatures lmf
-    cdef bint has_lm
-    cdef feat_t f_ptrans, f_words, f_cover
-    cdef eid_t memo_le, memo_re     # the sentence-feature value of the last pair (both arc directions)
-    cdef int memo_gen
-    cdef double memo_val
-    cdef BndCache* bc               # per materialised edge: its own sentence-boundary value
-    cdef int bc_cap
 
     def __cinit__(self):
         self.n = 0
@@ -325,21 +289,21 @@ cdef class SMTGrammar(Grammar):
         cdef Edge* M = R if headleft else L
         cdef FeatBuf o
         o.f = s.fbuf; o.k = 0; o.mask = s.mask
-        cdef int32_t h = H.st.smt.hslot, m = M.st.smt.hslot
+        cdef int32_t h = smt_state(H).hslot, m = smt_state(M).hslot
         cdef uint32_t wh = self.s_word[h], ph = self.s_pos[h], wm = self.s_word[m], pm = self.s_pos[m]
         cdef uint32_t d = <uint32_t>headleft
         cdef const int32_t* SL = &s.A.surf[L.surf]
         cdef const int32_t* SR = &s.A.surf[R.surf]
         cdef int nl = L.nwords, nr = R.nwords
         # positions in the combined surface
-        cdef int hp = H.st.smt.hpos + (0 if headleft else nl)
-        cdef int mp = M.st.smt.hpos + (nl if headleft else 0)
+        cdef int hp = smt_state(H).arc.hpos + (0 if headleft else nl)
+        cdef int mp = smt_state(M).arc.hpos + (nl if headleft else 0)
         cdef uint32_t dist = <uint32_t>_norm(hp - mp)
-        cdef int32_t sib = H.st.smt.rdep1 if headleft else H.st.smt.ldep1
+        cdef int32_t sib = smt_state(H).arc.rdep1 if headleft else smt_state(H).arc.ldep1
         cdef uint32_t ps = self._p(sib), ws = self._w(sib)
         cdef const int32_t* SM = SR if headleft else SL
         cdef int nm = nr if headleft else nl
-        cdef int mh = M.st.smt.hpos
+        cdef int mh = smt_state(M).arc.hpos
         cdef uint32_t pml = self._p(SM[mh - 1]) if mh > 0 else A_START
         cdef uint32_t pmr = self._p(SM[mh + 1]) if mh + 1 < nm else A_END
         add3(&o, T_WH_PH_DIR, wh, ph, d)
@@ -387,11 +351,11 @@ cdef class SMTGrammar(Grammar):
         # where the right edge's source words lie relative to the left edge's: after them
         # (monotone), before them (swapped) or interleaved; adjacent or with a gap
         cdef uint32_t rel, gap = 0
-        if L.st.smt.shi < R.st.smt.slo:
-            gap = <uint32_t>(R.st.smt.slo - L.st.smt.shi - 1)
+        if smt_state(L).shi < smt_state(R).slo:
+            gap = <uint32_t>(smt_state(R).slo - smt_state(L).shi - 1)
             rel = 1
-        elif R.st.smt.shi < L.st.smt.slo:
-            gap = <uint32_t>(L.st.smt.slo - R.st.smt.shi - 1)
+        elif smt_state(R).shi < smt_state(L).slo:
+            gap = <uint32_t>(smt_state(L).slo - smt_state(R).shi - 1)
             rel = 2
         else:
             rel = 3
@@ -402,7 +366,7 @@ cdef class SMTGrammar(Grammar):
         add5(&o, T_SRCREL_PH_PM_DIR, rel, gap, ph, pm, d)
         add4(&o, T_SRCREL_W1_W0, rel, gap, w1, w0)
         add4(&o, T_SRCREL_P1_P0, rel, gap, p1, p0)
-        add2(&o, T_SRCREL_GAP, rel, <uint32_t>_norm(R.st.smt.slo - L.st.smt.shi))
+        add2(&o, T_SRCREL_GAP, rel, <uint32_t>_norm(smt_state(R).slo - smt_state(L).shi))
         cdef uint32_t swh = self.src_word[sh], swm = self.src_word[sm]
         cdef int k = sh * self.n + sm
         cdef uint32_t pa[3]
@@ -476,6 +440,7 @@ cdef class SMTGrammar(Grammar):
         cdef int i, k
         cdef eid_t e
         cdef Edge* x
+        cdef SMTState* xs
         cdef uint32_t key[2]
         cdef uint32_t lk[1]
         lk[0] = T_R_PTRANS
@@ -495,13 +460,12 @@ cdef class SMTGrammar(Grammar):
             x.nwords = <int16_t>(self.l_woff[i + 1] - self.l_woff[i])
             x.nact = 1
             x.act = 0
-            x.st.smt.hslot = self.l_root[i]
-            x.st.smt.hpos = <int16_t>(self.l_root[i] - self.l_woff[i])
-            x.st.smt.ldep1 = -1; x.st.smt.rdep1 = -1
-            x.st.smt.lval = 0; x.st.smt.rval = 0
-            x.st.smt.ncov = <int16_t>(self.l_hi[i] - self.l_lo[i])
-            x.st.smt.slo = <int16_t>self.l_lo[i]
-            x.st.smt.shi = <int16_t>(self.l_hi[i] - 1)
+            xs = smt_state(x)
+            xs.hslot = self.l_root[i]
+            arc_leaf(&xs.arc, <int16_t>(self.l_root[i] - self.l_woff[i]))
+            xs.ncov = <int16_t>(self.l_hi[i] - self.l_lo[i])
+            xs.slo = <int16_t>self.l_lo[i]
+            xs.shi = <int16_t>(self.l_hi[i] - 1)
             x.gold = 0
             x.span_lo = -1; x.span_hi = -1
             if self.has_gold and self.g_leaf[i]:
@@ -520,15 +484,15 @@ cdef class SMTGrammar(Grammar):
         cdef Edge* R = &s.A.E[re]
         cdef Edge* H = L if headleft else R
         cdef Edge* M = R if headleft else L
-        if headleft and H.st.smt.lval > 0:        # right dependents before left ones
+        if not arc_allowed(&smt_state(H).arc, headleft):   # right dependents before left ones
             return 0
         if L.nwords + R.nwords > 32000:
             return 0
         cdef uint8_t gold = 0
         cdef int32_t href, mref
         if self.has_gold and L.gold and R.gold and L.span_hi == R.span_lo:
-            href = self.s_ref[H.st.smt.hslot]
-            mref = self.s_ref[M.st.smt.hslot]
+            href = self.s_ref[smt_state(H).hslot]
+            mref = self.s_ref[smt_state(M).hslot]
             if (href >= 0 and mref >= 0 and self.r_head[mref] == href
                     and M.span_lo == self.r_sublo[mref] and M.span_hi == self.r_subhi[mref]
                     and (headleft or H.span_hi == self.r_subhi[href])):
@@ -542,30 +506,16 @@ cdef class SMTGrammar(Grammar):
         H = L if headleft else R
         M = R if headleft else L
         cdef Edge* x = &s.A.E[e]
-        x.left = le; x.right = re; x.head = H.head
-        x.act = <uint8_t>headleft
-        cdef uint32_t sk[5]
-        sk[0] = <uint32_t>(L.sig >> 32); sk[1] = <uint32_t>L.sig
-        sk[2] = <uint32_t>(R.sig >> 32); sk[3] = <uint32_t>R.sig; sk[4] = <uint32_t>headleft
-        x.sig = (<uint64_t>murmurhash3_words(sk, 5, 3) << 32) | murmurhash3_words(sk, 5, 4)
-        x.st.smt.hslot = H.st.smt.hslot
-        if headleft:
-            x.st.smt.hpos = L.st.smt.hpos
-            x.st.smt.ldep1 = H.st.smt.ldep1
-            x.st.smt.rdep1 = M.st.smt.hslot
-            x.st.smt.lval = H.st.smt.lval
-            x.st.smt.rval = H.st.smt.rval + 1
-        else:
-            x.st.smt.hpos = <int16_t>(L.nwords + R.st.smt.hpos)
-            x.st.smt.ldep1 = M.st.smt.hslot
-            x.st.smt.rdep1 = H.st.smt.rdep1
-            x.st.smt.lval = H.st.smt.lval + 1
-            x.st.smt.rval = H.st.smt.rval
-        x.st.smt.ncov = L.st.smt.ncov + R.st.smt.ncov
-        x.st.smt.slo = L.st.smt.slo if L.st.smt.slo < R.st.smt.slo else R.st.smt.slo
-        x.st.smt.shi = L.st.smt.shi if L.st.smt.shi > R.st.smt.shi else R.st.smt.shi
-        x.nwords = L.nwords + R.nwords
-        x.nact = L.nact + R.nact + 1
+        cdef SMTState* xs = smt_state(x)
+        cdef SMTState* ls = smt_state(L)
+        cdef SMTState* rs = smt_state(R)
+        cdef SMTState* hs = smt_state(H)
+        arc_edge(x, le, re, L, R, headleft)
+        arc_join(&xs.arc, &hs.arc, smt_state(M).hslot, headleft, L.nwords)
+        xs.hslot = hs.hslot
+        xs.ncov = ls.ncov + rs.ncov
+        xs.slo = ls.slo if ls.slo < rs.slo else rs.slo
+        xs.shi = ls.shi if ls.shi > rs.shi else rs.shi
         x.gold = gold
         if gold:
             x.span_lo = L.span_lo; x.span_hi = R.span_hi
@@ -595,10 +545,10 @@ cdef class SMTGrammar(Grammar):
         cdef Edge* x = &s.A.E[e]
         if self.has_gold:
             return x.gold and x.nwords == self.gold_len
-        return x.st.smt.ncov >= self.need
+        return smt_state(x).ncov >= self.need
 
     cdef bint is_full(self, Search s, eid_t e) noexcept nogil:
-        return s.A.E[e].st.smt.ncov >= self.ncovmax
+        return smt_state(&s.A.E[e]).ncov >= self.ncovmax
 
     cdef void _fill_heads(self, Search s, eid_t e, int32_t* heads) noexcept nogil:
         cdef Edge* x = &s.A.E[e]
@@ -615,7 +565,7 @@ cdef class SMTGrammar(Grammar):
             H = &s.A.E[x.right]; M = &s.A.E[x.left]
         self._fill_heads(s, x.left, heads)
         self._fill_heads(s, x.right, heads)
-        heads[M.st.smt.hslot] = H.st.smt.hslot
+        heads[smt_state(M).hslot] = smt_state(H).hslot
 
     cdef object analysis(self, Search s, const eid_t* pieces, int npieces):
         """slot_head int32[S]: head slot of every output slot (-1: root; later pieces hang
@@ -626,7 +576,7 @@ cdef class SMTGrammar(Grammar):
         cdef int32_t r, root0 = -1
         for i in range(npieces):
             self._fill_heads(s, pieces[i], hp)
-            r = s.A.E[pieces[i]].st.smt.hslot
+            r = smt_state(&s.A.E[pieces[i]]).hslot
             if root0 < 0:
                 root0 = r
             else:

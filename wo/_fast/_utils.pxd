@@ -1,5 +1,26 @@
-# Helpers shared by the compiled modules (one place, as sklearn/tree/_utils.pxd).
+# Helpers shared by the compiled modules (one place, as sklearn/tree/_utils.pxd): the pool
+# growth every C array of the core uses and the monotonic clock of the per-sentence timeouts.
+from libc.stdlib cimport realloc
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+
+cdef inline int grow(void** p, int* cap, size_t size, int need) noexcept nogil:
+    """Double ``cap`` (elements of ``size`` bytes) until it holds ``need``, reallocating ``p[0]``.
+
+    Returns 0, or -1 (p and cap unchanged) when memory runs out.  Every pool of the core grows so.
+    """
+    cdef int c = cap[0]
+    cdef void* q
+    if need <= c:
+        return 0
+    while c < need:
+        c *= 2
+    q = realloc(p[0], c * size)
+    if q == NULL:
+        return -1
+    p[0] = q
+    cap[0] = c
+    return 0
 
 
 cdef inline double now() noexcept nogil:

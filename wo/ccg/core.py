@@ -1,6 +1,7 @@
 """The CCG grammar on the shared search core: :class:`CCGSearch` pairs a
 :class:`wo._fast._ccg.CCGGrammar` (tables of one model) with a :class:`wo._fast._search.Search`
-over one weight vector (Zhang & Clark 2015, §3, Algorithms 1 and 3)."""
+(training: its subclass :class:`wo._fast._train.Trainer`) over one weight vector (Zhang & Clark
+2015, §3, Algorithms 1 and 3)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -9,6 +10,7 @@ import numpy as np
 
 from .._fast._ccg import CCGGrammar
 from .._fast._search import Search
+from .._fast._train import Trainer
 from ..model import search_property
 from .instance import CCGTables, Instance
 
@@ -31,7 +33,8 @@ class CCGSearch:
         self.grammar.set_tables(*tables.arrays())
         self.lm = lm
         self.grammar.set_lm(lm.core if lm is not None else None)
-        self.search = Search(self.grammar, weights, hash_bits, accum)
+        self.search = (Search(self.grammar, weights, hash_bits) if accum is None
+                       else Trainer(self.grammar, weights, hash_bits, accum))
 
     def _set(self, inst: Instance, gold: bool = False) -> None:
         """Install an instance (with its gold arrays if ``gold``; with an LM, the LM ids of the

@@ -1,8 +1,8 @@
 """The dependency grammar on the shared search core, with the array-level API the front ends use.
 
 :class:`DepSearch` pairs a :class:`wo._fast._dep.DepGrammar` with a
-:class:`wo._fast._search.Search` over one weight vector; each call sets the instance arrays and
-runs the driver.  Array shapes and dtypes are those of ``DepGrammar.set_instance``.
+:class:`wo._fast._search.Search` (training: :class:`wo._fast._train.Trainer`) over one weight
+vector; each call sets the instance arrays and runs the driver.  Array shapes and dtypes are those of ``DepGrammar.set_instance``.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 
 from .._fast._dep import DepGrammar
 from .._fast._search import Search
+from .._fast._train import Trainer
 from ..model import check_lm_fit, resolve_lm  # noqa: F401  (re-exported: the LM a model decodes with)
 from ..model import search_property as _forward
 
@@ -32,7 +33,8 @@ class DepSearch:
         self.lm = lm
         if lm is not None:
             self.grammar.set_lm(lm.core)
-        self.search = Search(self.grammar, weights, hash_bits, accum)
+        self.search = (Search(self.grammar, weights, hash_bits) if accum is None
+                       else Trainer(self.grammar, weights, hash_bits, accum))
 
     def use_lm(self, lm) -> None:
         """Switch to another LM (a :class:`wo.lm.LanguageModel` or None) between sentences, as

@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._fast._search import Search
+from .._fast._train import Trainer
 from .._fast._smt import SMTGrammar
 from ..model import atom
 from .options import Option
@@ -392,7 +393,8 @@ class SMTSearch:
         self.grammar = SMTGrammar()
         self.lm = lm
         self.grammar.set_lm(lm.core if lm is not None else None)
-        self.search = Search(self.grammar, weights, hash_bits, accum)
+        self.search = (Search(self.grammar, weights, hash_bits) if accum is None
+                       else Trainer(self.grammar, weights, hash_bits, accum))
 
     def _set(self, inst: Instance, gold: bool = False) -> None:
         self.grammar.set_instance(inst.n, *inst.arrays, slot_lm=inst.slot_lm,
