@@ -723,7 +723,7 @@ def table(log, write: bool = True) -> str:
         "chosen on the other 10 %. † zh: UD Chinese 1.3 train converted to simplified "
         "script and UD v2 labels (`bench/smt_parsers.py`'s `v1_to_v2`), tested on GSDSimp. en_partut: the "
         "official SR'19 T1 test (from IMSurReal's repository, `data/T1`); en_ewt: the shipped English model. "
-        "Every choice (epochs, reranking weights, lifting) was made on dev; non-projective exact % is with "
+        "Every choice (epochs, reranking weights, lifting, the allomorph weight) was made on dev; non-projective exact % is with "
         "lifting (before/after figures in the records: `*_before`). Every model orders with the local orderer "
         "(`wo sr train --orderer local`) except " + ", ".join(f"{k} (the search orderer; {v})" for k, v in
                                                               SEARCH_ORDERER.items()) + ".",
