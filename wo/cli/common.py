@@ -115,6 +115,19 @@ def batch_run(a, go) -> int:
 STDIO_HELP = "('-' = standard input/output)"
 
 
+def search_options(li) -> None:
+    """The search core's decoding bounds on a linearize parser (dep and CCG): --budget (pops per
+    sentence), --budget-factor (pops per word), --beam-factor (chart k*n), --timeout (seconds per
+    sentence), --max-memory (MiB per sentence)."""
+    li.add_argument("--budget", type=positive_int, default=None, help="pop budget per sentence (pops)")
+    li.add_argument("--budget-factor", type=positive_float, default=None, help="pop budget in pops per word")
+    li.add_argument("--beam-factor", type=positive_float, default=None, help="chart size k*n")
+    li.add_argument("--timeout", type=nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
+    li.add_argument("--max-memory", type=positive_float, default=None, metavar="MB",
+                    help="search memory per sentence in MiB (default 1536: a worker stays under ~2 GB); past it "
+                         "the search stops with what it has (status memory)")
+
+
 def train_options(t, fmt: str, train_budget: float, budget: float, train_budget_help: str) -> None:
     """The options every Algorithm-3 trainer shares (``wo dep train``, ``wo ccg train``)."""
     t.add_argument("--train", required=True, help=f"training {fmt} (.xz ok)")

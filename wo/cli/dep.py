@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_run, err, nonneg_float, positive_float, positive_int, train_options
+from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_run, err, nonneg_float, positive_int, search_options, train_options
 
 
 def cmd_train(a) -> int:
@@ -104,13 +104,7 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     li.add_argument("--reveal-pos", type=float, default=1.0, help="share of given POS kept")
     li.add_argument("--reveal-heads", type=float, default=1.0, help="share of given heads kept")
     li.add_argument("--seed", type=int, default=1, help="shuffle / reveal seed")
-    li.add_argument("--budget", type=positive_int, default=None, help="pop budget per sentence (pops)")
-    li.add_argument("--budget-factor", type=positive_float, default=None, help="pop budget in pops per word")
-    li.add_argument("--beam-factor", type=positive_float, default=None, help="chart size k*n")
-    li.add_argument("--timeout", type=nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
-    li.add_argument("--max-memory", type=positive_float, default=None, metavar="MB",
-                    help="search memory per sentence in MiB (default 1536: a worker stays under ~2 GB); past it "
-                         "the search stops with what it has (status memory)")
+    search_options(li)
     li.add_argument("--patience", type=nonneg_float, default=None,
                     help="pops per word spent after the first goal looking for a better one (default: model's)")
     li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
