@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import EWT, ROOT, SHIPPED, wo_cli
+from tests.conftest import EWT, ROOT, SHIPPED, conllu_blocks, wo_cli, write_blocks
 
 PKG = ROOT / "wo"
 GOLDEN = ROOT / "tests" / "data" / "golden"
@@ -112,11 +112,7 @@ def test_public_api():
 
 
 def _first(n, tmp_path):
-    with lzma.open(EWT / "en_ewt-ud-test.conllu.xz", "rt", encoding="utf-8") as fh:
-        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:n]
-    p = tmp_path / f"test{n}.conllu"
-    p.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
-    return p
+    return write_blocks(tmp_path / f"test{n}.conllu", conllu_blocks(str(EWT / "en_ewt-ud-test.conllu.xz"))[:n])
 
 
 def _golden(name):

@@ -3,12 +3,11 @@ one cached worker (wo.io.batch.load_system) that notices a retrained model, the 
 once per process, `wo sr realize` on the batch spine (--on-error, both files), defaults in
 --help, the shipped LM as the default of `wo idl` and `wo gyro`, and the names of inputs in
 messages."""
-import lzma
 import pathlib
 
 import pytest
 
-from tests.conftest import EWT, ROOT
+from tests.conftest import EWT, ROOT, conllu_blocks, write_blocks
 from wo.cli import main
 
 PT = ROOT / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
@@ -24,11 +23,7 @@ def _bags(tmp_path, lines=BAGS):
 
 
 def _first_conllu(tmp_path, n):
-    with lzma.open(EWT / "en_ewt-ud-test.conllu.xz", "rt", encoding="utf-8") as fh:
-        blocks = [b for b in fh.read().split("\n\n") if b.strip()][:n]
-    p = tmp_path / f"first{n}.conllu"
-    p.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
-    return p
+    return write_blocks(tmp_path / f"first{n}.conllu", conllu_blocks(str(EWT / "en_ewt-ud-test.conllu.xz"))[:n])
 
 
 def test_every_system_class_has_the_protocol():
