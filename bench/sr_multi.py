@@ -213,8 +213,8 @@ PATIENCE = 100.0   # pops per word after the first goal, as the English model (t
 
 
 def relex(tb: str, log, model: Optional[str] = None) -> bool:
-    """Give a model trained with an older inflection model (scheme-1 contexts, no character LM)
-    the current learned inflection model (:mod:`wo.sr.morph`), rebuilt from its training T1
+    """Give a model trained with an older inflection model (scheme-1 contexts, no character LM,
+    no vowel harmony) the current learned inflection model (:mod:`wo.sr.morph`), rebuilt from its training T1
     exactly as ``wo sr train`` builds it (model: default out/sr-multi/TB/wo.wo).
     The weights are unchanged, and so is every training candidate set (training tokens are all in
     the lexicon table, which the inflection model never overrides), so this equals retraining.
@@ -222,22 +222,26 @@ def relex(tb: str, log, model: Optional[str] = None) -> bool:
     when the model was updated."""
     from wo.sr.t1 import gold_sentences as _lexicon_sentences
     from wo.model import Model
-    from wo.sr.inflect import Lexicon
+    from wo.sr.inflect import Allomorphs, Lexicon
     from wo.sr.t1 import read_t1
 
     model = model or os.path.join(WORK, tb, "wo.wo")
     head, _ = Model.read_header(model)
     lx = head["sr"]["lexicon"]
-    if lx.get("inflector", {}).get("scheme", 1) >= 2 and "char_weight" in lx.get("inflector", {}):
-        return False
     new = Lexicon.build(_lexicon_sentences(read_t1(os.path.join(WORK, tb, "train.t1")), None), lang=lx.get("lang"))
     if new.table != lx["table"]:
         raise ValueError(f"{tb}: the rebuilt lexicon differs from the model's; retrain instead")
+    if json.loads(json.dumps(new.inflector.to_json() if new.inflector else None)) == lx.get("inflector"):
+        return False
+    if "allomorphs" in lx:   # the allomorph table as tuned (``allomorphs``), not the default count
+        new.allomorphs = Allomorphs.from_json(lx["allomorphs"])
     m = Model.load(model, mmap=False)
     m.header["sr"] = dict(m.header["sr"], lexicon=new.to_json())
     m.save(model, compact=head.get("weights_dtype") or False)
+    inf = new.inflector
     log(f"{tb}: inflection model rebuilt (context scheme 2, character LM weight "
-        f"{new.inflector.char_weight if new.inflector else None})")
+        f"{inf.char_weight if inf else None}, vowel variants {inf.alt_penalty if inf else None}, "
+        f"vowel tier {inf.tier_weight if inf else None})")
     return True
 
 
@@ -564,8 +568,9 @@ def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
     """Give a local-orderer model the allomorph table (:class:`wo.sr.inflect.Allomorphs`: forms
     chosen by the neighbouring words' characters), counted from its training T1 in reference
     order exactly as ``wo sr train`` now counts it, and choose its weight in the choice of forms
-    among ALLOMORPH_WEIGHTS by dev BLEU (every other decoding setting as tuned; 0 = off, the
-    smaller weight on ties).  Writes ``sr.lexicon.allomorphs`` and ``decode.allomorph_weight``
+    among ALLOMORPH_WEIGHTS, with or without the previous word's last vowel as a context
+    (``Allomorphs.build(vowels=...)``), by dev BLEU (every other decoding setting as tuned; 0 =
+    off; on ties the smaller weight, then no vowels).  Writes ``sr.lexicon.allomorphs`` and ``decode.allomorph_weight``
     into the model (default out/sr-multi/TB/wo.wo) and out/sr-multi/TB/allo.json.  The weights
     and every candidate set are unchanged, so this equals retraining.  Returns the record."""
     from wo.sr.t1 import gold_sentences as _lexicon_sentences
@@ -579,30 +584,41 @@ def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
     w = os.path.join(WORK, tb)
     model = model or os.path.join(w, "wo.wo")
     head, _ = Model.read_header(model)
-    table = Allomorphs.build(_lexicon_sentences(read_t1(os.path.join(w, "train.t1")), None))
+    gold = _lexicon_sentences(read_t1(os.path.join(w, "train.t1")), None)
     m = Model.load(model, mmap=False)
     lex = Lexicon.from_json(m.header["sr"]["lexicon"])
-    lex.allomorphs = table
-    m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
     dev = read_t1(f"{w}/dev.t1")
     refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]
-    grid = {}
-    for wt in ALLOMORPH_WEIGHTS:
-        r = Realizer(m, allomorph_weight=wt)
-        grid[wt] = round(sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev], refs,
-                                  bleu_only=True).bleu, 2)
-    best = max(ALLOMORPH_WEIGHTS, key=lambda x: (grid[x], -x))
+    grid, tables = {}, {}
+    for vowels in (False, True):   # the previous word's last vowel as a context too, or not
+        tables[vowels] = table = Allomorphs.build(gold, vowels=vowels)
+        lex.allomorphs = table
+        m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
+        for wt in ALLOMORPH_WEIGHTS:
+            if wt == 0 and vowels:
+                grid[(wt, vowels)] = grid[(wt, False)]   # the table is not read at weight 0
+                continue
+            r = Realizer(m, allomorph_weight=wt)
+            grid[(wt, vowels)] = round(sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas)
+                                                 for s in dev], refs, bleu_only=True).bleu, 2)
+    best, vowels = max(grid, key=lambda x: (grid[x], -x[0], not x[1]))
+    table = lex.allomorphs = tables[vowels]
+    m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
     dec = dict(m.header.get("decode", {}))
     dec.pop("allomorph_weight", None)
     if best > 0:
         dec["allomorph_weight"] = best
     m.header["decode"] = dec
     m.save(model, compact=head.get("weights_dtype") or False)
-    rec = {"treebank": tb, "keys": len(table), "dev_grid": {str(k): v for k, v in grid.items()},
-           "allomorph_weight": best, "dev_bleu_before": grid[0.0], "dev_bleu_after": grid[best]}
+    rec = {"treebank": tb, "keys": len(table),
+           "dev_grid": {str(k): v for (k, vw), v in grid.items() if not vw},
+           "dev_grid_vowels": {str(k): v for (k, vw), v in grid.items() if vw},
+           "allomorph_weight": best, "vowels": vowels, "dev_bleu_before": grid[(0.0, False)],
+           "dev_bleu_after": grid[(best, vowels)]}
     with open(os.path.join(w, "allo.json"), "w") as f:
         json.dump(rec, f, indent=1)
-    log(f"{tb}: allomorph table of {len(table)} keys; dev BLEU {grid} -> weight {best}")
+    log(f"{tb}: allomorph table of {len(table)} keys; dev BLEU {rec['dev_grid']}, with the last vowel "
+        f"{rec['dev_grid_vowels']} -> weight {best}{' with vowels' if vowels else ''}")
     return rec
 
 

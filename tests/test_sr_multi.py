@@ -12,7 +12,8 @@ from tests.conftest import t1_file, wo_cli
 from wo.eval import sr_score
 from wo.sr.inflect import Lexicon, morph_key, parse_feats
 from wo.sr.lang import language
-from wo.sr.morph import CHAR_WEIGHTS, CharLM, EditInflector, apply_script, build_inflector, edit_script
+from wo.sr.morph import (CHAR_WEIGHTS, CharLM, EditInflector, VowelTier, alternations, apply_script, build_inflector,
+                         edit_script, variants)
 from wo.sr.mwt import Contractions, read_ranges, surface_tokens
 from wo.sr.realizer import Realizer
 from wo.sr.t1 import SRSentence, format_t1, make_input, read_t1
@@ -95,6 +96,48 @@ def test_character_lm_reranks_the_scripts():
     assert inf.predict("zeyt", "NOUN", "Number=Plur", k=1) == ["zeytlar"]
     inf.char_weight = 1.0
     assert inf.predict("zeyt", "NOUN", "Number=Plur", k=2) == ["zeytler", "zeytlar"]
+
+
+def test_vowel_harmony_variants_and_tier():
+    """Turkish affixes come in vowel shapes (-dı/-di, -lar/-ler, -dan/-den, -amadı/-emedi): the
+    alternations are learned from scripts of one (UPOS, FEATS) that differ only in vowels; for
+    a FEATS seen only after back vowels the variants make the front shape, and the vowel tier
+    (successive vowels of the language's forms) ranks it first for a front-vowel lemma."""
+    back, front = ["kız", "at", "kap", "kaz", "dal", "tas"], ["ev", "el", "iş", "dil"]
+    ex = []
+    for feats, b, f in (("Number=Plur", "lar", "ler"), ("Case=Abl", "dan", "den"), ("Case=Loc", "da", "de"),
+                        ("Case=Gen", "ın", "in"), ("Case=Acc", "ı", "i")):
+        ex += [(x, "NOUN", feats, x + b) for x in back] + [(x, "NOUN", feats, x + f) for x in front]
+    ex += [(x, "VERB", "Tense=Past", x + "dı") for x in ("al", "kal", "sar")]
+    ex += [(x, "VERB", "Tense=Past", x + "di") for x in ("gel", "bil", "ver", "sil")]
+    neg = "Mood=Pot|Number=Sing|Person=1|Polarity=Neg|Tense=Past"   # seen after back vowels only
+    ex += [(x, "VERB", neg, x + "amadım") for x in ("yap", "bul", "al", "bak")]
+    ex += [(x, "VERB", neg.replace("Person=1", "Person=3"), x + "emedi") for x in ("bil", "ver", "sil")]
+    inf = EditInflector.build(ex)
+    alt = alternations(inf.table)
+    assert "e" in alt["a"] and "i" in alt["ı"] and alternations(inf.table, min_keys=4) == {}
+    tier = VowelTier.build(f for *_, f in ex)
+    assert tier.score("evler") > tier.score("evlar") and tier.score("kazlar") > tier.score("kazler")
+    assert "\t\t\temedim" in variants("\t\t\tamadım", "gel", alt, tier)
+    assert inf.predict("gel", "VERB", neg, k=1) == ["gelamadım"]       # the table has one shape
+
+
+def test_shipped_turkish_model_inflects_with_harmony():
+    from wo.sr.models import find_model
+
+    r = Realizer.load(find_model("tr"))
+    inf = r.lexicon.inflector
+    assert inf.alt_penalty is not None and inf.tier is not None
+    neg = "Aspect=Perf|Mood=Pot|Number=Sing|Person=1|Polarity=Neg|Tense=Past"
+    assert inf.predict("gör", "VERB", neg, k=1) == ["göremedim"]
+    assert inf.predict("dön", "VERB", "Aspect=Perf|Mood=Nec|Number=Sing|Person=1|Polarity=Pos|Tense=Pres",
+                       k=1) == ["dönmeliyim"]
+    pen = inf.alt_penalty
+    inf.alt_penalty = None   # without the variants the table's back-vowel shape wins
+    assert inf.predict("gör", "VERB", neg, k=1) == ["göramadım"]
+    inf.alt_penalty = pen
+    back = EditInflector.from_json(json.loads(json.dumps(inf.to_json())))
+    assert back.predict("gör", "VERB", neg, k=2) == inf.predict("gör", "VERB", neg, k=2)
 
 
 def test_contractions_learned_from_range_lines():

@@ -50,6 +50,13 @@ CHAR_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
 CHAR_CANDIDATES = 10       # scripts reranked by the character LM
 CHAR_MIN_GAIN = 0.01       # held-out accuracy a weight must add over none (it_partut: +0.6 points
                            # held out at w = 0.25 were -0.5 on dev; tr: +4.6 held out, +1.6 on dev)
+ALT_MIN_KEYS = 3           # a vowel alternation must be seen in this many (UPOS, FEATS) keys
+ALT_PENALTIES = (1.0, 2.0, 3.0)   # log10 penalty of a variant script, chosen on held-out tokens
+ALT_BEAM = 3               # variants made of one script (beam over its vowels by the vowel tier)
+ALT_SCRIPTS = 3            # the best scripts whose variants are made
+TIER_WEIGHTS = (0.0, 0.5, 1.0, 2.0)   # weight of the vowel tier (:class:`VowelTier`), held-out choice
+PREDICT_CACHE = 200_000    # memoised predictions per inflector
+ALT_MIN_GAIN = 0.005       # held-out accuracy the variants must add over the character LM alone
 # vowels of the Latin, Greek and Cyrillic scripts (lower case, with the accented letters the UD
 # treebanks use); only the vowel-harmony context reads this
 VOWELS = set("aeiouyáàâäãåæéèêëíìîïóòôöõøúùûüýÿıąęœ"
@@ -95,6 +102,97 @@ def contexts(lemma: str, scheme: int = 2) -> List[str]:
     return out + [f"vc:{last_v}:{low[-1:]}", f"v:{last_v}", ""]
 
 
+def _skeleton(text: str) -> str:
+    return "".join("V" if ch in VOWELS else ch for ch in text)
+
+
+def alternations(table: Dict[str, Dict[str, Dict[str, int]]], min_keys: int = ALT_MIN_KEYS) -> Dict[str, str]:
+    """Vowel alternations of affixes (vowel harmony: tr *-dı/-di/-du/-dü*, *-amadı/-emedi*),
+    learned from an edit-script table (:class:`EditInflector`'s ``table``): two scripts of one
+    (UPOS, FEATS) that strip and prefix alike and add suffixes differing only in vowels at the
+    same places are one affix in two shapes; a vowel pair is kept when at least ``min_keys``
+    (UPOS, FEATS) keys show it.  Returns dict vowel -> the vowels it alternates with (a str,
+    sorted), {} for a language without such pairs."""
+    seen: Dict[Tuple[str, str], set] = defaultdict(set)
+    for key, t in table.items():
+        groups: Dict[Tuple[str, str, str, str], set] = defaultdict(set)
+        for c in t.get("", {}):   # the least specific context holds every script of the key
+            ps, pa, ss, sa = c.split("\t")
+            groups[(ps, pa, ss, _skeleton(sa))].add(sa)
+        for g in groups.values():
+            if len(g) < 2:
+                continue
+            g = sorted(g)
+            for i, a in enumerate(g):
+                for b in g[i + 1:]:
+                    diff = [(x, y) for x, y in zip(a, b) if x != y]
+                    if len(diff) == 1 or len({d for d in diff}) == 1:
+                        x, y = diff[0]
+                        seen[(min(x, y), max(x, y))].add(key)
+    out: Dict[str, set] = defaultdict(set)
+    for (x, y), keys in seen.items():
+        if len(keys) >= min_keys:
+            out[x].add(y)
+            out[y].add(x)
+    return {v: "".join(sorted(a)) for v, a in sorted(out.items())}
+
+
+def variants(script: str, lemma: str, alt: Dict[str, str], tier: "VowelTier", beam: int = ALT_BEAM) -> List[str]:
+    """The scripts that differ from ``script`` by alternating vowels of its added suffix
+    (:func:`alternations`), the ``beam`` best by the vowel tier (:class:`VowelTier`) of the
+    form they make of ``lemma`` (a left-to-right beam over the suffix's vowels, each scored
+    against the vowel before it); the script itself excluded."""
+    ps, pa, ss, sa = script.split("\t")
+    stem = (pa + lemma[len(ps):len(lemma) - len(ss)]).lower()
+    last = next((ch for ch in reversed(stem) if ch in VOWELS), None)
+    hyps = [(0.0, "", last)]
+    for ch in sa:
+        alts = alt.get(ch)
+        if not alts:
+            hyps = [(sc, o + ch, lv if ch not in VOWELS else ch) for sc, o, lv in hyps]
+            continue
+        nxt = []
+        for sc, o, lv in hyps:
+            for v in ch + alts:
+                nxt.append((sc + (tier.logp(lv, v) if lv is not None else 0.0), o + v, v))
+        nxt.sort(key=lambda x: -x[0])
+        hyps = nxt[:beam + 1]
+    return ["\t".join((ps, pa, ss, o)) for _, o, _ in hyps if o != sa][:beam]
+
+
+class VowelTier:
+    """A bigram model of the vowel tier of word forms (vowel harmony as a constraint between
+    successive vowels, whatever the consonants between them: Goldsmith 1976's autosegmental
+    tier; Hayes & Wilson 2008): log10 p(vowel | previous vowel of the same form), add-one
+    smoothed over :data:`VOWELS`, counted over distinct lower-cased forms.  ``counts``: dict
+    previous vowel -> dict vowel -> count."""
+
+    def __init__(self, counts: Dict[str, Dict[str, int]]):
+        self.counts = counts
+        self._tot = {v: sum(c.values()) for v, c in counts.items()}
+
+    @classmethod
+    def build(cls, forms: Iterable[str]) -> "VowelTier":
+        """Count the vowel bigrams of the distinct lower-cased ``forms``."""
+        counts: Dict[str, Counter] = defaultdict(Counter)
+        for f in {f.lower() for f in forms if f}:
+            vs = [ch for ch in f if ch in VOWELS]
+            for a, b in zip(vs, vs[1:]):
+                counts[a][b] += 1
+        return cls({a: dict(c) for a, c in counts.items()})
+
+    def logp(self, prev: str, vowel: str) -> float:
+        """log10 p(vowel | previous vowel), add-one smoothed."""
+        c = self.counts.get(prev)
+        return math.log10(((c.get(vowel, 0) if c else 0) + 1.0) / (self._tot.get(prev, 0) + len(VOWELS)))
+
+    def score(self, form: str) -> float:
+        """Sum of log10 p(v_i | v_(i-1)) over the form's vowels after the first (0.0 for a
+        form with fewer than two vowels)."""
+        vs = [ch for ch in form.lower() if ch in VOWELS]
+        return sum(self.logp(a, b) for a, b in zip(vs, vs[1:]))
+
+
 def _pairs(feats: str) -> frozenset:
     return frozenset(kv for kv in feats.split("|") if kv and kv != "_")
 
@@ -109,7 +207,9 @@ class EditInflector:
     """
 
     def __init__(self, table: Dict[str, Dict[str, Dict[str, int]]], totals: Dict[str, int], theta: float = 1.0,
-                 scheme: int = 2, char_lm: Optional["CharLM"] = None, char_weight: float = 0.0):
+                 scheme: int = 2, char_lm: Optional["CharLM"] = None, char_weight: float = 0.0,
+                 alternations: Optional[Dict[str, str]] = None, alt_penalty: Optional[float] = None,
+                 tier: Optional["VowelTier"] = None, tier_weight: float = 0.0):
         self.table = table
         self.totals = totals
         self._by_upos: Dict[str, List[Tuple[frozenset, str]]] = defaultdict(list)
@@ -121,6 +221,11 @@ class EditInflector:
         self.scheme = scheme
         self.char_lm = char_lm
         self.char_weight = char_weight
+        self.alternations = alternations or {}
+        self.alt_penalty = alt_penalty
+        self.tier = tier
+        self.tier_weight = tier_weight
+        self._cache: Dict[tuple, List[str]] = {}
 
     @classmethod
     def build(cls, examples: Iterable[Tuple[str, str, str, str]]) -> "EditInflector":
@@ -145,6 +250,10 @@ class EditInflector:
         d = {"table": self.table, "totals": self.totals, "scheme": self.scheme, "char_weight": self.char_weight}
         if self.char_lm is not None and self.char_weight > 0:
             d["char_lm"] = self.char_lm.to_json()
+            if self.alt_penalty is not None and self.alternations and self.tier is not None:
+                d["alternations"], d["alt_penalty"] = self.alternations, self.alt_penalty
+            if self.tier is not None and (self.tier_weight > 0 or "alt_penalty" in d):
+                d["vowel_tier"], d["tier_weight"] = self.tier.counts, self.tier_weight
         return d
 
     @classmethod
@@ -152,7 +261,10 @@ class EditInflector:
         """Inverse of :meth:`to_json`."""
         lm = CharLM.from_json(d["char_lm"]) if "char_lm" in d else None
         return cls(d["table"], d["totals"], scheme=d.get("scheme", 1), char_lm=lm,
-                   char_weight=float(d.get("char_weight", 0.0)))
+                   char_weight=float(d.get("char_weight", 0.0)), alternations=d.get("alternations"),
+                   alt_penalty=d.get("alt_penalty"),
+                   tier=VowelTier(d["vowel_tier"]) if "vowel_tier" in d else None,
+                   tier_weight=float(d.get("tier_weight", 0.0)))
 
     def _key(self, upos: str, feats: str) -> Optional[str]:
         key = f"{upos}\t{feats}"
@@ -173,7 +285,18 @@ class EditInflector:
         of the most specific context with an applicable one whose count is at least ``min_share``
         of the best's; with a character LM (``char_weight`` > 0), the CHAR_CANDIDATES most
         probable scripts' forms reranked by log10 p + char_weight x log10 p_char(form).
-        Returns [] when nothing applies (unknown UPOS)."""
+        Returns [] when nothing applies (unknown UPOS).  Predictions are memoised per
+        (lemma, UPOS, FEATS, k and the weights), at most PREDICT_CACHE of them."""
+        ck = (lemma, upos, feats, k, min_share, self.char_weight, self.alt_penalty, self.tier_weight,
+              id(self.char_lm), id(self.tier), id(self.alternations))
+        out = self._cache.get(ck)
+        if out is None:
+            if len(self._cache) >= PREDICT_CACHE:
+                self._cache.clear()
+            out = self._cache[ck] = self._predict(lemma, upos, feats, k, min_share)
+        return list(out)
+
+    def _predict(self, lemma: str, upos: str, feats: str, k: int, min_share: float) -> List[str]:
         key = self._key(upos, feats)
         if key is None:
             return []
@@ -207,11 +330,27 @@ class EditInflector:
             return []
         ranked = sorted(probs, key=lambda sc: (-probs[sc], -self.totals.get(sc, 0), sc))
         if self.char_lm is not None and self.char_weight > 0:
+            tier = self.tier if self.tier is not None and self.tier_weight > 0 else None
+
+            def shape(f: str) -> float:   # how much the form looks like the language's words
+                x = self.char_weight * self.char_lm.score(f)
+                return x + self.tier_weight * tier.score(f) if tier is not None else x
+
             best: Dict[str, float] = {}
             for sc in ranked[:CHAR_CANDIDATES]:
                 f = forms[sc]
                 if f not in best:
-                    best[f] = math.log10(probs[sc]) + self.char_weight * self.char_lm.score(f)
+                    best[f] = math.log10(probs[sc]) + shape(f)
+            if self.alt_penalty is not None and self.alternations and self.tier is not None:
+                # the affix in its other vowel shapes (harmony the contexts have not seen)
+                for sc in ranked[:ALT_SCRIPTS]:
+                    base = math.log10(probs[sc]) - self.alt_penalty
+                    for v in variants(sc, lemma, self.alternations, self.tier):
+                        if v in probs:
+                            continue
+                        f = apply_script(v, lemma)
+                        if f is not None and f not in best:
+                            best[f] = base + shape(f)
             return sorted(best, key=lambda f: -best[f])[:k]
         top = probs[ranked[0]]
         out: List[str] = []
@@ -310,7 +449,7 @@ def build_inflector(examples: Sequence[Tuple[str, str, str, str]], sentence: Seq
     held = [e for e, i in zip(examples, sentence) if i % 10 == 0]
     seen = {(lemma, upos, feats) for lemma, upos, feats, _ in rest}
     test = [e for e in held if (e[0], e[1], e[2]) not in seen and e[0] and e[0] != "_"]
-    weight = 0.0
+    weight, penalty, tier_weight = 0.0, None, 0.0
     if rest and test:
         inf = EditInflector.build(rest)
         inf.char_lm = CharLM.build(f for *_, f in rest)
@@ -321,8 +460,24 @@ def build_inflector(examples: Sequence[Tuple[str, str, str, str]], sentence: Seq
         best, neg_w = max(accs)
         if best - accs[0][0] >= CHAR_MIN_GAIN:
             weight = -neg_w
+            inf.char_weight = weight
+            inf.alternations = alternations(inf.table)
+            inf.tier = VowelTier.build(f for *_, f in rest)
+            grid = []   # vowel harmony: the affixes' vowel variants and the vowel tier
+            for pen in (None,) + (ALT_PENALTIES if inf.alternations else ()):
+                for tw in TIER_WEIGHTS:
+                    if pen is None and tw == 0:
+                        continue
+                    inf.alt_penalty, inf.tier_weight = pen, tw
+                    grid.append((accuracy(inf, test), -(pen or 0), -tw, pen, tw))
+            if grid and max(grid)[0] - best >= ALT_MIN_GAIN:
+                penalty, tier_weight = max(grid)[3:]
     final = EditInflector.build(examples)
     if weight > 0:   # else no character LM is kept (the model does not grow)
         final.char_lm = CharLM.build(f for *_, f in examples)
         final.char_weight = weight
+        if penalty is not None or tier_weight > 0:
+            final.tier, final.tier_weight = VowelTier.build(f for *_, f in examples), tier_weight
+        if penalty is not None:
+            final.alternations, final.alt_penalty = alternations(final.table), penalty
     return final

@@ -539,7 +539,7 @@ def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int =
     sentence boundaries; None: no LM term) minus ``penalty`` per rank down a token's candidate
     list, plus ``allomorph_weight`` x the neighbour-character evidence of the
     :class:`wo.sr.inflect.Allomorphs` table for the tokens' lexicon ``keys`` (each form against
-    the previous word's last character and the next word's first character).
+    the previous word's last character and last vowel and the next word's first character).
 
     cands: per output position, a non-empty list of str; keys: per output position, the
     lexicon key (:meth:`wo.sr.inflect.Lexicon.keys` [1]).  Returns list[str], one per position.
@@ -560,6 +560,9 @@ def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int =
                     a = 0.0
                     if keys[pos] in allo:
                         a += allo.score(keys[pos], f, fs[-1][-1:].lower() if fs else allo.BOS, "prev")
+                        v = allo.last_vowel(fs[-1]) if fs else None
+                        if v is not None:   # tables counted without vowel keys score 0 here
+                            a += allo.score(keys[pos], f, v, "prev")
                     if fs and keys[pos - 1] in allo:
                         a += allo.score(keys[pos - 1], fs[-1], f[:1].lower(), "next")
                     p += allomorph_weight * a
