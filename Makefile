@@ -42,7 +42,7 @@ demo: install
 	$(BIN)/wo smt evaluate --hyp $(OUT)/tatoeba-test.en --ref corpora/tatoeba-zh-en/test.tsv.xz
 
 test: install
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests
 
 bench-quick: install
 	$(BIN)/python bench/run.py --quick
