@@ -22,6 +22,7 @@ In an expected line (console or python), ``...`` matches any text. A page's sh a
 blocks run in page order (a later block may read what an earlier one wrote).
 """
 import importlib.util
+import json
 import os
 import pathlib
 import re
@@ -289,3 +290,237 @@ def test_python_examples_run_from_anywhere_and_print_what_they_show(page, tmp_pa
         elif not _matches(r.stdout.splitlines(), expected):
             failed.append(f"{where}:\n  shows  {expected}\n  prints {r.stdout.splitlines()}")
     assert not failed, "\n".join(failed)
+
+
+# ------------------------------------------------------------ the format samples of formats.md
+FORMATS = DOCS / "formats.md"
+
+
+def _sample(heading: str) -> str:
+    """The body of the first code block under the ``### heading`` of docs/formats.md."""
+    at = FORMATS.read_text(encoding="utf-8").splitlines().index(f"### {heading}") + 1
+    return next(body for line, tag, body in _blocks(FORMATS) if line > at)
+
+
+def test_formats_bag_sample_reads_as_bags_with_and_without_tags(tmp_path):
+    from wo.io.items import read_items
+
+    f = tmp_path / "bags.txt"
+    f.write_text(_sample("Bags of words"), encoding="utf-8")
+    items, fmt = read_items(str(f), "auto")
+    assert fmt == "bag"
+    assert [it.forms for it in items] == [["barked", "dog", "The", "loudly", "."]] * 2
+    assert items[0].pos == [None] * 5 and items[1].pos == ["VBD", "NN", "DT", "RB", "."]
+
+
+def test_formats_zgen_sample_reads_as_zgen_and_its_unit_moves_as_one(tmp_path):
+    from tests.conftest import wo_cli
+    from wo.io.items import read_items
+
+    f = tmp_path / "zgen.txt"
+    f.write_text(_sample("ZGen 4-column") + "\n", encoding="utf-8")
+    items, fmt = read_items(str(f), "auto")
+    assert fmt == "zgen" and len(items) == 1
+    it = items[0]
+    assert it.forms == ["__The_dog__", "barked", "loudly", "."] and it.pos == ["NN", "VBD", "RB", "."]
+    assert it.heads == [2, -1, 2, 2] and it.units == [["The", "dog"], ["barked"], ["loudly"], ["."]]
+    r = wo_cli(["linearize", "--input", str(f), "--given", "full", "--quiet"])
+    assert r.returncode == 0 and r.stdout.split() [:2] == ["The", "dog"] and len(r.stdout.split()) == 5
+    rec = json.loads(wo_cli(["linearize", "--input", str(f), "--given", "full", "--format", "jsonl"]).stdout)
+    assert len(rec["tokens"]) == 5 and len(rec["heads"]) == len(rec["pos"]) == 4   # as formats.md says
+    conllu = wo_cli(["linearize", "--input", str(f), "--given", "full", "--format", "conllu"]).stdout
+    assert "\t__The_dog__\t" in conllu
+
+
+def test_formats_t1_sample_is_rows_of_the_shipped_t1_file():
+    from tests.conftest import conllu_blocks
+    from wo.sr import read_t1
+
+    rows = _sample("SR'19 T1 input").splitlines()
+    path = ROOT / "corpora" / "sr19-en_partut" / "T1-en_partut-ud-dev.conllu.xz"
+    first = conllu_blocks(str(path))[0].splitlines()
+    assert [r for r in first if r in rows] == rows, "the sample is not the first sentence's rows"
+    s = read_t1(str(path))[0]
+    ids = [int(r.split("\t")[0]) - 1 for r in rows]   # tokens in file order, ids 1..n
+    assert [s.lemmas[i] for i in ids] == ["service", ".", "firm"]
+    assert [s.lin[i] for i in ids] == [0, 2, 0] and [s.heads[i] for i in ids] == [14, 6, 0]
+
+
+def test_formats_auto_sample_parses_and_is_written_back_as_it_is():
+    import lzma
+
+    from wo.ccg.auto import format_derivation, parse_derivation
+    from tests.conftest import wo_cli
+
+    header, line = _sample("CCGbank `.auto`").splitlines()
+    tree = parse_derivation(line)
+    assert [(x.word, x.pos) for x in tree.leaves()] == [("Bush", "NNP"), ("left", "VBD")]
+    assert format_derivation(tree) == line
+    assert header == "ID=<sent_id> PARSER=GOLD NUMPARSE=1"
+    with lzma.open(ROOT / "corpora" / "ccg-en" / "test.auto.xz", "rt", encoding="utf-8") as fh:
+        assert re.fullmatch(r"ID=\S+ PARSER=GOLD NUMPARSE=1", fh.readline().rstrip("\n"))
+    r = wo_cli(["ccg", "linearize", "--format", "auto", "--quiet"], stdin="left/VBD Bush/NNP\n")
+    out = r.stdout.splitlines()
+    assert r.returncode == 0 and out[0] == "ID=1 PARSER=WO NUMPARSE=1"
+    assert sorted(x.word for x in parse_derivation(out[1]).leaves()) == ["Bush", "left"]
+
+
+def test_formats_idl_grammar_operators_are_the_parsers():
+    from wo.idl.expr import Op, Word, parse
+
+    grammar = _sample("IDL-expressions").splitlines()
+    names = grammar[1].split(":=")[1].split("concatenation")[0].split("|")
+    notation = grammar[2].split("|", 1)[1].split("the same")[0].split("|")
+    names, notation = [x.strip() for x in names], [x.strip() for x in notation]
+    assert names == ["C", "I", "D", "L"]
+    for op in names + notation:
+        e = parse(f"{op}(a)") if op in ("L", "×") else parse(f"{op}(a, b)")
+        assert isinstance(e, Op) and e.op in names, op
+    assert [parse(f"{op}(a)" if op == "×" else f"{op}(a, b)").op for op in notation] == ["C", "I", "I", "D", "L"]
+    assert parse("I") == Word("I") and parse('"a, (b)"') == Word("a, (b)")
+
+
+def test_formats_tatoeba_sample_is_the_head_of_the_shipped_dev_file():
+    import lzma
+
+    with lzma.open(ROOT / "corpora" / "tatoeba-zh-en" / "dev.tsv.xz", "rt", encoding="utf-8") as fh:
+        head = [fh.readline(), fh.readline()]
+    assert _sample("Tatoeba TSV") == "".join(head)
+
+
+def _json_fields_table():
+    """{system: the field names docs/formats.md lists for its JSON lines} (ccg: "the same plus")."""
+    text = FORMATS.read_text(encoding="utf-8")
+    table = text[text.index("The fields of the JSON lines"):]
+    out = {}
+    for system, cell in re.findall(r"^\| (\w+) \| (.*) \|$", table, flags=re.M):
+        if system == "system":
+            continue
+        cell = cell.split("with `--dep-model` also")[0]
+        while re.search(r"\([^()]*\)", cell):
+            cell = re.sub(r"\([^()]*\)", "", cell)
+        names = set(re.findall(r"`([a-z_0-9]+)`", cell))
+        out[system] = names | (out["dep"] if "the same plus" in cell else set())
+    return out
+
+
+JSONL_RUNS = {
+    "dep": (["linearize"], "barked dog The loudly .\n"),
+    "ccg": (["ccg", "linearize"], "barked/VBD dog/NN The/DT loudly/RB ./.\n"),
+    "idl": (["idl", "realize", "--input-format", "bag"], "barked dog The loudly .\n"),
+    "gyro": (["gyro", "realize"], "barked dog The loudly .\n"),
+    "smt": (["smt", "translate"], "我喜欢猫。\n"),
+}
+
+
+@pytest.mark.parametrize("system", [s if s != "smt" else pytest.param(s, marks=pytest.mark.slow)
+                                    for s in JSONL_RUNS])
+def test_formats_json_fields_are_what_each_system_writes(system):
+    from tests.conftest import wo_cli
+
+    fields = _json_fields_table()
+    assert set(fields) == set(JSONL_RUNS)
+    argv, stdin = JSONL_RUNS[system]
+    r = wo_cli(argv + ["--format", "jsonl", "--quiet"], stdin=stdin)
+    assert r.returncode == 0, r.stderr
+    assert set(json.loads(r.stdout)) == fields[system], f"docs/formats.md lists other {system} fields"
+    if system == "gyro":
+        r = wo_cli(argv + ["--format", "jsonl", "--quiet", "--dep-model", str(ROOT / "corpora/models/wo-ewt-dep-lm.wo")],
+                   stdin=stdin)
+        assert set(json.loads(r.stdout)) == fields[system] | {"heads", "dep_score"}
+
+
+# ---------------------------------------------------------------- the commands of text blocks
+def _text_commands():
+    """(page, block line, command) of every ``wo ...`` line of the ```text blocks (synopses and
+    the commands not run), a synopsis' indented ``[...]``/``--...`` lines and ``\\`` lines joined."""
+    for page in _pages():
+        for line, tag, body in _blocks(page):
+            if tag != "text":
+                continue
+            cur = None
+            for ln in body.splitlines():
+                if ln.startswith("wo "):
+                    if cur:
+                        yield cur
+                    cur = (page, line, ln)
+                elif cur and ln.startswith(" ") and ln.strip().startswith(("[", "-")):
+                    cur = (page, line, cur[2].rstrip("\\ ") + " " + ln.strip())
+                elif cur:
+                    yield cur
+                    cur = None
+            if cur:
+                yield cur
+
+
+def test_the_commands_not_run_name_only_options_wo_has():
+    """The option synopses and the long commands in ```text blocks use verbs and options that
+    ``wo VERB --help`` lists (a stale option fails here)."""
+    from tests.conftest import wo_cli
+
+    helps, bad, seen = {}, [], 0
+    for page, line, cmd in _text_commands():
+        words = cmd.split("#")[0].split()[1:]
+        verb = []
+        for w in words:
+            if not re.fullmatch(r"[a-z][a-z-]*", w):
+                break
+            verb.append(w)
+        key = tuple(verb)
+        if key not in helps:
+            r = wo_cli(list(key) + ["--help"])
+            helps[key] = r.stdout if r.returncode == 0 else None
+        if helps[key] is None:
+            bad.append(f"{_rel(page)}:{line}: `wo {' '.join(key)}` is no command: {cmd}")
+            continue
+        for opt in sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", cmd))):
+            seen += 1
+            if not re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", helps[key]):
+                bad.append(f"{_rel(page)}:{line}: `wo {' '.join(key)}` has no {opt}")
+    assert seen > 100
+    assert not bad, "\n".join(bad)
+
+
+def _verb_options():
+    """{verb words: [option strings of each option]} of the wo command line (argparse)."""
+    import argparse
+
+    from wo.cli import build_parser
+
+    def subs(p):
+        return next((a.choices for a in p._actions if isinstance(a, argparse._SubParsersAction)), {})
+
+    out = {}
+    for name, sp in subs(build_parser()).items():
+        for verb, vp in (subs(sp).items() or [(None, sp)]):
+            key = (name,) if verb is None else (name, verb)
+            out[key] = [(a.option_strings, a.choices) for a in vp._actions
+                        if a.option_strings and "--help" not in a.option_strings and a.help != argparse.SUPPRESS]
+    return out
+
+
+def test_the_synopses_list_every_option_of_their_verb():
+    """The synopses (```text blocks of ``wo VERB ... [--option ...]`` lines) list every option
+    each verb has, so a new option cannot go undocumented."""
+    listed, choices, cmds = {}, {}, list(_text_commands())
+    synopses = {(page, line) for page, line, cmd in cmds if "[--" in cmd}   # blocks of synopses
+    for page, line, cmd in cmds:
+        if (page, line) not in synopses:
+            continue
+        words = cmd.split("#")[0].split()[1:]
+        verb = tuple(w for w in words[:2] if re.fullmatch(r"[a-z][a-z-]*", w))
+        listed.setdefault((_rel(page), line, verb), set()).update(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", cmd))
+        for opt, alts in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*) ([\w.-]+(?:\|[\w.-]+)+)", cmd):
+            choices[(_rel(page), line, verb, opt)] = alts.split("|")
+    options, bad = _verb_options(), []
+    for (page, line, verb), opts in listed.items():
+        for names, allowed in options[verb]:
+            if not opts & set(names):
+                bad.append(f"{page}:{line}: the synopsis of `wo {' '.join(verb)}` misses {names[0]}")
+            for name in names:
+                shown = choices.get((page, line, verb, name))
+                if allowed and shown and sorted(shown) != sorted(allowed):
+                    bad.append(f"{page}:{line}: `wo {' '.join(verb)} {name}` takes {'|'.join(allowed)}, "
+                               f"the synopsis says {'|'.join(shown)}")
+    assert len(listed) >= 15
+    assert not bad, "\n".join(bad)
