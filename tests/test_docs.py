@@ -150,7 +150,9 @@ def test_layout_section_lists_the_compiled_modules_and_packages():
 
 # ------------------------------------------------------------------------------ the examples
 TAGS = ("sh", "console", "python", "text")
-SLOW_PAGES = {"README.md", "docs/sr.md", "docs/lm.md", "docs/smt.md", "docs/gyro.md"}
+# the example runs that take more than about 5 s on a quiet machine (SMT loads spaCy and jieba)
+SLOW_SHELL = {"README.md", "docs/dep.md", "docs/sr.md", "docs/lm.md", "docs/gyro.md", "docs/smt.md"}
+SLOW_PYTHON = {"README.md", "docs/smt.md"}
 HAS_WO = (BIN / "wo").exists()
 needs_wo = pytest.mark.skipif(not HAS_WO, reason="the wo command is not installed beside this python")
 
@@ -218,9 +220,17 @@ def _run(cmd: str, cwd=ROOT, **kw):
                           timeout=300, **kw)
 
 
-def _page_param(page: pathlib.Path):
+def _tree_changes() -> set:
+    """``git status`` lines of the checkout (untracked files included; ``out/`` is ignored); empty
+    when this is no git checkout."""
+    r = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
+                       capture_output=True, text=True)
+    return set(r.stdout.splitlines()) if r.returncode == 0 else set()
+
+
+def _page_param(page: pathlib.Path, slow=()):
     rel = _rel(page)
-    return pytest.param(page, id=rel, marks=[pytest.mark.slow] if rel in SLOW_PAGES else [])
+    return pytest.param(page, id=rel, marks=[pytest.mark.slow] if rel in slow else [])
 
 
 EXAMPLE_PAGES = [p for p in _pages() if any(t != "text" for _, t, _ in _blocks(p))]
@@ -246,10 +256,11 @@ def test_the_readme_runs_an_example_of_every_system_and_a_python_one():
 
 
 @needs_wo
-@pytest.mark.parametrize("page", [_page_param(p) for p in EXAMPLE_PAGES])
+@pytest.mark.parametrize("page", [_page_param(p, SLOW_SHELL) for p in EXAMPLE_PAGES])
 def test_shell_and_console_examples_run_and_print_what_they_show(page):
-    """Each page's sh and console blocks, in page order, from the repository root."""
-    failed, ran = [], 0
+    """Each page's sh and console blocks, in page order, from the repository root; they write
+    nothing into the repository but under the gitignored ``out/``."""
+    failed, ran, before = [], 0, _tree_changes()
     for line, tag, body in _blocks(page):
         where = f"{_rel(page)}:{line} ```{tag}"
         if tag == "sh":
@@ -266,12 +277,14 @@ def test_shell_and_console_examples_run_and_print_what_they_show(page):
                     failed.append(f"{where}: {cmd}\n  shows {expected}\n  prints {r.stdout.splitlines()}")
     assert not failed, "\n".join(failed)
     assert ran or not any(t in ("sh", "console") for _, t, _ in _blocks(page))
+    wrote = sorted(_tree_changes() - before)
+    assert not wrote, f"the examples of {_rel(page)} wrote into the repository: {wrote}"
 
 
 PYTHON_PAGES = [p for p in _pages() if any(t == "python" for _, t, _ in _blocks(p))]
 
 
-@pytest.mark.parametrize("page", [_page_param(p) for p in PYTHON_PAGES])
+@pytest.mark.parametrize("page", [_page_param(p, SLOW_PYTHON) for p in PYTHON_PAGES])
 def test_python_examples_run_from_anywhere_and_print_what_they_show(page, tmp_path):
     """Each python block in a fresh interpreter whose working directory is an empty temporary
     directory (not the clone); its printed lines are its ``# -> `` comments."""
@@ -523,4 +536,19 @@ def test_the_synopses_list_every_option_of_their_verb():
                     bad.append(f"{page}:{line}: `wo {' '.join(verb)} {name}` takes {'|'.join(allowed)}, "
                                f"the synopsis says {'|'.join(shown)}")
     assert len(listed) >= 15
+    assert not bad, "\n".join(bad)
+
+
+def test_every_option_the_manual_names_is_an_option_of_wo():
+    """An ``--option`` named anywhere in the README or the hand-written docs (prose and tables
+    too) is an option of some ``wo`` verb (the generated results pages name bench scripts')."""
+    known = {n for verb in _verb_options().values() for names, _ in verb for n in names}
+    known |= {"--help", "--hypothesis-show-statistics"}   # argparse's own; pytest's (reliability.md)
+    bad = []
+    for page in _pages():
+        if page.name in ("results.md", "sr-multi.md"):
+            continue
+        for no, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            bad += [f"{_rel(page)}:{no}: {o}" for o in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", line)
+                    if o not in known]
     assert not bad, "\n".join(bad)
