@@ -11,12 +11,13 @@ Every fenced code block of README.md and docs/*.md is tagged, and the tag says h
   (none shown: it prints nothing); run from the repository root, exit 0, output compared.
 * ```python: run by the installed package's interpreter in a subprocess whose working directory
   is an empty temporary directory (so a snippet finds the shipped models as a user's script
-  does, never by a path into the clone). Every printed line is shown, in order, as a
-  ``# -> LINE`` comment (on the print line or the line after it); the printed lines must equal
-  them.
+  does, never by a path into the clone). Every printed line is shown as a ``# -> LINE``
+  comment (on its print call's line); the printed lines must equal those comments, in order.
 * ```text: not run: option synopses, format samples, diagrams, and commands that take minutes
-  or need files that do not ship. A ```text block shows no ``$ `` prompt. The format samples of
-  docs/formats.md are checked against wo's readers and writers by the tests at the end.
+  or need files that do not ship. A ```text block shows no ``$ `` prompt; its ``wo`` commands
+  name only verbs and options the command line has, and a synopsis lists every option of its
+  verb (with the choices argparse allows). The format samples of docs/formats.md are checked
+  against wo's readers and writers by the tests at the end.
 
 In an expected line (console or python), ``...`` matches any text. A page's sh and console
 blocks run in page order (a later block may read what an earlier one wrote).
