@@ -185,7 +185,9 @@ def test_cli_train_score_convert(ewt_text, tmp_path, capsys):
     from wo.cli import main
 
     arpa = tmp_path / "m.arpa.xz"
-    assert main(["lm", "train", "--text", ewt_text[0], "--order", "3", "--out", str(arpa), "--quiet"]) == 0
+    assert main(["lm", "train", "--text", ewt_text[0], "--order", "3", "--out", str(arpa)]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith(f"wo: wrote {arpa} (order 3") and last.endswith(", ARPA)"), last
     binary = tmp_path / "m.wolm"
     assert main(["lm", "convert", str(arpa), str(binary)]) == 0
     capsys.readouterr()

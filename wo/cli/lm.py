@@ -63,7 +63,7 @@ def cmd_lm_train(a) -> int:
         t.meta.update(sources=[os.path.basename(p) for p in a.text], tokenized=dict(tok_stats, lang=a.tokenize))
     save_tables(t, a.out, a.format)
     if not a.quiet:
-        err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()}, {a.format})")
+        err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()}, {'ARPA' if is_arpa_name(a.out) else a.format})")
     return EXIT_OK
 
 
@@ -95,7 +95,7 @@ def cmd_lm_convert(a) -> int:
         raise LMError(f"{a.out}: --format {a.format} is for wo's binary; an .arpa name writes ARPA")
     t = read_arpa(a.arpa)
     save_tables(t, a.out, a.format)
-    err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()}, {a.format})")
+    err(f"wrote {a.out} (order {t.order}, n-grams {t.counts()}, {'ARPA' if is_arpa_name(a.out) else a.format})")
     return EXIT_OK
 
 
