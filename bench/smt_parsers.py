@@ -146,6 +146,8 @@ def main(argv=None) -> int:
             dev = {P.set_name(p): P.read_treebank(p) for p in data["dev"]}
             entry.update({"model_bytes": P.dir_size(out), "n_labels": len(parser.labels),
                           "dev": {k: P.evaluate(parser, v, tag) for k, v in dev.items()}})
+            for k, v in entry["dev"].items():
+                log(f"[{lang}] {k}: tag {v['tag_acc']} UAS {v['uas']} LAS {v['las']}")
         else:
             entry = P.train_parser(lang, data["train"], data["dev"], str(out), zh_v1=data["zh_v1"],
                                    settings=settings, work=str(work), meta=META[lang], log=log)

@@ -93,6 +93,11 @@ def _damaged(tmp_path, col, value, name):
     return path, first, first + k
 
 
+def read_sent_id(path):
+    """The sent_id of the 2nd sentence of ``path``."""
+    return conllu_blocks(str(path))[1].split("# sent_id = ")[1].split("\n")[0]
+
+
 def test_bad_treebanks_give_one_line_and_exit_2(tmp_path):
     out = tmp_path / "out"
     # a word without a head: named by the sentence's first line
@@ -103,6 +108,11 @@ def test_bad_treebanks_give_one_line_and_exit_2(tmp_path):
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr.startswith(f"wo: {f}:{start}: word 3 ") and "has no head" in p.stderr
     assert p.stderr.count("\n") == 1 and not out.exists()
+    # a second root: not a tree
+    f, start, _ = _damaged(tmp_path, 6, "0", "tworoots.conllu")
+    p = wo_cli(["smt", "train-parser", "--lang", "en", "--train", f, "--dev", EWT_DEV, "--out", out])
+    assert (p.returncode, p.stderr) == (2, f"wo: {f}:{start}: sentence {read_sent_id(f)} has 2 roots (head 0); "
+                                           "a dependency tree has one\n")
     # a malformed line: its own line number
     g, _, line = _damaged(tmp_path, 6, "x", "badhead.conllu")
     p = wo_cli(["smt", "train-parser", "--lang", "en", "--train", EWT_DEV, "--dev", g, "--out", out])

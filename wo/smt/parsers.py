@@ -69,7 +69,8 @@ def words_of(sent, path: str = "") -> Words:
 
     Raises:
         InputError: (``path``:line of the sentence) a word without a head (``_``) or without a
-            label; a parser cannot be trained on it.
+            label, or heads that are not one tree (no root, several roots, a cycle); a parser
+            cannot be trained on it.
     """
     rows = []
     for i, form in enumerate(sent.forms):
@@ -84,6 +85,18 @@ def words_of(sent, path: str = "") -> Words:
                      "xpos": sent.xpos[i] if sent.xpos[i] != "_" else upos, "feats": feats,
                      "head": sent.heads[i] - 1, "deprel": sent.deprels[i],
                      "space": "SpaceAfter=No" not in sent.misc[i].split("|")})
+    heads = [w["head"] for w in rows]
+    if heads.count(-1) != 1:
+        raise InputError(path, sent.line, f"sentence {sent.sent_id} has {heads.count(-1)} roots (head 0); "
+                                          "a dependency tree has one")
+    for i in range(len(heads)):
+        seen, j = set(), i
+        while heads[j] != -1:
+            if j in seen:
+                raise InputError(path, sent.line, f"the heads of sentence {sent.sent_id} form a cycle "
+                                                  f"through word {j + 1} ({rows[j]['form']!r})")
+            seen.add(j)
+            j = heads[j]
     return rows
 
 
