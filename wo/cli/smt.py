@@ -116,8 +116,9 @@ def register(sub) -> None:
         description="Train a small spaCy tagger + dependency parser from a blank pipeline on CoNLL-U treebanks, "
                     "on one CPU thread, keep the checkpoint best on the dev files, write it to --out and score it "
                     "through wo.smt.parse on each dev file. The JSON training record goes to standard output, "
-                    "progress to standard error. The defaults are the recipe of the shipped parsers "
-                    "(corpora/models/smt/{en,zh}-parser; bench/smt_parsers.py), which needs the smt extra (spaCy).")
+                    "progress to standard error. The defaults are those of the shipped parsers "
+                    "(corpora/models/smt/{en,zh}-parser, trained by bench/smt_parsers.py). Needs the smt extra "
+                    "(spaCy; OpenCC for --zh-v1).")
     tp.add_argument("--lang", required=True, choices=["en", "zh"],
                     help="language of the pipeline (zh: pre-segmented words, no spaces)")
     tp.add_argument("--train", nargs="+", default=[], metavar="FILE",
