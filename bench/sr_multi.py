@@ -12,7 +12,7 @@ Data protocol (the same for wo and the peers):
   90 % of dev sentences train, the last 10 % choose epochs, test is decoded once; every figure
   of such a treebank is marked "trained on dev";
 * zh: UD Chinese 1.3 train (traditional script, UD v1 labels) converted by
-  ``bench/smt_parsers.py``'s ``v1_to_v2`` (OpenCC t2s, v1 -> v2 labels), GSDSimp dev, GSDSimp test.
+  ``wo.smt.parsers.v1_to_v2`` (OpenCC t2s, v1 -> v2 labels), GSDSimp dev, GSDSimp test.
 * T1 inputs: ``wo sr make-input --seed 3`` (test and dev, no gold); training T1 with
   ``--with-gold`` (gold forms in column 3, ``original_id``).
 * References: the syntactic words of the UD file (the SR'19 metrics on lower-cased tokens).
@@ -98,13 +98,11 @@ def sources(tb: str) -> dict:
 
 
 def convert_zh_train(path: str) -> str:
-    """UD Chinese 1.3 train -> CoNLL-U text in simplified script with UD v2 labels (smt_parsers.v1_to_v2)."""
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
-    from smt_parsers import read_sentences, v1_to_v2
+    """UD Chinese 1.3 train -> CoNLL-U text in simplified script with UD v2 labels (wo.smt.parsers.v1_to_v2)."""
+    from wo.smt.parsers import labels_of, read_treebank, v1_to_v2
 
-    dev = read_sentences(sources("zh_gsdsimp")["dev"])
-    known = {w["deprel"] for s in dev for w in s}
-    sents = v1_to_v2(read_sentences(path), known)
+    known = labels_of(read_treebank(sources("zh_gsdsimp")["dev"]))
+    sents = v1_to_v2(read_treebank(path), known)
     out = []
     for i, s in enumerate(sents):
         rows = [f"# sent_id = zh-v1.3-train-{i + 1}"]
@@ -737,7 +735,7 @@ def table(log, write: bool = True) -> str:
         "",
         "\\* trained on 90 % of the dev file (the official train file could not be obtained), epochs "
         "chosen on the other 10 %. † zh: UD Chinese 1.3 train converted to simplified "
-        "script and UD v2 labels (`bench/smt_parsers.py`'s `v1_to_v2`), tested on GSDSimp. en_partut: the "
+        "script and UD v2 labels (`wo.smt.parsers.v1_to_v2`), tested on GSDSimp. en_partut: the "
         "official SR'19 T1 test (from IMSurReal's repository, `data/T1`); en_ewt: the shipped English model. "
         "Every choice (epochs, reranking weights, lifting, the allomorph weight) was made on dev; non-projective exact % is with "
         "lifting (before/after figures in the records: `*_before`). Every model orders with the local orderer "

@@ -1,6 +1,6 @@
 """Command-line interface: ``wo <system> <verb>`` (``wo dep train|linearize``,
 ``wo ccg train|linearize``, ``wo sr ...``, ``wo lm train|tokenize|convert|score``,
-``wo idl realize``, ``wo gyro index|lookup|realize``, ``wo smt train|translate|evaluate``),
+``wo idl realize``, ``wo gyro index|lookup|realize``, ``wo smt train|translate|evaluate|train-parser``),
 ``wo evaluate`` and ``wo models`` (:mod:`wo.resources`); ``wo train`` and ``wo linearize`` are aliases of the ``dep`` verbs.  Every file
 argument accepts ``-`` for standard input/output; ``--output`` defaults to standard output and
 ``--model`` to the system's shipped model.  Progress bars and summaries go to stderr.

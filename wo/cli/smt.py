@@ -1,9 +1,13 @@
-"""``wo smt train|translate|evaluate``: Chinese-English translation by syntactic generation (Zhang et al. 2014)."""
+"""``wo smt train|translate|evaluate|train-parser``: Chinese-English translation by syntactic generation
+(Zhang et al. 2014), and the training of its spaCy tagger + dependency parsers."""
 from __future__ import annotations
 
 import json
 
-from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_run, err, nonneg_float, positive_float, positive_int, share
+from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_run, err, nonneg_float, number_type, positive_float,
+                     positive_int, share)
+
+nonneg_int = number_type(int, lambda v: v >= 0, "0 or more")
 
 
 def cmd_smt_train(a) -> int:
@@ -48,6 +52,25 @@ def cmd_smt_evaluate(a) -> int:
     return EXIT_OK
 
 
+def cmd_smt_train_parser(a) -> int:
+    """``wo smt train-parser``: train a spaCy tagger + dependency parser on CoNLL-U treebanks
+    (:func:`wo.smt.parsers.train_parser`); the training record (JSON) goes to standard output."""
+    from ..smt.parsers import Settings, train_parser
+
+    if not a.train and not a.zh_v1:
+        err("wo smt train-parser needs training data: --train FILE... (or, for Chinese, --zh-v1 FILE...)")
+        return EXIT_USER
+    if a.zh_v1 and a.lang != "zh":
+        err("--zh-v1 converts UD Chinese 1.3 files: it needs --lang zh")
+        return EXIT_USER
+    settings = Settings(max_steps=a.max_steps, max_minutes=a.max_minutes, patience=a.patience,
+                        eval_frequency=a.eval_frequency, embed_size=a.embed_size, seed=a.seed)
+    rec = train_parser(a.lang, a.train, a.dev, a.out, zh_v1=a.zh_v1, tag=a.tag, settings=settings,
+                       work=a.work, log=(lambda m: None) if a.quiet else err)
+    print(json.dumps(rec, indent=1, ensure_ascii=False))
+    return EXIT_OK
+
+
 def register(sub) -> None:
     """Add the ``smt`` verbs to the ``wo`` subparsers ``sub``."""
     sm = sub.add_parser("smt", help="Chinese->English translation by syntactic generation (Zhang et al. 2014)")
@@ -88,4 +111,43 @@ def register(sub) -> None:
     ev.add_argument("--ref", required=True, help="references: a Tatoeba TSV of pairs (its en column is used) or one sentence per line")
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_smt_evaluate)
+    tp = ss.add_parser(
+        "train-parser", help="train a spaCy tagger + dependency parser (the SMT's wo.smt.parse) on UD treebanks",
+        description="Train a small spaCy tagger + dependency parser from a blank pipeline on CoNLL-U treebanks, "
+                    "on one CPU thread, keep the checkpoint best on the dev files, write it to --out and score it "
+                    "through wo.smt.parse on each dev file. The JSON training record goes to standard output, "
+                    "progress to standard error. The defaults are those of the shipped parsers "
+                    "(corpora/models/smt/{en,zh}-parser, trained by bench/smt_parsers.py). Needs the smt extra "
+                    "(spaCy; OpenCC for --zh-v1).")
+    tp.add_argument("--lang", required=True, choices=["en", "zh"],
+                    help="language of the pipeline (zh: pre-segmented words, no spaces)")
+    tp.add_argument("--train", nargs="+", default=[], metavar="FILE",
+                    help="training treebanks, UD v2 CoNLL-U (.xz/.gz ok); multiword-token ranges and empty nodes "
+                         "are skipped, every word needs a gold head and label")
+    tp.add_argument("--dev", nargs="+", required=True, metavar="FILE",
+                    help="dev treebanks: the checkpoint is chosen on all of them together, scores are given per file")
+    tp.add_argument("--out", required=True, metavar="DIR",
+                    help="output spaCy pipeline directory (load with wo.smt.parse.load_parser(LANG, DIR)); "
+                         "a pipeline already there is replaced")
+    tp.add_argument("--zh-v1", nargs="+", default=[], metavar="FILE",
+                    help="Chinese only: more training treebanks in UD Chinese 1.3 style (traditional script, UD v1 "
+                         "labels), converted to simplified script (OpenCC t2s) and UD v2 first; they come before "
+                         "--train in the training data")
+    tp.add_argument("--tag", choices=["xpos", "upos"], default=None,
+                    help="column learnt as the tag: default xpos (PTB) for en, upos for zh")
+    tp.add_argument("--max-steps", type=positive_int, default=8000, metavar="N", help="optimizer steps at most")
+    tp.add_argument("--max-minutes", type=nonneg_float, default=19.0, metavar="MIN",
+                    help="wall-clock cap of the training in minutes; the run is stopped and the best checkpoint "
+                         "kept (0 = none)")
+    tp.add_argument("--patience", type=nonneg_int, default=2000, metavar="N",
+                    help="stop after this many steps without a dev improvement (0 = never)")
+    tp.add_argument("--eval-frequency", type=positive_int, default=200, metavar="N", help="steps between dev evaluations")
+    tp.add_argument("--embed-size", type=positive_int, default=4000, metavar="ROWS",
+                    help="rows of the word hash embedding (prefix/suffix/shape: half)")
+    tp.add_argument("--seed", type=int, default=0)
+    tp.add_argument("--work", default=None, metavar="DIR",
+                    help="keep the DocBins, config.cfg, train.log and checkpoints here (default: a temporary "
+                         "directory, removed)")
+    tp.add_argument("--quiet", action="store_true")
+    tp.set_defaults(func=cmd_smt_train_parser)
 

@@ -1,7 +1,8 @@
 """Source- and target-side syntax for the syntactic SMT: small spaCy tagger + dependency parsers.
 
-Two pipelines are shipped under ``corpora/models/smt/`` (trained by ``bench/smt_parsers.py``; see
-``corpora/README.md`` for data, licences and scores):
+Two pipelines are shipped under ``corpora/models/smt/`` (trained by ``wo smt train-parser``,
+:mod:`wo.smt.parsers`, with the recipe of ``bench/smt_parsers.py``; see ``corpora/README.md`` for
+data, licences and scores):
 
 * ``en-parser``: English, trained on UD English-EWT train; ``pos`` = PTB tag (XPOS), labels = UD deprels.
 * ``zh-parser``: Chinese (simplified script, pre-segmented words), trained on UD Chinese 1.3 train
@@ -156,7 +157,8 @@ def load_parser(lang: str, path: Optional[str] = None) -> Parser:
     Args:
         lang: ``"en"`` (English: PTB tags) or ``"zh"`` (Chinese: UPOS tags).
         path: a spaCy model directory; default the shipped ``corpora/models/smt/<lang>-parser``
-            (trained by ``bench/smt_parsers.py``; sources and licences in ``corpora/README.md``).
+            (trained by ``bench/smt_parsers.py``; sources and licences in ``corpora/README.md``), or
+            one written by ``wo smt train-parser``.
 
     Returns:
         A :class:`Parser`.  Loading reads only local files (no download); the tokenizer is never used.
