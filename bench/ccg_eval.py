@@ -45,7 +45,7 @@ def ccg_run(model, derivs, budget: float, dp: bool, **opts):
     for i, d in enumerate(derivs):
         f, p, _ = scrambled(d, 1, i)
         r = lin.linearize(f, p)
-        hyps.append(r.text())
+        hyps.append(r.text)
         st[r.status] += 1
         edges += r.edges
         recovered += sorted(r.tokens) == sorted(d.words)

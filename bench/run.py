@@ -217,13 +217,13 @@ def main():
         by_budget = []
         for bf in ((0.5, 2, 8, 32) if quick else (0.5, 1, 2, 4, 8, 16, 32, 64)):
             res, secs = decode_items(Linearizer(model, budget_factor=bf), items)
-            by_budget.append([bf, round(score([r.text() for r in res], refs).bleu, 2), round(secs / n, 4)])
+            by_budget.append([bf, round(score([r.text for r in res], refs).bleu, 2), round(secs / n, 4)])
             print("budget", by_budget[-1], flush=True)
         by_timeout = []
         nt = 60 if quick else 100
         for to in ((0.01, 0.1, 0.5) if quick else (0.01, 0.03, 0.1, 0.3, 1.0, 5.0)):
             res, secs = decode_items(Linearizer(model, max_pops=10 ** 9, timeout=to), items[:nt])
-            by_timeout.append([to, round(score([r.text() for r in res], refs[:nt]).bleu, 2)])
+            by_timeout.append([to, round(score([r.text for r in res], refs[:nt]).bleu, 2)])
             print("timeout", by_timeout[-1], round(secs / nt, 4), flush=True)
         S["timeout_sentences"] = nt
         S["bleu_by_budget"] = by_budget
@@ -320,7 +320,7 @@ def main():
             tsec = time.perf_counter() - t0
             m = Model.load(path)
             res, secs = decode_items(Linearizer(m), items)
-            sweep.append({"hash_bits": bits, "bleu": round(score([r.text() for r in res], refs).bleu, 2),
+            sweep.append({"hash_bits": bits, "bleu": round(score([r.text for r in res], refs).bleu, 2),
                           "decode_seconds_per_sentence": round(secs / len(items), 4),
                           "edges_per_second": round(sum(r.edges for r in res) / secs),
                           "train_seconds": round(tsec, 1), "model_bytes": os.path.getsize(path)})

@@ -370,7 +370,7 @@ def tune(tb: str, log, suffix: str = "", lms: Optional[dict] = None) -> dict:
 
     def bleu(**kw) -> float:
         r = Realizer(m, **kw)
-        return round(sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev], refs).bleu, 2)
+        return round(sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas) for s in dev], refs).bleu, 2)
 
     grid = {"none": bleu(rerank_lm="none")}
     for fp in FORM_PENALTIES:
@@ -505,9 +505,9 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
     sents = read_t1(own if os.path.exists(own) else f"{w}/{split}.t1")
     res = [r.realize(s) for s in sents]
     r.lift_threshold = 2.0   # before: no lifting (every output projective)
-    before = [r.realize(s).text() for s in sents]
-    rec["lifted_sentences"] = sum(1 for a, b in zip(res, before) if a.text() != b)
-    same = sum(1 for x, h in zip(res, hyp) if x.text() == h)
+    before = [r.realize(s).text for s in sents]
+    rec["lifted_sentences"] = sum(1 for a, b in zip(res, before) if a.text != b)
+    same = sum(1 for x, h in zip(res, hyp) if x.text == h)
     rec["in_process_identical"] = same == len(hyp) if not os.path.exists(own) else None
     train_lemmas = {l for s in read_conllu(os.path.join(w, "train.conllu")) for l in s.lemmas}
     hit = tot = uhit = utot = 0
@@ -533,7 +533,7 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
     rec["nonprojective_share"] = round(100.0 * len(npi) / max(1, len(refs)), 2)
     if npi:
         pj = [k for k in range(len(refs)) if k not in set(npi)]
-        after = [x.text() for x in res]
+        after = [x.text for x in res]
         for tag, hs in (("", after), ("_before", before)):
             nsc = sr_score([hs[k] for k in npi], [ref_tok[k] for k in npi])
             psc = sr_score([hs[k] for k in pj], [ref_tok[k] for k in pj])
@@ -597,7 +597,7 @@ def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
                 grid[(wt, vowels)] = grid[(wt, False)]   # the table is not read at weight 0
                 continue
             r = Realizer(m, allomorph_weight=wt)
-            grid[(wt, vowels)] = round(sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas)
+            grid[(wt, vowels)] = round(sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas)
                                                  for s in dev], refs, bleu_only=True).bleu, 2)
     best, vowels = max(grid, key=lambda x: (grid[x], -x[0], not x[1]))
     table = lex.allomorphs = tables[vowels]

@@ -46,7 +46,7 @@ def main():
         for bf, cb, k, pf in grid:
             lin = Linearizer(model, budget_factor=bf, complete_beam=cb, beam_factor=k, patience_factor=pf)
             t0 = time.perf_counter()
-            hyps = [lin.linearize(*it).text() for it in items]
+            hyps = [lin.linearize(*it).text for it in items]
             ms = 1000 * (time.perf_counter() - t0) / len(items)
             b = score(hyps, refs).bleu
             print(f"{given} pops/word {bf} completion beam {cb} chart {k}n patience/word {pf}: BLEU {b:.2f}, {ms:.2f} ms/sentence",

@@ -43,7 +43,7 @@ def main():
     for bf, k, cb, pf in GRID:
         r = Realizer(model, beam_factor=k, budget_factor=bf, complete_beam=cb, patience_factor=pf)
         t0 = time.perf_counter()
-        hyps = [r.realize(s).text() for s in inputs]
+        hyps = [r.realize(s).text for s in inputs]
         ms = 1000 * (time.perf_counter() - t0) / len(inputs)
         b = sr_score(hyps, refs).bleu
         print(f"pops/word {bf} chart {k}n completion beam {cb} patience/word {pf}: SR BLEU {b:.2f}, {ms:.2f} ms/sentence", flush=True)

@@ -106,9 +106,9 @@ def test_same_output_for_jobs_1_and_2_and_for_two_shuffles(model_path, ewt_dev):
     r1 = linearize_many(model_path, a, jobs=1, chunk=16, budget_factor=10)
     r2 = linearize_many(model_path, a, jobs=2, chunk=16, budget_factor=10)
     r3 = linearize_many(model_path, b, jobs=1, chunk=16, budget_factor=10)
-    assert [r.text() for r in r1] == [r.text() for r in r2]
+    assert [r.text for r in r1] == [r.text for r in r2]
     assert [r.heads for r in r1] == [r.heads for r in r2]
-    assert [r.text() for r in r1] == [r.text() for r in r3]
+    assert [r.text for r in r1] == [r.text for r in r3]
 
 
 @pytest.mark.slow

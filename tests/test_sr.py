@@ -150,14 +150,14 @@ def test_outputs_use_one_form_per_token_and_respect_tree_labels_and_lin(sr_model
                 rank = sorted(side, key=lambda k: abs(pos[k] - pos[h])).index(i) + 1
                 assert rank == abs(s.lin[i])
     refs = [u.text() for u in partut["ud_dev"]]
-    assert sr_score([o.text() for o in res], refs).bleu > 50.0
+    assert sr_score([o.text for o in res], refs).bleu > 50.0
 
 
 @pytest.mark.slow
 def test_jobs_and_input_order_do_not_change_the_output(sr_model, partut):
     dev = partut["t1_dev"][:40]
-    a = [o.text() for o in realize_many(sr_model, dev, jobs=1)]
-    b = [o.text() for o in realize_many(sr_model, dev, jobs=2, chunk=7)]
+    a = [o.text for o in realize_many(sr_model, dev, jobs=1)]
+    b = [o.text for o in realize_many(sr_model, dev, jobs=2, chunk=7)]
     assert a == b
     # re-scramble the ids of every sentence: same realisation
     ud = []
@@ -168,7 +168,7 @@ def test_jobs_and_input_order_do_not_change_the_output(sr_model, partut):
         heads = [0 if s.heads[k] == 0 else where[s.heads[k] - 1] + 1 for k in perm]
         ud.append(type(s)(pick(s.lemmas), pick(s.upos), pick(s.xpos), pick(s.feats), heads,
                           pick(s.deprels), pick(s.lin), pick(s.forms), None, s.sent_id, s.line))
-    c = [o.text() for o in realize_many(sr_model, ud)]
+    c = [o.text for o in realize_many(sr_model, ud)]
     assert a == c
 
 
@@ -260,7 +260,7 @@ def test_decoding_score_cache_changes_no_sr_output(sr_model, partut):
         outs = []
         for flag in (True, False):
             srch.score_cache = flag
-            outs.append(r.realize(s).text())
+            outs.append(r.realize(s).text)
             stored, fresh = srch.derivation_score(srch.last_goal)
             assert abs(stored - fresh) <= 1e-9 * max(1.0, abs(fresh))
         assert outs[0] == outs[1]
@@ -300,7 +300,7 @@ def test_realised_articles_agree_and_only_articles_change(sr_model, partut):
             if lemma in ("a", "an") and x.lower() in ("a", "an") and j + 1 < len(a.tokens) \
                     and a.tokens[j + 1][:1].isalnum():
                 assert x.lower() == article(a.tokens[j + 1])
-        hyp_on.append(a.text()); hyp_off.append(b.text())
+        hyp_on.append(a.text); hyp_off.append(b.text)
     assert changed > 0
     assert sr_score(hyp_on, refs).bleu > sr_score(hyp_off, refs).bleu
 

@@ -51,6 +51,27 @@ class Result:
         """True for an item that could not be decoded (status "error")."""
         return self.status == "error"
 
+    @property
+    def text(self) -> str:
+        """The output as one string: the tokens joined by single spaces (a subclass whose
+        output is detokenized text, :class:`wo.smt.translate.Translation`, returns that)."""
+        return " ".join(self.tokens)
+
+    def base_record(self) -> dict:
+        """The fields every system's JSON lines record has: tokens (list[str]), score (float;
+        None when it is not finite, e.g. the NaN of an error, so the line stays valid JSON),
+        status (str), seconds (float, rounded to microseconds), pops (int), message (str, ""
+        when nothing went wrong).  Raises nothing."""
+        return {"tokens": list(self.tokens), "score": json_number(self.score), "status": self.status,
+                "seconds": round(self.seconds, 6), "pops": self.pops, "message": self.message}
+
+
+def json_number(x: float):
+    """``x`` as a JSON number: None for NaN and infinities (which JSON has no spelling for)."""
+    import math
+
+    return x if math.isfinite(x) else None
+
 
 class System:
     """The front end of one system, as the batch spine drives it.

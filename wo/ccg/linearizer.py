@@ -79,10 +79,6 @@ class Result(system.Result):
     derivation: object = None
     edges: int = 0
 
-    def text(self) -> str:
-        """The tokens joined by single spaces."""
-        return " ".join(self.tokens)
-
     @classmethod
     def input_order(cls, words: Sequence[str], pos, message: str) -> "Result":
         """The error fallback: the words in input order, status "error", no derivation."""
@@ -238,7 +234,8 @@ def format_record(item: Item, res: Result, fmt: str) -> str:
 
 def run(model_path: str, input_path: str, output_path: str, *, input_format: Optional[str] = None,
         output_format: str = "text", seed: int = 1, jobs: int = 1, on_error: str = "fallback",
-        max_length: int = 200, progress: Optional[Callable[[int], None]] = None,
+        max_length: int = 200, backend: str = "loky", scheduler: Optional[str] = None,
+        progress: Optional[Callable[[int], None]] = None,
         report: Callable[[str], None] = lambda m: print(f"wo: {m}", file=sys.stderr),
         **decode_opts) -> Summary:
     """Linearize every sentence of ``input_path`` into ``output_path`` (``-`` = stdin/stdout).
@@ -247,7 +244,8 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
     input) and decoded as a bag of words with its POS tags; one record per input sentence in
     input order (:func:`wo.io.batch.process`), ``output_format`` text, auto or jsonl; a bad
     sentence (malformed ``.auto`` derivation, empty, too long) is reported as
-    ``file:line: message`` and its record follows ``on_error``.  decode_opts: beam_factor,
+    ``file:line: message`` and its record follows ``on_error``.  jobs, backend ("loky" or
+    "dask") and scheduler (a Dask address): :func:`wo.io.batch.map_batches`.  decode_opts: beam_factor,
     budget_factor, max_pops, timeout, complete_beam, patience_factor, lm (a path or "none").  Raises FileNotFoundError, ModelError,
     ValueError (bad format), FailFast / Interrupted as :func:`wo.io.batch.process`.
     Returns a :class:`wo.io.batch.Summary`.
@@ -271,7 +269,7 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
 
     def decode_many(payloads, on_batch):
         decode_system(Linearizer, model_path, decode_opts, payloads, on_batch, jobs=jobs, chunk=16,
-                      cost=lambda it: len(it[0]) ** 2)
+                      backend=backend, scheduler=scheduler, cost=lambda it: len(it[0]) ** 2)
 
     return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
                    fallback=lambda it, msg: Result.input_order(it.forms, it.pos, msg),

@@ -100,7 +100,7 @@ def decode_dev(model: Model, dev: Sequence[Derivation], seed: int = 1, **opts) -
             out.append("")
             continue
         forms, pos, _ = scrambled(d, seed, i)
-        out.append(lin.linearize(forms, pos).text())
+        out.append(lin.linearize(forms, pos).text)
     return out
 
 

@@ -81,7 +81,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         err("interrupted")
         return EXIT_INTERRUPTED
-    except Interrupted as exc:   # a batch that did not go through batch_run (wo idl realize)
+    except Interrupted as exc:   # a batch run outside batch_run (the Python API through main)
         err(str(exc))
         return EXIT_INTERRUPTED
     except BrokenPipeError:   # the reader of standard output went away (`wo ... | head`)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from .common import EXIT_OK, STDIO_HELP, batch_run, err, nonneg_float, positive_int, search_options, train_options
+from .common import EXIT_OK, STDIO_HELP, batch_options, batch_run, err, nonneg_float, positive_int, search_options, train_options
 
 
 def cmd_ccg_train(a) -> int:
@@ -37,7 +37,8 @@ def cmd_ccg_linearize(a) -> int:
             "patience_factor": a.patience, "max_memory": a.max_memory}
     return batch_run(a, lambda bar: run(
         a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, seed=a.seed,
-        jobs=a.jobs, on_error=a.on_error, max_length=a.max_length, progress=bar.update,
+        jobs=a.jobs, on_error=a.on_error, max_length=a.max_length, backend=a.backend, scheduler=a.scheduler,
+        progress=bar.update,
         report=lambda m: (bar.clear(), err(m)), **opts))
 
 
@@ -64,18 +65,14 @@ def register(sub) -> None:
     li.add_argument("--input-format", default=None, choices=["auto", "bag", "conllu"],
                     help="auto: CCGbank .auto derivations read as bags with POS; default: .auto when "
                          "the file starts with ID=, else bag/conllu by content")
-    li.add_argument("--format", default="text", choices=["text", "auto", "jsonl"],
-                    help="output: tokenized text, the derivation found (.auto), JSON lines")
     li.add_argument("--seed", type=int, default=1, help="shuffle seed")
     search_options(li)
     li.add_argument("--complete-beam", type=positive_int, default=None, help="beam of the completion phases")
     li.add_argument("--patience", type=nonneg_float, default=None,
                     help="pops per word spent after the first goal looking for a better one (default: model's)")
-    li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
-    li.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
-                    help="output of a failed sentence: its words in input order, an empty line, or stop")
+    batch_options(li, ["text", "jsonl", "auto"],
+                  format_help="output: tokenized text, JSON lines, the derivation found (.auto)")
     li.add_argument("--max-length", type=positive_int, default=200, help="refuse longer sentences (memory bound)")
     li.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
-    li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     li.set_defaults(func=cmd_ccg_linearize)
 

@@ -85,9 +85,10 @@ def err(msg: str) -> None:
     print(f"wo: {msg}", file=sys.stderr)
 
 
-def batch_run(a, go) -> int:
+def batch_run(a, go, unit: str = "sentences") -> int:
     """Run a batch (``go(bar)`` returns its Summary) with a progress bar; Ctrl-C, fail-fast and
-    the closing summary are handled here (exit codes: 0 ok, 1 some failed, 2 user error, 130)."""
+    the closing summary (``unit``: what the input items are called in it) are handled here
+    (exit codes: 0 ok, 1 some failed, 2 user error, 130)."""
     from ..io.batch import FailFast, Interrupted
 
     bar = progress_bar(a.quiet)
@@ -106,13 +107,42 @@ def batch_run(a, go) -> int:
         raise
     bar.close()
     if not a.quiet:
-        print(f"wo: {display_name(a.input)} read as {summ.input_format}; {summ.sentences} sentences in "
-              f"{summ.seconds:.2f}s ({summ.sentences_per_second:.1f} sentences/s), status {summ.status}",
+        print(f"wo: {display_name(a.input)} read as {summ.input_format}; {summ.sentences} {unit} in "
+              f"{summ.seconds:.2f}s ({summ.sentences_per_second:.1f} {unit}/s), status {summ.status}",
               file=sys.stderr)
     return EXIT_SOME_FAILED if summ.failed else EXIT_OK
 
 
 STDIO_HELP = "('-' = standard input/output)"
+
+BATCH_FORMATS = ("text", "jsonl")
+
+
+def batch_options(p, formats=BATCH_FORMATS, default_format: str = "text", format_help: str = "",
+                  fallback: str = "its words in input order", skip: str = "an empty line") -> None:
+    """The batch options every decoding verb shares, declared once on its parser ``p``, with the
+    same names, defaults and help text (the shared batch spine, :mod:`wo.io.batch`, runs them):
+    --jobs (worker processes, default 1), --on-error fallback|skip|fail (default fallback; the
+    help names the verb's ``fallback`` and ``skip`` records), --format (``formats``: text and
+    jsonl first, then the system's own; default ``default_format``; ``format_help`` describes
+    them), --backend loky|dask, --scheduler ADDR and --quiet.  Raises ValueError when
+    ``formats`` lacks text or jsonl (every verb writes both)."""
+    formats = list(formats)
+    if "text" not in formats or "jsonl" not in formats:
+        raise ValueError(f"batch formats must include text and jsonl, got {formats}")
+    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (joblib)")
+    p.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
+                   help=f"record of an input that fails: {fallback} (fallback), {skip} (skip; jsonl keeps "
+                        f"the record with status error), or stop with nothing written (fail)")
+    p.add_argument("--format", default=default_format, choices=formats,
+                   help=format_help or "output: text, or JSON lines (one object per input: tokens, score, "
+                                       "status, seconds, pops, message and the system's own fields)")
+    p.add_argument("--backend", default="loky", choices=["loky", "dask"],
+                   help="where the workers run: local processes (loky) or a Dask cluster")
+    p.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="Dask scheduler address for --backend dask, e.g. tcp://127.0.0.1:8786 "
+                        "(default: an in-process cluster)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
 
 
 def search_options(li) -> None:

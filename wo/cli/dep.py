@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_run, err, nonneg_float, positive_int, search_options, train_options
+from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, positive_int, search_options, train_options
 
 
 def cmd_train(a) -> int:
@@ -107,15 +107,10 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     search_options(li)
     li.add_argument("--patience", type=nonneg_float, default=None,
                     help="pops per word spent after the first goal looking for a better one (default: model's)")
-    li.add_argument("--jobs", type=int, default=1, help="parallel processes (joblib)")
-    li.add_argument("--format", default="text", choices=["text", "detok", "conllu", "jsonl"],
-                    help="output: tokenized text, detokenized text, CoNLL-U, JSON lines")
+    batch_options(li, ["text", "jsonl", "detok", "conllu"],
+                  format_help="output: tokenized text, JSON lines, detokenized text, CoNLL-U")
     li.add_argument("--input-format", default="auto", choices=["auto", "conllu", "bag", "zgen"])
-    li.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
-                    help="output of a failed sentence: its words in input order, an empty line, or stop")
     li.add_argument("--max-length", type=positive_int, default=200, help="refuse longer sentences (memory bound)")
-    li.add_argument("--backend", default="loky", choices=["loky", "dask"])
-    li.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     li.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
     li.add_argument("--rerank-lm", nargs="+", default=None, metavar="PATH[:WEIGHT]",
                     help="rerank the popped goal edges (the n-best; hundreds for full trees) by the model score "
@@ -131,7 +126,6 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
     li.add_argument("--rerank-model", nargs="+", default=None, metavar="PATH:WEIGHT",
                     help="other word-ordering models whose weighted scores of each candidate (its string and "
                          "tree) are added when reranking the popped goals (an ensemble)")
-    li.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     li.set_defaults(func=cmd_linearize)
 
 

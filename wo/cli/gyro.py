@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_run, err, nonneg_float
+from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float
 
 
 def cmd_gyro_index(a) -> int:
@@ -58,7 +58,8 @@ def cmd_gyro_realize(a) -> int:
     try:
         return batch_run(a, lambda bar: run(
             a.index, a.lm, a.input, a.output, rescore_path=a.rescore_lm, input_format=a.input_format,
-            output_format=a.format, jobs=a.jobs, seed=a.seed, progress=bar.update,
+            output_format=a.format, jobs=a.jobs, seed=a.seed, on_error=a.on_error, backend=a.backend,
+            scheduler=a.scheduler, progress=bar.update,
             report=lambda m: (bar.clear(), err(m)), r=a.r, beta=a.beta, nbest=a.nbest,
             max_states=a.max_states, row_states=a.row_states, engine=a.engine, row_cap=a.row_cap,
             keep=a.keep, future=not a.no_future, mbr=a.mbr, mbr_scale=a.mbr_scale,
@@ -102,7 +103,6 @@ def register(sub) -> None:
     rz.add_argument("--input", default="-", help=f"bags (one per line) or CoNLL-U {STDIO_HELP}; default -")
     rz.add_argument("--output", default="-", help="output file; default -")
     rz.add_argument("--input-format", default="auto", choices=["auto", "bag", "conllu"])
-    rz.add_argument("--format", default="text", choices=["text", "jsonl"])
     rz.add_argument("--r", type=int, default=3, help="first row pruned (Algorithm 3)")
     rz.add_argument("--beta", type=float, default=4.0, help="pruning weight, log10 units")
     rz.add_argument("--nbest", type=int, default=1, help="realisations per bag (jsonl)")
@@ -135,7 +135,8 @@ def register(sub) -> None:
                     help="memory bound per bag: strings of unpruned rows (chart) or acceptor states (fst)")
     rz.add_argument("--row-states", type=int, default=20_000, help="fst: states kept by a row's pruning")
     rz.add_argument("--seed", type=int, default=1, help="shuffle seed for CoNLL-U input")
-    rz.add_argument("--jobs", type=int, default=1)
-    rz.add_argument("--quiet", action="store_true")
+    batch_options(rz, format_help="output: the realisation, or JSON lines (one object per bag: text, tokens, score, "
+                                  "status, seconds, pops, message, log10_prob, level, nbest, cells, states, pool_mb; "
+                                  "heads and dep_score with --dep-model)")
     rz.set_defaults(func=cmd_gyro_realize)
 

@@ -1,31 +1,24 @@
 """``wo idl realize``: IDL-expressions intersected with an n-gram LM (Soricut & Marcu 2005)."""
 from __future__ import annotations
 
-import sys
-
-from ..io.text import display_name
-from .common import EXIT_OK, EXIT_SOME_FAILED, EXIT_USER, STDIO_HELP, err, nonneg_float, progress_bar
+from .common import EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float
 
 
 def cmd_idl_realize(a) -> int:
-    """``wo idl realize``: IDL-expressions or bags intersected with an n-gram LM."""
+    """``wo idl realize``: IDL-expressions or bags intersected with an n-gram LM, on the batch
+    spine (:func:`wo.idl.realize.run`)."""
     from ..idl.realize import run
 
-    bar = progress_bar(a.quiet)
     opts = dict(algorithm=a.algorithm, k=a.k, beam=a.beam, max_states=a.max_states, timeout=a.timeout,
                 count_unfolding=not a.no_count)
     try:
-        summ = run(a.lm, a.input, a.output, input_format=a.input_format, output_format=a.format,
-                   jobs=a.jobs, report=lambda m: (bar.clear(), err(m)), progress=bar.update, **opts)
+        return batch_run(a, lambda bar: run(
+            a.lm, a.input, a.output, input_format=a.input_format, output_format=a.format, jobs=a.jobs,
+            on_error=a.on_error, backend=a.backend, scheduler=a.scheduler, report=lambda m: (bar.clear(), err(m)),
+            progress=bar.update, **opts), unit="expressions" if a.input_format == "idl" else "bags")
     except ValueError as exc:
-        bar.close()
         err(str(exc))
         return EXIT_USER
-    bar.close()
-    if not a.quiet:
-        print(f"wo: {display_name(a.input)}: {summ.sentences} expressions in {summ.seconds:.2f}s "
-              f"({summ.sentences_per_second:.1f}/s), status {summ.status}", file=sys.stderr)
-    return EXIT_SOME_FAILED if summ.failed else EXIT_OK
 
 
 def register(sub) -> None:
@@ -47,8 +40,9 @@ def register(sub) -> None:
                    "completed or greedily completed path is returned")
     r.add_argument("--timeout", type=nonneg_float, default=0.0, help="seconds per expression (0 = none)")
     r.add_argument("--no-count", action="store_true", help="do not count the full unfolding")
-    r.add_argument("--jobs", type=int, default=1)
-    r.add_argument("--format", default="text", choices=["text", "jsonl"])
-    r.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    batch_options(r, fallback="an empty line (an expression that cannot be read has no words)",
+                  format_help="output: the realisation, or JSON lines (one object per line: text, tokens, score, "
+                              "status, seconds, pops, message, log10_prob, states, full_unfolding, "
+                              "full_unfolding_exact, search_seconds)")
     r.set_defaults(func=cmd_idl_realize)
 

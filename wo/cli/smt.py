@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_run, err, nonneg_float, number_type, positive_float,
+from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, number_type, positive_float,
                      positive_int, share)
 
 nonneg_int = number_type(int, lambda v: v >= 0, "0 or more")
@@ -32,7 +32,8 @@ def cmd_smt_translate(a) -> int:
 
     return batch_run(a, lambda bar: run(
         a.input, a.output, model=a.model, lm=a.lm, jobs=a.jobs, tokenized=a.tokenized,
-        output_format=a.format, max_length=a.max_length, on_error="fallback", progress=bar.update,
+        output_format=a.format, max_length=a.max_length, on_error=a.on_error, backend=a.backend,
+        scheduler=a.scheduler, progress=bar.update,
         report=lambda m: (bar.clear(), err(m)), beam_factor=a.beam_factor, max_pops=a.max_pops,
         beta=a.beta, timeout=a.timeout, max_memory=a.max_memory))
 
@@ -93,7 +94,6 @@ def register(sub) -> None:
     tr.add_argument("--input", default="-", help=f"Chinese, one sentence per line, or a Tatoeba TSV (its zh column) {STDIO_HELP}; default -")
     tr.add_argument("--output", default="-", help="English, one line per input line; default -")
     tr.add_argument("--tokenized", action="store_true", help="write tokenized (not detokenized) English")
-    tr.add_argument("--format", default="text", choices=["text", "jsonl"])
     tr.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
     tr.add_argument("--beam-factor", type=positive_float, default=None, help="chart size k (k*n edges); default: the model's")
     tr.add_argument("--max-pops", type=positive_int, default=None, help="expansions L; default: the model's")
@@ -103,8 +103,10 @@ def register(sub) -> None:
                     help="search memory per sentence in MiB (default 1536); past it the search stops (status memory)")
     tr.add_argument("--beta", type=share, default=None, help="share of source words a goal covers, in (0, 1]; default: the model's")
     tr.add_argument("--max-length", type=positive_int, default=100, help="refuse longer sentences (source words)")
-    tr.add_argument("--jobs", type=int, default=1)
-    tr.add_argument("--quiet", action="store_true")
+    batch_options(tr, fallback="an empty line (a sentence the decoder could not translate: its source words "
+                               "copied)", skip="an empty line",
+                  format_help="output: English lines, or JSON lines (one object per input line: text, tokens, "
+                              "score, status, seconds, pops, message, heads, unknown)")
     tr.set_defaults(func=cmd_smt_translate)
     ev = ss.add_parser("evaluate", help="BLEU (sacrebleu, 13a) of detokenized output")
     ev.add_argument("--hyp", required=True, help=f"one sentence per line {STDIO_HELP}")

@@ -6,7 +6,7 @@ import os
 import sys
 
 from ..io.text import display_name
-from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_run, err, nonneg_float, positive_float, positive_int
+from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, positive_float, positive_int
 
 
 def cmd_sr_make_input(a) -> int:
@@ -107,7 +107,8 @@ def cmd_sr_realize(a) -> int:
                 lift_threshold=a.lift_threshold, form_penalty=a.form_penalty, allomorph_weight=a.allomorph_weight)
     try:
         return batch_run(a, lambda bar: run(
-            a.model, a.input, a.output, tok=a.tok or "auto", jobs=a.jobs, on_error=a.on_error, backend=a.backend,
+            a.model, a.input, a.output, tok=a.tok or "auto", output_format=a.format, jobs=a.jobs,
+            on_error=a.on_error, backend=a.backend,
             scheduler=a.scheduler, progress=bar.update, report=lambda m: (bar.clear(), err(m)), **opts))
     except FileNotFoundError as exc:
         if exc.filename == a.input:
@@ -210,12 +211,11 @@ def register(sub) -> None:
     r.add_argument("--input", default="-", help=f"T1 input {STDIO_HELP}; default -")
     r.add_argument("--output", default="-", help=f"submission file {STDIO_HELP}; default -")
     r.add_argument("--tok", default=None, help="tokenized twin (default: OUTPUT.tok; none for -, a pipe or a device)")
-    r.add_argument("--jobs", type=int, default=1)
-    r.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
-                   help="record of a sentence that cannot be realised: its lemmas in input order, its "
-                        "sent_id with an empty text (and an empty .tok line), or stop before writing")
-    r.add_argument("--backend", default="loky", choices=["loky", "dask"])
-    r.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
+    batch_options(r, fallback="its lemmas in input order",
+                  skip="its sent_id with an empty text and an empty .tok line",
+                  format_help="output: the SR submission file (text) and its .tok twin, or JSON lines (one "
+                              "object per sentence: sent_id, text, tokens, score, status, seconds, pops, message, "
+                              "surface, order, heads, labels, edges; a .tok twin only with --tok)")
     r.add_argument("--beam-factor", type=positive_float, default=None)
     r.add_argument("--budget-factor", type=positive_float, default=None)
     r.add_argument("--timeout", type=nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
@@ -243,7 +243,6 @@ def register(sub) -> None:
     r.add_argument("--no-gold-forms", action="store_true",
                    help="inflect even when the T1 input carries gold forms in column 3 (by default they "
                         "are used, so only the order is predicted)")
-    r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_sr_realize)
     ls = ss.add_parser("models", help="list the shipped SR models (language, data, licence, test figures)")
     ls.add_argument("--json", action="store_true")

@@ -154,10 +154,6 @@ class Result(system.Result):
     pos: List[str]
     edges: int = 0
 
-    def text(self) -> str:
-        """The tokens joined by single spaces (tokenized output)."""
-        return " ".join(self.tokens)
-
     def parsed_score(self) -> Optional[float]:
         """For a :meth:`Linearizer.parse` result: the model's unscaled score F (scaled x
         (2n - 1)) of its best tree for the given order, or None when the parse could not keep

@@ -158,7 +158,7 @@ def decode_bags(model: Model, sents: Sequence[Sentence], seed: int = 1, given: s
     hyps = []
     for i, s in enumerate(sents):
         sc, _ = scramble(s, seed, i)
-        hyps.append(lin.linearize(sc.forms, *choose_given(sc, given, 1.0, 1.0, None)).text())
+        hyps.append(lin.linearize(sc.forms, *choose_given(sc, given, 1.0, 1.0, None)).text)
     return hyps
 
 

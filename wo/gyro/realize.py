@@ -67,11 +67,6 @@ class GyroResult(system.Result):
     dep_score: float = 0.0
 
     @property
-    def text(self) -> str:
-        """The words joined by spaces."""
-        return " ".join(self.tokens)
-
-    @property
     def log10_prob(self) -> float:
         """The LM log10 probability of the realisation (its score)."""
         return self.score
@@ -498,15 +493,15 @@ class GyroRealizer(system.System):
 
 # ------------------------------------------------------------------ batch (CLI)
 def to_json(res: GyroResult) -> str:
-    """The JSONL record of a realisation (keys text, log10_prob, level, nbest, cells, states,
-    seconds, status, and message when there is one)."""
+    """The JSONL record of a realisation: the common fields (:meth:`wo.system.Result.base_record`:
+    tokens, score, status, seconds, pops, message) and text, log10_prob (the score; null, as the
+    score, for an error), level, nbest (objects of text and log10_prob), cells, states, pool_mb,
+    and with a dependency model heads and dep_score."""
     import json
 
-    d = {"text": res.text, "log10_prob": res.score, "level": res.level, "nbest": res.nbest, "cells": res.cells,
-         "states": res.states, "seconds": res.seconds, "status": res.status, "message": res.message,
-         "pool_mb": res.pool_mb, "heads": res.heads, "dep_score": res.dep_score}
-    if not d["message"]:
-        d.pop("message")
+    d = {"text": res.text, **res.base_record(), "log10_prob": system.json_number(res.score), "level": res.level,
+         "nbest": res.nbest, "cells": res.cells, "states": res.states, "pool_mb": res.pool_mb, "heads": res.heads,
+         "dep_score": res.dep_score}
     if not d["heads"]:                         # no dependency model: no tree
         d.pop("heads")
         d.pop("dep_score")
@@ -516,12 +511,19 @@ def to_json(res: GyroResult) -> str:
 
 def run(index_path: Optional[str], lm_path: Optional[str], input_path: str, output_path: str, rescore_path: Optional[str] = None,
         input_format: str = "auto", output_format: str = "text", jobs: int = 1, seed: int = 1,
+        on_error: str = "fallback", backend: str = "loky", scheduler: Optional[str] = None,
         report=lambda m: None, progress=None, **opts):
     """Realise every bag of ``input_path`` (one bag per line, or CoNLL-U whose forms are read
     and shuffled per sentence with ``seed``, as every evaluation input) into ``output_path``,
-    one record per input sentence, in order, written atomically.  lm_path None: the shipped
-    4-gram.  opts: :class:`GyroRealizer` parameters (dep_model: a dependency model file).  Returns the batch Summary.  Raises ValueError for a bad option or format,
-    PhraseIndexError/LMError/FileNotFoundError for the index and LMs.
+    one record per input sentence, in order, written atomically (the batch spine,
+    :func:`wo.io.batch.process`); a bad sentence is reported as ``file:line: message`` and its
+    record follows ``on_error`` (fallback: its words in input order, status error; skip: an
+    empty line, jsonl keeps the record; fail: nothing written).  jobs, backend ("loky" or
+    "dask"), scheduler (a Dask address): :func:`wo.io.batch.map_batches`.  lm_path None: the
+    shipped 4-gram.  opts: :class:`GyroRealizer` parameters (dep_model: a dependency model
+    file).  Returns the batch Summary.  Raises ValueError for a bad option or format,
+    PhraseIndexError/LMError/FileNotFoundError for the index and LMs, FailFast / Interrupted
+    as :func:`wo.io.batch.process`.
     """
     from ..io.batch import decode_system, load_system, process
     from ..io.items import read_items
@@ -545,8 +547,8 @@ def run(index_path: Optional[str], lm_path: Optional[str], input_path: str, outp
         return it, [it.forms[j] for j in perm]
 
     def decode_many(payloads, on_batch):
-        decode_system(GyroRealizer, lm_path, opts, payloads, on_batch, jobs=jobs, chunk=2,
-                      cost=lambda b: 2.0 ** min(len(b), 40))
+        decode_system(GyroRealizer, lm_path, opts, payloads, on_batch, jobs=jobs, chunk=2, backend=backend,
+                      scheduler=scheduler, cost=lambda b: 2.0 ** min(len(b), 40))
 
     def fallback(it, msg):
         return GyroResult(list(it.forms), score=float("nan"), status="error", message=msg)
@@ -555,7 +557,7 @@ def run(index_path: Optional[str], lm_path: Optional[str], input_path: str, outp
         return to_json(r) if output_format == "jsonl" else r.text
 
     summ = process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
-                   fallback=fallback, format_record=fmt_record, keep_skipped=output_format == "jsonl",
-                   report=report, progress=progress)
+                   fallback=fallback, format_record=fmt_record, on_error=on_error,
+                   keep_skipped=output_format == "jsonl", report=report, progress=progress)
     summ.input_format = fmt
     return summ

@@ -43,11 +43,6 @@ class Realization(system.Result):
     search_seconds: float = 0.0
 
     @property
-    def text(self) -> str:
-        """The words joined by spaces."""
-        return " ".join(self.tokens)
-
-    @property
     def log10_prob(self) -> float:
         """The LM log10 probability of the realisation (its score)."""
         return self.score
@@ -58,14 +53,12 @@ class Realization(system.Result):
         return cls([], score=float("nan"), status="error", message=message)
 
     def to_json(self) -> str:
-        """The JSONL record (keys text, log10_prob, states, full_unfolding, full_unfolding_exact,
-        seconds, status, message when there is one, search_seconds)."""
-        d = {"text": self.text, "log10_prob": self.score, "states": self.states,
-             "full_unfolding": self.full_unfolding, "full_unfolding_exact": self.full_unfolding_exact,
-             "seconds": self.seconds, "status": self.status, "message": self.message,
-             "search_seconds": self.search_seconds}
-        if not d["message"]:
-            d.pop("message")
+        """The JSONL record: the common fields (:meth:`wo.system.Result.base_record`: tokens,
+        score, status, seconds, pops, message) and text, log10_prob (the score; null, as the
+        score, for an error), states, full_unfolding, full_unfolding_exact, search_seconds."""
+        d = {"text": self.text, **self.base_record(), "log10_prob": system.json_number(self.score),
+             "states": self.states, "full_unfolding": self.full_unfolding,
+             "full_unfolding_exact": self.full_unfolding_exact, "search_seconds": self.search_seconds}
         return json.dumps(d, ensure_ascii=False)
 
 
@@ -219,13 +212,19 @@ def expression_of(text: str, line: int, input_format: str) -> Expr:
 
 
 def run(lm_path: Optional[str], input_path: str, output_path: str, input_format: str = "idl",
-        output_format: str = "text", jobs: int = 1, report=lambda m: None, progress=None, **opts):
+        output_format: str = "text", jobs: int = 1, on_error: str = "fallback", backend: str = "loky",
+        scheduler: Optional[str] = None, report=lambda m: None, progress=None, **opts):
     """Realise every line of ``input_path`` into ``output_path`` (one record per input line, in
-    order, written atomically).  A malformed line is reported as ``file:line:column: message``
-    and gets an empty line (text) or a record with status "error" (jsonl); the other lines are
-    realised.  lm_path None: the shipped 4-gram.  opts: :class:`IDLRealizer` parameters.
-    Returns the batch Summary.
-    Raises ValueError for a bad format or option, LMError/FileNotFoundError for the LM.
+    order, written atomically, on the batch spine :func:`wo.io.batch.process`).  A malformed
+    line is reported as ``file:line:column: message`` and its record follows ``on_error``: an
+    empty line (text; an expression that cannot be read has no words to fall back on, so
+    fallback and skip write the same) or a record with status "error" (jsonl), or with "fail"
+    nothing is written; the other lines are realised.  lm_path None: the shipped 4-gram.
+    jobs, backend ("loky" or "dask"), scheduler (a Dask address): :func:`wo.io.batch.map_batches`.
+    opts: :class:`IDLRealizer` parameters.  Returns the batch Summary (input_format
+    "IDL-expressions" or "bags").
+    Raises ValueError for a bad format or option, LMError/FileNotFoundError for the LM,
+    FailFast / Interrupted as :func:`wo.io.batch.process`.
     """
     from ..io.batch import decode_system, load_system, process
     from ..model import default_model
@@ -248,7 +247,8 @@ def run(lm_path: Optional[str], input_path: str, output_path: str, input_format:
         return it, (it.text, it.line, input_format)
 
     def decode_many(payloads, on_batch):
-        decode_system(IDLRealizer, lm_path, opts, payloads, on_batch, jobs=jobs, chunk=4, cost=lambda p: len(p[0]))
+        decode_system(IDLRealizer, lm_path, opts, payloads, on_batch, jobs=jobs, chunk=4, backend=backend,
+                      scheduler=scheduler, cost=lambda p: len(p[0]))
 
     def fallback(it, msg):
         return Realization.error(msg)
@@ -256,6 +256,8 @@ def run(lm_path: Optional[str], input_path: str, output_path: str, input_format:
     def fmt(it, r):
         return r.to_json() if output_format == "jsonl" else r.text
 
-    return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
-                   fallback=fallback, format_record=fmt, keep_skipped=True, report=report,
-                   progress=progress)
+    summ = process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
+                   fallback=fallback, format_record=fmt, on_error=on_error,
+                   keep_skipped=output_format == "jsonl", report=report, progress=progress)
+    summ.input_format = "IDL-expressions" if input_format == "idl" else "bags"
+    return summ

@@ -372,7 +372,8 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
     as results come; fallback(item, message) -> the result of a failed item (status "error");
     format_record(item, result) -> the record (str, no newline).  A failed item's record is
     the fallback's, or an empty line under ``on_error='skip'`` (unless ``keep_skipped``, e.g.
-    JSON lines that carry the status).  Results with status "error" count as failed too.
+    JSON lines that carry the status).  Results with status "error" (the item failed in the
+    decoder) count as failed too and follow ``on_error`` alike.
     Errors are reported as ``file:line: message`` (``report``) and kept in the summary.
     Records are written (and flushed) as soon as every earlier record is done; Ctrl-C never
     cuts a record in half.  skipped(item) -> the record of a failed item under
@@ -381,7 +382,8 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
     skipped then return a tuple of records, one per output (None paths included), and every
     output gets the same prefix on Ctrl-C.
     Raises ValueError for a bad ``on_error``, FailFast under ``on_error='fail'`` when any item
-    fails preparation (nothing is written), Interrupted on Ctrl-C: the records finished so far
+    fails preparation (nothing is written) or decoding (nothing is written to a file; standard
+    output or a pipe keeps the records before it), Interrupted on Ctrl-C: the records finished so far
     are kept (a valid prefix of the output), or, when there are none, nothing is written and a
     file already at ``output_path`` is left as it was.  Returns the :class:`Summary`.
     """
@@ -420,11 +422,20 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
                         rec = format_record(items[i], res)
                 else:
                     res = results.pop(i)
-                    if res.status == "error":
+                    rec = None
+                    if res.status == "error":      # failed in the decoder: on_error applies as well
                         summ.failed += 1
                         summ.errors.append(f"{name}:{items[i].line}: {res.message}")
                         report(f"{name}:{items[i].line}: {res.message}")
-                    rec = format_record(shown[i], res)
+                        if on_error == "fail":
+                            direct = writer is not None and writer.tmp is None and done
+                            raise FailFast(f"stopped at {name}:{items[i].line} (--on-error fail); "
+                                           + (f"the first {done} records were written" if direct
+                                              else "nothing written"))
+                        if on_error == "skip" and not keep_skipped:
+                            rec = skipped(items[i]) if skipped is not None else ("",) * len(paths) if also else ""
+                    if rec is None:
+                        rec = format_record(shown[i], res)
                 summ.status[res.status] = summ.status.get(res.status, 0) + 1
                 if also:
                     for w, r in zip(writers, rec):

@@ -40,16 +40,22 @@ def _beside(model: Model, name: str) -> str:
 
 @dataclass
 class Translation(system.Result):
-    """One output (a :class:`wo.system.Result`): tokens (English, output order), text (them
-    detokenized), heads (0-based, -1 root), options (translation options used); status ("ok",
-    "completed", "fallback", "timeout", "memory", "error"), pops, message by keyword; unknown
-    (the source words no phrase-table entry covers: they have no translation and are left out
-    of the text, or copied when no word of the sentence has one; jsonl output lists them)."""
+    """One output (a :class:`wo.system.Result`): tokens (English, output order), detok (them
+    detokenized; also :attr:`text`), heads (0-based, -1 root), options (translation options
+    used); score, status ("ok", "completed", "fallback", "timeout", "memory", "error"), pops,
+    seconds, message by keyword; unknown (the source words no phrase-table entry covers: they
+    have no translation and are left out of the text, or copied when no word of the sentence
+    has one; jsonl output lists them)."""
 
-    text: str = ""
+    detok: str = ""
     heads: List[int] = field(default_factory=list)
     options: int = 0
     unknown: List[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The output as one string: the detokenized English (:attr:`detok`)."""
+        return self.detok
 
     @classmethod
     def error(cls, message: str) -> "Translation":
@@ -180,15 +186,18 @@ class Translator(system.System):
 
     def translate_parsed(self, src: Source) -> Translation:
         """Translate a segmented and parsed source sentence."""
+        import time
+
         from .prep import detokenize
 
+        t0 = time.perf_counter()
         o = self.opts
         options = self.table.options(src.tokens, max_len=int(o["max_len"]), lam=float(o["lam"]))
         if not options:   # nothing the phrase table knows: the source words are copied (an error record)
             toks = list(src.tokens)
             return Translation(toks, " ".join(toks), [0] + [1] * (len(toks) - 1) if toks else [], 0, status="error",
                                message="no translation options for any source word (copied untranslated)",
-                               unknown=toks)
+                               unknown=toks, seconds=time.perf_counter() - t0)
         covered = bytearray(len(src.tokens))
         for op in options:
             covered[op.src_lo:op.src_hi] = b"\1" * (op.src_hi - op.src_lo)
@@ -201,9 +210,10 @@ class Translator(system.System):
             if cands:
                 from .rerank import pick
                 c = cands[pick(self._features(cands, src, inst), self.rerank)]
-                d.tokens, d.heads, d.options = c.tokens, c.heads, c.options
-        return Translation(d.tokens, detokenize(d.tokens), d.heads, len(d.options),
-                           status=_STATUS.get(d.status, "fallback"), pops=d.pops, unknown=unknown)
+                d.tokens, d.heads, d.options, d.score = c.tokens, c.heads, c.options, c.score
+        return Translation(d.tokens, detokenize(d.tokens), d.heads, len(d.options), score=float(d.score),
+                           status=_STATUS.get(d.status, "fallback"), pops=d.pops, unknown=unknown,
+                           seconds=time.perf_counter() - t0)
 
     def _features(self, cands, src: Source, inst) -> np.ndarray:
         from .rerank import features
@@ -314,13 +324,18 @@ def _line_error(text: str) -> Optional[str]:
 
 def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None, jobs: int = 1,
         tokenized: bool = False, output_format: str = "text", max_length: int = MAX_LENGTH,
-        on_error: str = "fallback", report=lambda m: None, progress=None, **opts):
+        on_error: str = "fallback", backend: str = "loky", scheduler: Optional[str] = None,
+        report=lambda m: None, progress=None, **opts):
     """Translate every line of ``input_path`` (or the zh column of a Tatoeba TSV) into
     ``output_path`` (one line per input line, in order, written atomically).  A bad line (not UTF-8, empty, longer than ``max_length``
-    source words) is reported as ``file:line: message`` and gets an empty output line; the
-    others are translated.  tokenized: write tokenized English instead of detokenized text;
-    output_format "jsonl" writes one JSON object per line (text, tokens, heads, status, message,
-    unknown: the source words without a translation).  Traditional characters are converted to
+    source words) is reported as ``file:line: message`` and its record follows ``on_error``
+    (fallback: an empty line, the error has no English; skip: an empty line also for a
+    sentence the decoder could not translate, whose fallback copies the source words; fail:
+    nothing written); the others are translated.  tokenized: write tokenized English instead
+    of detokenized text; output_format "jsonl" writes one JSON object per line (text, tokens,
+    score, status, seconds, pops, message, heads, unknown: the source words without a
+    translation).  jobs, backend ("loky" or "dask"), scheduler (a Dask address):
+    :func:`wo.io.batch.map_batches`.  Traditional characters are converted to
     Simplified ones first (:func:`wo.smt.prep.to_simplified`).  When some sentences have source
     words without a translation, one line saying how many goes to ``report``.
     Returns the batch Summary.  Raises ModelError for model problems (before any work).
@@ -349,7 +364,8 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
         return it, toks
 
     def decode_many(payloads, on_batch):
-        decode_system(Translator, path, options, payloads, on_batch, jobs=jobs, chunk=32)
+        decode_system(Translator, path, options, payloads, on_batch, jobs=jobs, chunk=32, backend=backend,
+                      scheduler=scheduler)
 
     def fallback(it, msg):
         return Translation.error(msg)
@@ -360,8 +376,8 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
         if r.unknown:
             with_unknown[0] += 1
         if output_format == "jsonl":
-            return json.dumps({"text": r.text, "tokens": r.tokens, "heads": r.heads, "status": r.status,
-                               "message": r.message, "unknown": r.unknown}, ensure_ascii=False)
+            return json.dumps({"text": r.text, **r.base_record(), "heads": r.heads, "unknown": r.unknown},
+                              ensure_ascii=False)
         return " ".join(r.tokens) if tokenized else r.text
 
     summ = process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,

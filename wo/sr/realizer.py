@@ -271,10 +271,6 @@ class SRResult(system.Result):
         words when the model has no contractions."""
         return list(self.surface) if self.surface is not None else list(self.tokens)
 
-    def text(self) -> str:
-        """Tokens joined by spaces."""
-        return " ".join(self.tokens)
-
 
 class Realizer(system.System):
     """Joint inflection and ordering of T1 input with a trained SR model (section 5.7).
@@ -660,26 +656,49 @@ def tok_path(output: str, tok: Optional[str] = "auto") -> Optional[str]:
     return output + ".tok"
 
 
+def json_record(s: SRSentence, r: SRResult, detok) -> str:
+    """The JSON lines record of a realised sentence (one line): sent_id, text (the ``# text``
+    of the submission: the surface tokens detokenized by ``detok``), the common fields
+    (:meth:`wo.system.Result.base_record`: tokens, the inflected words in output order, score,
+    status, seconds, pops, message), surface (multiword tokens contracted), order (input token
+    index, 0-based, of each output token), heads (1-based output positions, 0 root), labels,
+    edges."""
+    import json
+
+    return json.dumps({"sent_id": s.sent_id, "text": detok(r.surface_tokens()), **r.base_record(),
+                       "surface": r.surface_tokens(), "order": list(r.order), "heads": list(r.heads),
+                       "labels": list(r.labels), "edges": r.edges}, ensure_ascii=False)
+
+
+OUTPUT_FORMATS = ("text", "jsonl")
+
+
 def run(model_path: Optional[str], input_path: str, output_path: str, *, tok: Optional[str] = "auto",
-        jobs: int = 1, on_error: str = "fallback", backend: str = "loky", scheduler: Optional[str] = None,
-        progress: Optional[Callable[[int], None]] = None, report: Callable[[str], None] = lambda m: None,
-        **opts):
+        output_format: str = "text", jobs: int = 1, on_error: str = "fallback", backend: str = "loky",
+        scheduler: Optional[str] = None, progress: Optional[Callable[[int], None]] = None,
+        report: Callable[[str], None] = lambda m: None, **opts):
     """Realise every T1 sentence of ``input_path`` into the SR submission file ``output_path``
     and its tokenized twin (:func:`tok_path`), on the shared batch spine
     (:func:`wo.io.batch.process`): one record per sentence in input order in both files, written
     atomically; a bad sentence is reported as ``file:line: message`` and its record follows
     ``on_error`` (fallback: its lemmas in input order; skip: its ``# sent_id`` with an empty
     ``# text`` and an empty ``.tok`` line; fail: nothing written); Ctrl-C keeps the finished
-    prefix in both files (or, before the first, the files already there).  opts:
-    :class:`Realizer` options.  Returns the batch Summary (input_format "T1").  Raises
-    ModelError/LMError/ValueError for the model and options (before any work),
-    FailFast, Interrupted; ValueError (one line) for a UD file given instead of T1 input."""
+    prefix in both files (or, before the first, the files already there).  output_format
+    "jsonl": one :func:`json_record` per sentence instead of the submission (a failed sentence
+    keeps its record, status error, also under skip), and a tokenized twin only when ``tok``
+    names one.  jobs, backend ("loky" or "dask"), scheduler (a Dask address):
+    :func:`wo.io.batch.map_batches`.  opts: :class:`Realizer` options.  Returns the batch
+    Summary (input_format "T1").  Raises ModelError/LMError/ValueError for the model, options
+    and format (before any work), FailFast, Interrupted; ValueError (one line) for a UD file
+    given instead of T1 input."""
     from ..io.batch import Summary, load_system, process
     from ..io.text import display_name
     from ..model import default_model
     from .lang import language
     from .t1 import looks_like_ud, read_t1
 
+    if output_format not in OUTPUT_FORMATS:
+        raise ValueError(f"unknown output format {output_format!r} (one of {OUTPUT_FORMATS})")
     model_path = model_path or default_model("sr")
     first = load_system(Realizer, model_path, opts, verify=True)   # bad model or LM: fail early
     if looks_like_ud(input_path):
@@ -687,7 +706,8 @@ def run(model_path: Optional[str], input_path: str, output_path: str, *, tok: Op
                          f"not T1 input; make T1 input with `wo sr make-input --ud {input_path}`")
     sents = read_t1(input_path)
     detok = language(first.lexicon.lang).detokenize
-    twin = tok_path(output_path, tok)
+    jsonl = output_format == "jsonl"
+    twin = tok_path(output_path, tok) if not (jsonl and tok == "auto") else None
 
     def prepare(i, s):
         return s.error if s.error else (s, s)
@@ -697,14 +717,15 @@ def run(model_path: Optional[str], input_path: str, output_path: str, *, tok: Op
                      **opts)
 
     def record(s, r):
-        return (submission_record(s, r, detok), r.text())
+        return (json_record(s, r, detok) if jsonl else submission_record(s, r, detok), r.text)
 
     def skipped(s):
         return (f"# sent_id = {s.sent_id}\n# text = \n", "")
 
     return process(sents, input_path, output_path, prepare=prepare, decode_many=decode_many,
-                   fallback=fallback_result, format_record=record, on_error=on_error, report=report,
-                   progress=progress, summary=Summary(input_format="T1"), skipped=skipped, also=(twin,))
+                   fallback=fallback_result, format_record=record, on_error=on_error, keep_skipped=jsonl,
+                   report=report, progress=progress, summary=Summary(input_format="T1"), skipped=skipped,
+                   also=(twin,))
 
 
 def write_submission(path: str, sents: Sequence[SRSentence], results: Sequence[SRResult],
@@ -726,7 +747,7 @@ def write_submission(path: str, sents: Sequence[SRSentence], results: Sequence[S
         for s, r in zip(sents, results):
             writers[0].write(submission_record(s, r, detok))
             if tok:
-                writers[1].write(r.text())
+                writers[1].write(r.text)
         for w in writers:
             w.commit()
     except BaseException:

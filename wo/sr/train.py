@@ -146,7 +146,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
 
     def dev_eval(model: Model) -> float:
         r = Realizer(model, lm=lm_model or "none")
-        return sr_score([r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in dev],
+        return sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas) for s in dev],
                         list(dev_refs), bleu_only=True).bleu
 
     return run_training(insts, epochs, out, record, make_model, dev_eval if dev else None,
@@ -238,4 +238,4 @@ def _realize_texts(model, batch: list) -> list:
     """:func:`train_sr_local`'s dev decoding: the SR text of each T1 sentence of
     ``batch`` with ``model`` (no LM reranking; a bad sentence gives its lemmas)."""
     r = Realizer(model, rerank_lm="none")
-    return [r.realize(s).text() if not s.error else " ".join(s.lemmas) for s in batch]
+    return [r.realize(s).text if not s.error else " ".join(s.lemmas) for s in batch]
