@@ -269,6 +269,11 @@ def test_smt_jsonl_and_on_error(tmp_path):
     assert recs[0]["pops"] > 0 and recs[0]["seconds"] > 0 and recs[0]["tokens"]
     p = wo_cli(base + ["--output", tmp_path / "f.txt", "--on-error", "fail"])
     assert p.returncode == 2 and f"{src}:3:" in p.stderr and not (tmp_path / "f.txt").exists()
+    del rows[2]                                  # only the sentence that fails in the decoder is left
+    src.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    p = wo_cli(base + ["--output", tmp_path / "f.txt", "--on-error", "fail"])
+    assert p.returncode == 2 and f"stopped at {src}:5 (--on-error fail); nothing written" in p.stderr, p.stderr
+    assert not (tmp_path / "f.txt").exists() and "Traceback" not in p.stderr
 
 
 # ---------------------------------------------------------------- --backend dask on a loopback cluster
