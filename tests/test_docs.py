@@ -403,24 +403,32 @@ def test_formats_tatoeba_sample_is_the_head_of_the_shipped_dev_file():
 
 
 def _json_fields_table():
-    """{system: the field names docs/formats.md lists for its JSON lines} (ccg: "the same plus")."""
+    """{system: the field names docs/formats.md lists for its JSON lines}: the common fields of
+    the first table plus the system's own of the second (ccg: "the same plus" dep's)."""
     text = FORMATS.read_text(encoding="utf-8")
-    table = text[text.index("The fields of the JSON lines"):]
+    common_start = text.index("Every JSON lines record has the fields of `wo.system.Result`")
+    own_start = text.index("and the system's own:", common_start)
+    common = set(re.findall(r"^\| `([a-z_0-9]+)` \|", text[common_start:own_start], flags=re.M))
     out = {}
-    for system, cell in re.findall(r"^\| (\w+) \| (.*) \|$", table, flags=re.M):
+    for system, cell in re.findall(r"^\| (\w+) \| (.*) \|$", text[own_start:], flags=re.M):
         if system == "system":
             continue
         cell = cell.split("with `--dep-model` also")[0]
         while re.search(r"\([^()]*\)", cell):
             cell = re.sub(r"\([^()]*\)", "", cell)
-        names = set(re.findall(r"`([a-z_0-9]+)`", cell))
-        out[system] = names | (out["dep"] if "the same plus" in cell else set())
+        names = set(re.findall(r"`([a-z_0-9]+)`", cell)) - {"glued", "ok", "max-states", "timeout", "error"}
+        out[system] = common | names | (out["dep"] if "the same plus" in cell else set())
     return out
 
 
+_T1 = "".join("\t".join(row.split() + ["_", "_"]) + "\n" for row in [
+    "1 bark _ VERB VBD Mood=Ind|Tense=Past|VerbForm=Fin 0 root", "2 dog _ NOUN NN Number=Sing 1 nsubj",
+    "3 the _ DET DT Definite=Def|PronType=Art 2 det", "4 loudly _ ADV RB _ 1 advmod",
+    "5 . _ PUNCT . lin=+1 1 punct"]) + "\n"
 JSONL_RUNS = {
     "dep": (["linearize"], "barked dog The loudly .\n"),
     "ccg": (["ccg", "linearize"], "barked/VBD dog/NN The/DT loudly/RB ./.\n"),
+    "sr": (["sr", "realize"], _T1),
     "idl": (["idl", "realize", "--input-format", "bag"], "barked dog The loudly .\n"),
     "gyro": (["gyro", "realize"], "barked dog The loudly .\n"),
     "smt": (["smt", "translate"], "我喜欢猫。\n"),
