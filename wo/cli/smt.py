@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, number_type, positive_float,
-                     positive_int, share)
+from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, number_type,
+                     positive_float, positive_int, share)
 
 nonneg_int = number_type(int, lambda v: v >= 0, "0 or more")
 
