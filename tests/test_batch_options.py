@@ -311,3 +311,25 @@ def test_dask_backend_equals_the_local_run(tmp_path, loopback_cluster):
         else:
             assert local.read_bytes() == dask.read_bytes() and local.stat().st_size > 0
     assert (tmp_path / "sr.local.tok").read_bytes() == (tmp_path / "sr.dask.tok").read_bytes()
+
+
+def test_ccg_fallback_is_the_fixed_seed_shuffle_not_the_reference_order(tmp_path):
+    """A sentence `wo ccg linearize` cannot decode (here: longer than --max-length) is written as
+    its words in the evaluation shuffle, as `wo linearize` does: an .auto file is in reference
+    order, so its input order would score perfectly."""
+    from wo.ccg.linearizer import read_ccg_items
+    from wo.io.trees import permutation
+
+    with lzma.open(CCG / "test.auto.xz", "rb") as fh:
+        auto = tmp_path / "six.auto"
+        auto.write_bytes(b"\n".join(fh.read().split(b"\n")[:12]) + b"\n")
+    items, _ = read_ccg_items(str(auto))
+    out = tmp_path / "out.txt"
+    p = wo_cli(["ccg", "linearize", "--input", auto, "--output", out, "--max-length", "8", "--quiet"])
+    assert p.returncode == 1 and "more than --max-length 8" in p.stderr, p.stderr   # failed sentences: exit 1
+    lines = out.read_text(encoding="utf-8").splitlines()
+    long = [i for i, it in enumerate(items) if len(it.forms) > 8]
+    assert len(lines) == len(items) == 6 and long
+    for i in long:
+        perm = permutation(len(items[i].forms), 1, i)
+        assert lines[i].split() == [items[i].forms[j] for j in perm] != items[i].forms

@@ -271,8 +271,14 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
         decode_system(Linearizer, model_path, decode_opts, payloads, on_batch, jobs=jobs, chunk=16,
                       backend=backend, scheduler=scheduler, cost=lambda it: len(it[0]) ** 2)
 
+    where = {id(it): i for i, it in enumerate(items)}
+
+    def fallback(it, msg):   # the same fixed-seed shuffle as decoding: an .auto file is the reference order
+        perm = permutation(len(it.forms), seed, where[id(it)])   # heads are not read: they may be bad
+        return Result.input_order([it.forms[j] for j in perm], [it.pos[j] for j in perm] if it.pos else None, msg)
+
     return process(items, input_path, output_path, prepare=prepare, decode_many=decode_many,
-                   fallback=lambda it, msg: Result.input_order(it.forms, it.pos, msg),
+                   fallback=fallback,
                    format_record=lambda it, res: format_record(it, res, output_format),
                    on_error=on_error, keep_skipped=output_format == "jsonl", report=report,
                    progress=progress, summary=Summary(input_format=fmt))
