@@ -341,9 +341,10 @@ def test_formats_zgen_sample_reads_as_zgen_and_its_unit_moves_as_one(tmp_path):
     r = wo_cli(["linearize", "--input", str(f), "--given", "full", "--quiet"])
     assert r.returncode == 0 and r.stdout.split() [:2] == ["The", "dog"] and len(r.stdout.split()) == 5
     rec = json.loads(wo_cli(["linearize", "--input", str(f), "--given", "full", "--format", "jsonl"]).stdout)
-    assert len(rec["tokens"]) == 5 and len(rec["heads"]) == len(rec["pos"]) == 4   # as formats.md says
+    assert len(rec["tokens"]) == len(rec["heads"]) == len(rec["pos"]) == 4   # as formats.md says
+    assert rec["words"] == r.stdout.split() and "__The_dog__" in rec["tokens"]
     conllu = wo_cli(["linearize", "--input", str(f), "--given", "full", "--format", "conllu"]).stdout
-    assert "\t__The_dog__\t" in conllu
+    assert "\t__The_dog__\t" in conllu and "# text = The dog" in conllu
 
 
 def test_formats_t1_sample_is_rows_of_the_shipped_t1_file():

@@ -226,19 +226,24 @@ def expand_units(item: Item, tokens: Sequence[str], order: Sequence[int]) -> Lis
 
 
 def format_result(item: Item, res, fmt: str) -> str:
-    """One output record (without the trailing newline) for a result in ``fmt``."""
+    """One output record (without the trailing newline) for a result in ``fmt``: text, detok
+    (base-NP units expanded), jsonl (``tokens``/``heads``/``pos`` one per token, a unit as one
+    token, and for ZGen input with units ``words``, the expanded words) or conllu (a unit is one
+    token line; ``# text`` expanded)."""
     words = expand_units(item, res.tokens, res.order) if item.units else list(res.tokens)
     if fmt == "text":
         return " ".join(words)
     if fmt == "detok":
         return detokenize(words)
-    if fmt == "jsonl":
-        return json.dumps({"sent_id": item.sent_id, "tokens": words, "heads": res.heads, "pos": res.pos,
-                           "score": res.score, "status": res.status, "seconds": round(res.seconds, 6),
-                           "pops": res.pops, "edges": res.edges, "message": res.message},
-                          ensure_ascii=False)
+    if fmt == "jsonl":   # tokens, heads and pos align (a base-NP unit is one token; ``words`` expands it)
+        rec = {"sent_id": item.sent_id, "tokens": list(res.tokens), "heads": res.heads, "pos": res.pos,
+               "score": res.score, "status": res.status, "seconds": round(res.seconds, 6),
+               "pops": res.pops, "edges": res.edges, "message": res.message}
+        if item.units:
+            rec["words"] = words
+        return json.dumps(rec, ensure_ascii=False)
     # conllu
-    lines = [f"# sent_id = {item.sent_id}", f"# text = {detokenize(res.tokens)}"]
+    lines = [f"# sent_id = {item.sent_id}", f"# text = {detokenize(words)}"]
     for j, (w, h, p) in enumerate(zip(res.tokens, res.heads, res.pos), 1):
         lines.append(f"{j}\t{w}\t_\t_\t{p}\t_\t{h}\t_\t_\t_")
     return "\n".join(lines) + "\n"
