@@ -370,3 +370,25 @@ def test_shipped_portuguese_model_realises_held_out_sentences(tmp_path, pt_test)
     assert sc.bleu > 75            # measured 86.97 (local orderer; the search orderer's model: about 60)
     text = " ".join(ln for ln in out.read_text(encoding="utf-8").splitlines() if ln.startswith("# text"))
     assert " de o " not in text.lower() and " em a " not in text.lower()
+
+
+def test_shipped_turkish_allomorphs_follow_the_previous_words_last_vowel():
+    """The question clitic mi/mı/mu/mü agrees with the last vowel of the word before it, also
+    after a consonant (*kitap mı*, *ev mi*): the shipped tr model's allomorph table counts the
+    previous word's last vowel, and the choice of forms follows it."""
+    from wo.sr.inflect import Allomorphs
+    from wo.sr.models import find_model
+    from wo.sr.realizer import choose_forms
+
+    r = Realizer.load(find_model("tr"))
+    allo = r.lexicon.allomorphs
+    key = "mi\tAUX\t\tAspect=Perf|Mood=Ind|Number=Sing|Person=3|Tense=Pres"
+    assert {"mi", "mı", "mu", "mü"} <= set(allo.total[key])
+    assert Allomorphs.last_vowel("kitap") == "~a" and Allomorphs.last_vowel("ev") == "~e"
+    assert Allomorphs.last_vowel("...") is None
+    w = r.allomorph_weight
+    assert w > 0
+    cands = ["mi", "mı", "mu", "mü"]
+    for word, want in (("kitap", "mı"), ("ev", "mi"), ("okul", "mu"), ("göz", "mü")):
+        assert choose_forms(None, [[word], cands], 0.0, keys=["x", key], allomorphs=allo,
+                            allomorph_weight=w)[1] == want, word
