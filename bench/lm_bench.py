@@ -14,6 +14,9 @@ EWT train: file sizes, in-process per-query ns over the same >= 3 M queries (EWT
 formats alternated, median of 3; the ratio of the best runs too, as the machine is shared), the
 whole ``wo lm score`` process on EWT dev (median of 3) and EWT dev perplexity.  Writes
 bench/results/lm/lm-formats.json.
+
+``python bench/lm_bench.py --vs-kenlm``: 3 M words of Wikipedia scored by the shipped 4-gram in
+every format against the ``kenlm`` module (:func:`vs_kenlm_main`); bench/results/lm/vs-kenlm.json.
 """
 import argparse
 import json
@@ -157,6 +160,76 @@ def formats_main(a):
     write_record(str(OUT / "lm" / "lm-formats.json"), res)
 
 
+def vs_kenlm_main(a):
+    """``--vs-kenlm``: the shipped 4-gram (``make lm``'s recipe, as ARPA, then every format by
+    ``wo lm convert``) scoring the same 3 M words (the first 3 M tokens of the tokenized
+    Wikipedia text, ``wo lm tokenize``'s output at out/lm/wiki.tok.txt) against the ``kenlm``
+    module reading the ARPA: its in-process loop ``sum(m.score(line))`` (load excluded), wo's
+    in-process :meth:`LanguageModel.score_bytes` on one thread and on the default threads, and
+    the whole ``wo lm score`` process; runs alternated, medians of 5.  Writes
+    bench/results/lm/vs-kenlm.json."""
+    import statistics
+
+    import kenlm
+
+    from common import cpu_name
+    from wo.lm import LanguageModel
+
+    work = ROOT / "out" / "lmq"
+    work.mkdir(parents=True, exist_ok=True)
+    wiki = ROOT / "out" / "lm" / "wiki.tok.txt"
+    if not wiki.exists():
+        raise SystemExit(f"{wiki} missing: wo lm tokenize --input ../shared/corpora/text-en-wiki/wiki-0*.txt.xz "
+                         f"--output {wiki} --lang en --jobs 2")
+    text = work / "wiki3m.txt"
+    n = 0
+    with open(wiki, encoding="utf-8") as src, open(text, "w", encoding="utf-8") as dst:
+        for ln in src:
+            dst.write(ln)
+            n += len(ln.split())
+            if n >= 3_000_000:
+                break
+    wo = str(pathlib.Path(sys.executable).parent / "wo")
+    arpa = work / "shipped.arpa"
+    timed([wo, "lm", "train", "--text", *shipped_texts(a.text_dir), "--order", "4", "--prune", "0", "1", "1",
+           "--out", str(arpa), "--quiet"])
+    for f in FORMATS:
+        timed([wo, "lm", "convert", "--format", f, str(arpa), str(work / f"shipped.{f}.wolm")])
+    lines = text.read_text(encoding="utf-8").splitlines()
+    data = text.read_bytes()
+    ref = kenlm.Model(str(arpa))
+    rec = {"cpu": cpu_name(cores=True), "text": f"the first {n:,} tokens ({len(lines):,} sentences) of "
+           "out/lm/wiki.tok.txt", "lm": "make lm's recipe as ARPA (order 4, --prune 0 1 1), wo lm convert per format",
+           "goal": "wo lm score whole process <= 1.2 x the kenlm module's in-process loop; in-process at least as fast",
+           "kenlm_loop_seconds": [], "formats": {}}
+    models = {f: LanguageModel.load(str(work / f"shipped.{f}.wolm")) for f in FORMATS}
+    for f in FORMATS:
+        rec["formats"][f] = {"in_process_1_thread_seconds": [], "in_process_threads_seconds": [],
+                             "whole_process_seconds": [], "bytes": os.path.getsize(work / f"shipped.{f}.wolm")}
+    for _ in range(5):
+        t = time.perf_counter()
+        total = sum(ref.score(ln, bos=True, eos=True) for ln in lines)
+        rec["kenlm_loop_seconds"].append(round(time.perf_counter() - t, 4))
+        for f in FORMATS:
+            e = rec["formats"][f]
+            for th, key in ((1, "in_process_1_thread_seconds"), (None, "in_process_threads_seconds")):
+                t = time.perf_counter()
+                _, cs = models[f].score_bytes(data, threads=th)
+                e[key].append(round(time.perf_counter() - t, 4))
+            e["log10_difference_from_kenlm"] = round(cs.log10_prob - total, 3)
+            e["whole_process_seconds"].append(round(run_timed([wo, "lm", "score", "--lm", str(work / f"shipped.{f}.wolm"),
+                                                                "--input", str(text)]).wall_s, 3))
+    k = statistics.median(rec["kenlm_loop_seconds"])
+    rec["kenlm_loop_median"] = k
+    for f, e in rec["formats"].items():
+        for key in ("in_process_1_thread_seconds", "in_process_threads_seconds", "whole_process_seconds"):
+            e[key.replace("_seconds", "_median")] = statistics.median(e[key])
+        e["whole_process_vs_kenlm_loop"] = round(e["whole_process_median"] / k, 3)
+        e["in_process_1_thread_vs_kenlm_loop"] = round(e["in_process_1_thread_median"] / k, 3)
+    write_record(str(OUT / "lm" / "vs-kenlm.json"), rec)
+    print(json.dumps(rec, indent=1))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--orders", type=int, nargs="+", default=[4, 5])
@@ -164,7 +237,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--formats", action="store_true", help="probing vs trie vs trie-q8 (lm/lm-formats.json)")
     ap.add_argument("--big", action="store_true", help="with --formats: also the unpruned text-en + EWT 4-gram")
+    ap.add_argument("--vs-kenlm", action="store_true", help="3 M words scored: wo lm score against the kenlm module "
+                    "(lm/vs-kenlm.json)")
     a = ap.parse_args()
+    if a.vs_kenlm:
+        return vs_kenlm_main(a)
     if a.formats:
         return formats_main(a)
     (OUT / "lm").mkdir(parents=True, exist_ok=True)

@@ -218,6 +218,22 @@ def test_raw_text_scoring_equals_per_sentence_scoring(ewt_lm, ewt_text):
     assert empty.shape == (0,) and ce.sentences == 0
 
 
+def test_text_scored_in_threads_equals_one_thread(ewt_lm, ewt_text, monkeypatch):
+    """Long text is cut at line ends and scored in parallel threads; every line's score and the
+    totals are those of one thread (the last line without its newline too)."""
+    import wo.lm.model as lm_model
+
+    _, _, binary = ewt_lm
+    lm = LanguageModel.load(binary)
+    data = open(ewt_text[1], "rb").read() + b"the last line has no newline"
+    monkeypatch.setattr(lm_model, "THREAD_BYTES", 1000)   # EWT dev[:400] is about 25 kB
+    one, c1 = lm.score_bytes(data, threads=1)
+    for k in (2, 3, 7):
+        many, ck = lm.score_bytes(data, threads=k)
+        assert np.array_equal(one, many) and ck == c1
+    assert one.shape[0] == 401
+
+
 @pytest.mark.parametrize("prob,backoff,says", [("nan", "-0.5", "is not in [-inf, 0]"), ("0.3", "-0.5", "is not in [-inf, 0]"),
                                                ("-0.3", "nan", "is not a finite number"),
                                                ("-0.3", "x", "backoff 'x' is not a number")])

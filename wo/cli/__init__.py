@@ -25,15 +25,23 @@ from .common import EXIT_INTERRUPTED, EXIT_OK, EXIT_SOME_FAILED, EXIT_USER, Pars
 __all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_SOME_FAILED", "EXIT_USER", "build_parser", "main"]
 
 
-def build_parser() -> Parser:
+GROUPS = {"ccg": ccg, "sr": sr, "lm": lm, "idl": idl, "gyro": gyro, "smt": smt}   # register() adds one group
+
+
+def build_parser(only: str = None) -> Parser:
     """The argparse parser of the ``wo`` command: ``wo <system> <verb>``, ``wo evaluate``, aliases.
-    Every parser shows its options' defaults in ``--help``."""
+    Every parser shows its options' defaults in ``--help``.  ``only``: a key of GROUPS, whose
+    command alone is added (``main`` passes the first argument: ``wo lm score`` need not import
+    the decoders whose defaults the other groups' options show)."""
     from .. import __version__
 
     p = Parser(prog="wo", description="Word ordering (text linearization): "
                "wo <system> <verb> [options]; '-' means standard input/output.")
     p.add_argument("--version", action="version", version=f"wo {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    if only in GROUPS:
+        GROUPS[only].register(sub)
+        return p
     dep.register(sub)
     ccg.register(sub)
     sr.register(sub)
@@ -55,7 +63,8 @@ def main(argv=None) -> int:
     from ..model import ModelError
 
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else [str(x) for x in argv]
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
     except KeyboardInterrupt:          # Ctrl-C while the verbs' modules are imported
         err("interrupted")
         return EXIT_INTERRUPTED

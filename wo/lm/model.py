@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from typing import Dict, Iterable, List, Optional, Sequence
 
@@ -13,6 +14,8 @@ import numpy as np
 
 from .estimation import BOS_ID, EOS_ID, UNK_ID, NgramTables, perplexity
 from .files import MAGIC, LMError, is_arpa_name, query_arrays, read_arpa, read_binary, write_arpa, write_binary
+
+THREAD_BYTES = 1 << 20   # text longer than this is scored in parallel threads (score_bytes)
 
 
 @dataclass
@@ -143,10 +146,33 @@ class LanguageModel:
         data = "\n".join(lines).encode("utf-8") + b"\n"
         return self.score_bytes(data if data != b"\n" else b"")
 
-    def score_bytes(self, data: bytes):
+    def score_bytes(self, data: bytes, threads: Optional[int] = None):
         """:meth:`score_lines` over raw UTF-8 text (one sentence per line): the whole loop,
-        splitting and vocabulary look-up included, runs in Cython without the GIL."""
-        per, oov, oovp, W = self.core.score_text(np.frombuffer(data, dtype=np.uint8))
+        splitting and vocabulary look-up included, runs in Cython without the GIL.  Text of more
+        than THREAD_BYTES is cut at line ends into ``threads`` pieces (default: the CPUs, at most
+        4) scored in parallel threads (the model is read-only); the result is the same."""
+        buf = np.frombuffer(data, dtype=np.uint8)
+        k = threads if threads is not None else min(4, os.cpu_count() or 1)
+        k = max(1, min(k, len(data) // THREAD_BYTES))
+        if k == 1:
+            per, oov, oovp, W = self.core.score_text(buf)
+        else:
+            cuts = [0]
+            for j in range(1, k):
+                nl = data.find(b"\n", max(cuts[-1], len(data) * j // k))
+                if nl < 0:
+                    break
+                cuts.append(nl + 1)
+            cuts.append(len(data))
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(len(cuts) - 1) as ex:
+                parts = list(ex.map(lambda ab: self.core.score_text(buf[ab[0]:ab[1]]),
+                                    [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]))
+            per = np.concatenate([p[0] for p in parts])
+            oov = np.concatenate([p[1] for p in parts])
+            oovp = np.concatenate([p[2] for p in parts])
+            W = sum(int(p[3]) for p in parts)
         S, O = per.shape[0], int(oov.sum())
         total = float(per.sum())
         cs = CorpusScore(S, int(W), O, total, perplexity(total, W + S),
