@@ -126,7 +126,7 @@ def alternations(table: Dict[str, Dict[str, Dict[str, int]]], min_keys: int = AL
             for i, a in enumerate(g):
                 for b in g[i + 1:]:
                     diff = [(x, y) for x, y in zip(a, b) if x != y]
-                    if len(diff) == 1 or len({d for d in diff}) == 1:
+                    if len(set(diff)) == 1:   # one vowel pair, at one or more places
                         x, y = diff[0]
                         seen[(min(x, y), max(x, y))].add(key)
     out: Dict[str, set] = defaultdict(set)
