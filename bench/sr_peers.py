@@ -273,9 +273,13 @@ def gold_map_wo(code: str, work: str) -> Tuple[Optional[List[Dict[int, str]]], s
     g, t = conllu_sentences(gold_t1, ud=False), conllu_sentences(os.path.join(d, "test.t1"), ud=False)
     if len(g) != len(t):
         return None, f"gold T1 has {len(g)} sentences, test.t1 {len(t)}"
+    # a UD word without a lemma: test.t1 made before make_input gave it the form as a stand-in lemma has
+    # "_" there, the regenerated gold T1 the stand-in
+    same = lambda a, b: a == b or (b[1] == "_" and a[:1] + a[2:] == b[:1] + b[2:])  # noqa: E731
     maps = []
     for i, (gs, ts) in enumerate(zip(g, t)):
-        if [[c[k] for k in (0, 1, 3, 4, 6, 7)] for c in gs] != [[c[k] for k in (0, 1, 3, 4, 6, 7)] for c in ts]:
+        if len(gs) != len(ts) or not all(same([c[k] for k in (0, 1, 3, 4, 6, 7)], [d[k] for k in (0, 1, 3, 4, 6, 7)])
+                                         for c, d in zip(gs, ts)):
             return None, f"sentence {i + 1}: the regenerated gold T1 differs from test.t1 (permutation changed?)"
         maps.append({int(c[0]): c[2] for c in gs})
     return maps, ""

@@ -22,7 +22,7 @@ from ._typedefs cimport uint32_t, int32_t, uint8_t
 
 cnp.import_array()
 
-DEF MAXF = 32
+DEF MAXF = 40
 cdef int DENSE_K = 24
 cdef uint32_t SIDE_L = 1, SIDE_H = 2, SIDE_R = 3
 cdef uint32_t A_START = 0x85EBCA77u, A_END = 0xC2B2AE3Du
@@ -54,6 +54,8 @@ cdef int step_features(const OrderDomain* d, int p2, int p, int x, bint hp, uint
         k[0] = 10; k[1] = d.r[x]; k[2] = d.kr[x]; k[3] = side; n = _key(out, n, k, 4)
         k[0] = 11; k[1] = d.l[x]; k[2] = d.hl; k[3] = side; n = _key(out, n, k, 4)
         k[0] = 12; k[1] = d.u[x]; k[2] = d.m[x]; k[3] = side; k[4] = d.hu; n = _key(out, n, k, 5)
+        k[0] = 13; k[1] = d.first[x]; k[2] = side; k[3] = d.hu; n = _key(out, n, k, 4)
+        k[0] = 14; k[1] = d.last[x]; k[2] = side; k[3] = d.hu; n = _key(out, n, k, 4)
         rx = d.r[x]; ux = d.u[x]; lx = d.l[x]; fx = d.first[x]; fux = d.fu[x]
     else:
         rx = A_END; ux = A_END; lx = A_END; fx = A_END; fux = A_END
@@ -77,6 +79,10 @@ cdef int step_features(const OrderDomain* d, int p2, int p, int x, bint hp, uint
     k[0] = 42; k[1] = lup; k[2] = fux; n = _key(out, n, k, 3)
     k[0] = 43; k[1] = lw; k[2] = fux; n = _key(out, n, k, 3)
     k[0] = 44; k[1] = lup; k[2] = fx; n = _key(out, n, k, 3)
+    k[0] = 45; k[1] = lw; k[2] = fx; k[3] = d.hu; n = _key(out, n, k, 4)
+    k[0] = 46; k[1] = lup; k[2] = fux; k[3] = rp; k[4] = rx; n = _key(out, n, k, 5)
+    k[0] = 47; k[1] = lw; k[2] = rx; n = _key(out, n, k, 3)
+    k[0] = 48; k[1] = rp; k[2] = fx; n = _key(out, n, k, 3)
     r2 = A_START if p2 < 0 else d.r[p2]
     u2 = A_START if p2 < 0 else d.u[p2]
     k[0] = 51; k[1] = r2; k[2] = rp; k[3] = rx; n = _key(out, n, k, 4)

@@ -6,10 +6,13 @@ coverage multilingual deep sentence generation with a stochastic multi-level rea
 A domain of k items is ordered left to right in k + 1 steps (the last one closes the sequence).
 The step that appends item x after items p2 p (START before the first) scores the features of
 
-* x and its side of the head (L, H, R), conjoined with the head's UPOS, lemma and relation;
+* x and its side of the head (L, H, R), conjoined with the head's UPOS, lemma and relation,
+  and the first and last words of x's realised subtree with its side;
 * the pair (p, x): relations, UPOS, lemmas, and the boundary between the realised subtrees of
   p and x (the last word of p's subtree and the first word of x's, which bottom-up decoding
-  knows: the dependents' own domains are already ordered);
+  knows: the dependents' own domains are already ordered), alone, with the head's UPOS and
+  with the pair's relations (feature set v2: the subtree-boundary templates 13, 14 and 45-48
+  gained 1.3 BLEU with gold forms on five dev sets over v1);
 * the triple (p2, p, x) of relations and of UPOS.
 
 The model is a hashed linear model (``2^hash_bits`` float32 weights; a feature's index is the
@@ -42,7 +45,7 @@ A_START, A_END = 0x85EBCA77, 0xC2B2AE3D   # atoms of the sequence boundaries (as
 _PACK = {n: struct.Struct(f"<{n}I").pack for n in range(2, 7)}
 _mmh3 = mmh3.hash
 WIDE_DOMAIN = 24   # a domain of k > WIDE_DOMAIN items gets a beam of beam * (WIDE_DOMAIN / k)^2, at least 2
-FEATURE_SET = "local-order-v1"
+FEATURE_SET = "local-order-v2"
 
 
 class Domain:
@@ -137,7 +140,8 @@ class LocalOrderer:
             r, u, l, m = d.r[x], d.u[x], d.l[x], d.m[x]
             fs = [(1, r, side), (2, r, u, side), (3, r, side, hu), (4, r, side, hl), (5, l, side, hu),
                   (6, u, side, hu, hr), (7, l, r, side), (8, m, r, side), (9, r, d.sz[x], side),
-                  (10, r, d.kr[x], side), (11, l, hl, side), (12, u, m, side, hu)]
+                  (10, r, d.kr[x], side), (11, l, hl, side), (12, u, m, side, hu),
+                  (13, d.first[x], side, hu), (14, d.last[x], side, hu)]
             rx, ux, lx, fx, fux = r, u, l, d.first[x], d.fu[x]
         else:
             fs = []
@@ -149,7 +153,8 @@ class LocalOrderer:
         fs += [(21, rp, rx), (22, rp, rx, hu), (23, up, ux), (24, up, ux, hu), (25, lp, lx), (26, rp, ux),
                (27, up, rx), (28, rp, rx, hl), (29, lp, rx), (30, rp, lx), (31, rp, rx, hr),
                (32, rp, rx, SIDE_R if hp else SIDE_L),
-               (41, lw, fx), (42, lup, fux), (43, lw, fux), (44, lup, fx)]
+               (41, lw, fx), (42, lup, fux), (43, lw, fux), (44, lup, fx),
+               (45, lw, fx, hu), (46, lup, fux, rp, rx), (47, lw, rx), (48, rp, fx)]
         r2 = A_START if p2 == START else d.r[p2]
         u2 = A_START if p2 == START else d.u[p2]
         fs += [(51, r2, rp, rx), (52, u2, up, ux)]
