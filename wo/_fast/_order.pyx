@@ -39,7 +39,7 @@ cdef int step_features(const OrderDomain* d, int p2, int p, int x, bint hp, uint
     those of ``wo.sr.order.LocalOrderer._step_feats`` (part of the model format)."""
     cdef uint32_t k[6]
     cdef int n = 0
-    cdef uint32_t side, rx, ux, lx, fx, fux, rp, up, lp, lw, lup, r2, u2
+    cdef uint32_t side, rx, ux, lx, fx, fux, rp, up, lp, lw, lup, r2, u2, zp, zx
     if x >= 0:
         side = SIDE_H if x == d.hi else (SIDE_R if hp else SIDE_L)
         k[0] = 1; k[1] = d.r[x]; k[2] = side; n = _key(out, n, k, 3)
@@ -83,6 +83,10 @@ cdef int step_features(const OrderDomain* d, int p2, int p, int x, bint hp, uint
     k[0] = 46; k[1] = lup; k[2] = fux; k[3] = rp; k[4] = rx; n = _key(out, n, k, 5)
     k[0] = 47; k[1] = lw; k[2] = rx; n = _key(out, n, k, 3)
     k[0] = 48; k[1] = rp; k[2] = fx; n = _key(out, n, k, 3)
+    zp = 0 if p < 0 else d.sz[p]
+    zx = 0 if x < 0 else d.sz[x]
+    k[0] = 61; k[1] = rp; k[2] = zp; k[3] = rx; k[4] = zx; n = _key(out, n, k, 5)
+    k[0] = 65; k[1] = zp; k[2] = zx; k[3] = d.hu; k[4] = SIDE_R if hp else SIDE_L; n = _key(out, n, k, 5)
     r2 = A_START if p2 < 0 else d.r[p2]
     u2 = A_START if p2 < 0 else d.u[p2]
     k[0] = 51; k[1] = r2; k[2] = rp; k[3] = rx; n = _key(out, n, k, 4)

@@ -25,6 +25,7 @@ restored on output.
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -46,6 +47,13 @@ def parse_feats(feats: str) -> Dict[str, str]:
 def morph_key(feats: Dict[str, str]) -> str:
     """Canonical FEATS string without the task annotations (``lin``, ``original_id``)."""
     return "|".join(f"{k}={v}" for k, v in sorted(feats.items()) if k not in TASK_FEATS) or "_"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def feats_key(feats: str) -> str:
+    """``morph_key(parse_feats(feats))``, memoised: a treebank has a few thousand distinct FEATS
+    strings and hundreds of thousands of tokens."""
+    return morph_key(parse_feats(feats))
 
 
 def _edit(lemma: str, form: str) -> Tuple[int, str]:
@@ -93,7 +101,7 @@ class Lexicon:
     @staticmethod
     def keys(lemma: str, upos: str, xpos: str, feats: str) -> List[str]:
         """Back-off keys, most specific first."""
-        m = morph_key(parse_feats(feats))
+        m = feats_key(feats)
         return [f"{lemma}\t{upos}\t{xpos}\t{m}", f"{lemma}\t{upos}\t\t{m}", f"{lemma}\t{upos}"]
 
     @staticmethod
@@ -132,7 +140,7 @@ class Lexicon:
                 f = cls.surface(form, lemma, i)
                 for k in cls.keys(lemma, s.upos[i], s.xpos[i], s.feats[i]):
                     table[k][f] += 1
-                mk = morph_key(parse_feats(s.feats[i]))
+                mk = feats_key(s.feats[i])
                 if learned:
                     examples.append((lemma, s.upos[i], mk, f))
                     sentence.append(si)
@@ -173,7 +181,7 @@ class Lexicon:
 
     # ----------------------------------------------------------------- candidates
     def _rule_form(self, lemma: str, upos: str, feats: str) -> Optional[str]:
-        r = self.rules.get(f"{upos}\t{morph_key(parse_feats(feats))}")
+        r = self.rules.get(f"{upos}\t{feats_key(feats)}")
         if not r:
             return None
         low = lemma.lower()
@@ -215,7 +223,7 @@ class Lexicon:
             if f:
                 forms, source = [f], "dictionary"
         if not forms and self.inflector is not None:
-            forms = self.inflector.predict(lemma, upos, morph_key(parse_feats(feats)), k=self.inflect_k)
+            forms = self.inflector.predict(lemma, upos, feats_key(feats), k=self.inflect_k)
             source = "learned" if forms else source
         elif not forms:
             f = self._rule_form(lemma, upos, feats)
@@ -285,7 +293,7 @@ class Allomorphs:
                 if v is not None:
                     prev[k][v][f] += 1
                 nxt[k][s.forms[i + 1][:1].lower() if i + 1 < n else cls.EOS][f] += 1
-        keep = {k for k, c in total.items() if len(c) > 1}
+        keep = [k for k, c in total.items() if len(c) > 1]   # a list: the table's order is the data's
         return cls({k: {c: dict(v) for c, v in prev[k].items()} for k in keep},
                    {k: {c: dict(v) for c, v in nxt[k].items()} for k in keep},
                    {k: dict(total[k]) for k in keep})
