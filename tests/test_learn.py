@@ -4,7 +4,7 @@ import random
 import numpy as np
 import pytest
 
-from wo.learn import epoch_line, epoch_loop, mix_shards, train_pass
+from wo.learn import epoch_line, epoch_loop, mix_shards, mix_start, train_pass
 from wo.model import Model, TagDictionary
 
 
@@ -43,6 +43,63 @@ def test_mix_shards_averages_in_place():
     res, step = mix_shards(_shard, (W.copy(), U.copy()), [(1.0, 10), (3.0, 30)], W, U, jobs=1)
     assert len(res) == 2 and step == 20.0
     assert np.array_equal(W, np.full(4, 2.0, dtype=np.float32)) and np.array_equal(U, np.full(4, -1.0))
+
+
+def _shard_marking(state, batch):
+    """A shard worker that leaves a file behind (proof that it ran) before returning."""
+    import os
+
+    W0, U0, d = state
+    out = []
+    for k, n in batch:
+        open(os.path.join(d, f"shard{int(k)}"), "w").close()
+        out.append((W0 + k, U0 - k, n))
+    return out
+
+
+def test_mix_start_dispatches_before_waiting(tmp_path):
+    import os
+    import time
+
+    W = np.zeros(4, dtype=np.float32)
+    U = np.ones(4, dtype=np.float64)
+    finish = mix_start(_shard_marking, (W.copy(), U.copy(), str(tmp_path)), [(1.0, 10), (3.0, 30)], W, U, jobs=2)
+    t0 = time.monotonic()       # the shards run in the workers before anyone waits for them
+    while not (os.path.exists(tmp_path / "shard1") and os.path.exists(tmp_path / "shard3")):
+        assert time.monotonic() - t0 < 120, "the shards were not dispatched"
+        time.sleep(0.05)
+    assert np.all(W == 0.0)     # nothing mixed until the function is called
+    res, step = finish()
+    assert len(res) == 2 and step == 20.0
+    assert np.array_equal(W, np.full(4, 2.0, dtype=np.float32)) and np.array_equal(U, np.full(4, -1.0))
+
+
+def test_epoch_loop_pipelined_scores_each_epoch_after_starting_the_next(tmp_path):
+    W = np.zeros(16, dtype=np.float32)
+    scores = {1: 3.0, 2: 7.0, 3: 5.0}
+    events = []
+
+    def start(ep):
+        events.append(("start", ep))
+
+        def finish():
+            W[:] = ep
+            events.append(("finish", ep))
+            return {"seconds": 0.0, "updates": ep}
+        return finish
+
+    def dev(model):
+        ep = int(np.asarray(model.weights)[0])
+        events.append(("dev", ep))
+        return scores[ep]
+
+    out = str(tmp_path / "m.wo")
+    rec = epoch_loop(3, None, lambda: Model(W.copy(), 4, TagDictionary({}, ["_"]), {"kind": "t"}), out,
+                     {"epochs": []}, dev, lambda m: None, start_epoch=start)
+    assert rec["best_epoch"] == 2 and [e["dev_bleu"] for e in rec["epochs"]] == [3.0, 7.0, 5.0]
+    assert np.all(Model.load(out).weights == 2.0)
+    assert events == [("start", 1), ("finish", 1), ("start", 2), ("dev", 1), ("finish", 2), ("start", 3),
+                      ("dev", 2), ("finish", 3), ("dev", 3)]
 
 
 def test_epoch_loop_keeps_best_epoch(tmp_path):

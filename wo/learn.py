@@ -66,12 +66,32 @@ def mix_shards(shard_fn: Callable, state: tuple, shards: Sequence, W: np.ndarray
     advances by, so that W - U / c stays the average of the mixed weight vectors).
     Raises ValueError for an unknown backend.
     """
-    from .io.batch import map_batches
+    return mix_start(shard_fn, state, shards, W, U, jobs, backend, scheduler)()
 
-    res = map_batches(shard_fn, (state,), list(shards), jobs=jobs, chunk=1, backend=backend, scheduler=scheduler)
-    W[:] = np.mean([r[0] for r in res], axis=0, dtype=np.float64).astype(np.float32)
-    U[:] = np.mean([r[1] for r in res], axis=0)
-    return res, float(np.mean([r[2] for r in res]))
+
+def mix_start(shard_fn: Callable, state: tuple, shards: Sequence, W: np.ndarray, U: np.ndarray,
+              jobs: int, backend: str = "loky", scheduler: Optional[str] = None) -> Callable[[], Tuple[List[tuple], float]]:
+    """:func:`mix_shards` in two halves: the shards are dispatched now (loky processes; the
+    state is sent as it is now) and the returned function waits for them, mixes W and U in
+    place and returns what :func:`mix_shards` returns.  In between this process is free (e.g.
+    to decode the dev set with the previous epoch's weights).  With ``backend="dask"`` the
+    epoch runs at once, inside this call (the same shards and mixing).
+    Raises ValueError for an unknown backend."""
+    from .io.batch import map_batches, map_start
+
+    if backend == "loky" and jobs > 1:
+        wait = map_start(shard_fn, (state,), list(shards), jobs=jobs, chunk=1)
+    else:
+        res0 = map_batches(shard_fn, (state,), list(shards), jobs=jobs, chunk=1, backend=backend,
+                           scheduler=scheduler)
+        wait = lambda: res0   # noqa: E731
+
+    def finish() -> Tuple[List[tuple], float]:
+        res = wait()
+        W[:] = np.mean([r[0] for r in res], axis=0, dtype=np.float64).astype(np.float32)
+        U[:] = np.mean([r[1] for r in res], axis=0)
+        return res, float(np.mean([r[2] for r in res]))
+    return finish
 
 
 def epoch_line(ent: dict) -> str:
@@ -85,11 +105,15 @@ def epoch_line(ent: dict) -> str:
     return line + (f" ({ent['dev_seconds']:.1f}s)" if dev is not None else "")
 
 
+SAVE_EVERY = 60.0   # seconds between saves of the best model during :func:`epoch_loop`
+
+
 def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callable[[], Any], out: str,
                record: dict, dev_eval: Optional[Callable[[Any], float]] = None,
                log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
                t_all: Optional[float] = None, compact=False,
-               finish: Optional[Callable[[Any], None]] = None) -> dict:
+               finish: Optional[Callable[[Any], None]] = None,
+               start_epoch: Optional[Callable[[int], Callable[[], dict]]] = None) -> dict:
     """Train for ``epochs`` epochs and keep the best.
 
     run_epoch(epoch) -> the epoch record (dict with at least "seconds" and "updates"; epochs
@@ -97,10 +121,17 @@ def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callab
     dev_eval(model) -> dev score (BLEU; higher is better), or None: no dev data, every epoch is
     saved.  Each epoch record gains "epoch", "dev_bleu" and "dev_seconds" and is appended to
     ``record["epochs"]``; the best model is saved to ``out`` with ``training`` = the record plus
-    ``best_epoch`` and ``dev_bleu``.  At the end the best model is reloaded, its header gets
+    ``best_epoch`` and ``dev_bleu`` (at most every SAVE_EVERY seconds while training, so that an
+    interrupted long training leaves its best epoch so far, and at the end: a save writes the
+    whole header, the SR lexicon with it, which cost more than a short epoch).  At the end the best model is reloaded, its header gets
     ``total_seconds`` (since ``t_all``, default now), ``finish(model)`` runs (e.g. tuning a
     reranker on dev), and it is saved with ``compact`` (:meth:`wo.model.Model.save`: False,
     True/"float16" or "q8").  Returns the final header's ``training`` entry.
+    start_epoch(epoch) -> a function returning the epoch record: the epoch split in two
+    (dispatched to worker processes, then waited for; e.g. :meth:`wo.sr.order.LocalTrainer.start`);
+    given, it replaces ``run_epoch`` and each epoch is dispatched before the previous one's
+    model is scored on dev, so that the dev decoding here and the training in the workers run
+    at once (the weights, dev scores and chosen epoch are the same as without).
     Raises OSError if ``out`` cannot be written, ValueError if epochs < 1.
     """
     from .model import Model
@@ -109,9 +140,17 @@ def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callab
         raise ValueError(f"epochs must be at least 1, not {epochs}")
     t_all = time.perf_counter() if t_all is None else t_all
     best: Optional[Tuple[float, int]] = None
+    unsaved, last_save = None, time.perf_counter()   # the best model not yet written to ``out``
+    pending = start_epoch(1) if start_epoch is not None else None
     for ep in range(1, epochs + 1):
-        ent = run_epoch(ep)
-        model = make_model()
+        if pending is not None:
+            ent = pending()
+            model = make_model()
+            if ep < epochs:      # the next epoch trains in the workers while dev is decoded here
+                pending = start_epoch(ep + 1)
+        else:
+            ent = run_epoch(ep)
+            model = make_model()
         model.header["training"] = dict(record, epoch=ep)
         t1 = time.perf_counter()
         dev = dev_eval(model) if dev_eval is not None else None
@@ -121,7 +160,12 @@ def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callab
         if best is None or dev is None or dev > best[0]:
             best = (dev if dev is not None else 0.0, ep)
             model.header["training"] = dict(record, best_epoch=ep, dev_bleu=dev)
-            model.save(out)
+            unsaved = model
+        if unsaved is not None and time.perf_counter() - last_save >= SAVE_EVERY:
+            unsaved.save(out)
+            unsaved, last_save = None, time.perf_counter()
+    if unsaved is not None:
+        unsaved.save(out)
     final = Model.load(out, mmap=False)
     final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev_eval is not None else None,
                                     total_seconds=round(time.perf_counter() - t_all, 1))

@@ -48,7 +48,8 @@ def cmd_sr_train(a) -> int:
     if not a.lang:
         err("wo sr train needs --lang CODE (ISO 639-1, e.g. en, fr, tr; 'xx' for no language module)")
         return EXIT_USER
-    lex = Lexicon.build(gold_sentences(train, ref_ud), lang=a.lang)
+    def lex_build():
+        return Lexicon.build(gold_sentences(train, ref_ud), lang=a.lang)
     from ..sr.mwt import Contractions
     mwt_files = a.mwt or ([a.train_ref] if a.train_ref else [])
     contractions = Contractions.build(mwt_files) if mwt_files else None
@@ -68,13 +69,13 @@ def cmd_sr_train(a) -> int:
         if a.lm:
             err("--lm belongs to --orderer search")
             return EXIT_USER
-        rec = train_sr_local(train, dev, dev_refs, a.epochs, a.model, lex, train_refs=train_refs,
+        rec = train_sr_local(train, dev, dev_refs, a.epochs, a.model, lex_build, train_refs=train_refs,
                              hash_bits=a.hash_bits or 20, beam=a.order_beam, seed=a.seed, meta=meta,
                              contractions=contractions, compact=a.compact, jobs=a.jobs, backend=a.backend,
                              scheduler=a.scheduler)
         print(json.dumps(rec, indent=1))
         return EXIT_OK
-    rec = train_sr(train, dev, dev_refs, a.epochs, a.model, lex, train_refs=train_refs,
+    rec = train_sr(train, dev, dev_refs, a.epochs, a.model, lex_build(), train_refs=train_refs,
                    hash_bits=a.hash_bits or 23, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
                    seed=a.seed,
                    meta={"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""),

@@ -79,11 +79,19 @@ def _ignore_sigint() -> None:
 
 def _loky_results(jobs: int, return_as: str, tasks):
     """Yield the results of joblib ``tasks`` run by ``jobs`` loky processes (``return_as``:
-    "generator" or "generator_unordered").  The workers are spawned while SIGINT is blocked
+    "generator" or "generator_unordered"), dispatched when the first result is asked for
+    (:func:`_loky_dispatch`).  Raises what the tasks raise."""
+    yield from _loky_dispatch(jobs, return_as, tasks)
+
+
+def _loky_dispatch(jobs: int, return_as: str, tasks):
+    """Dispatch joblib ``tasks`` to ``jobs`` loky processes now and return the iterator of their
+    results (``return_as``: "generator" or "generator_unordered"): the tasks run while the
+    caller does other work.  The workers are spawned while SIGINT is blocked
     here (a child inherits the signal mask, through exec and Python's start-up) and ignore it
     from their initializer on, so a Ctrl-C to the process group, even while they start, is
-    handled by this process alone; here it is delivered when the spawning is over.  Raises
-    what the tasks raise."""
+    handled by this process alone; here it is delivered when the spawning is over.  The
+    iterator raises what the tasks raise."""
     import signal
 
     from joblib import Parallel, parallel_config
@@ -101,7 +109,22 @@ def _loky_results(jobs: int, return_as: str, tasks):
         finally:
             if mask is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        yield from it
+    return it
+
+
+def map_start(worker: Callable, args: tuple, items: Sequence, jobs: int, chunk: int = 1) -> Callable[[], list]:
+    """:func:`map_batches` over loky processes, dispatched now: returns a function that waits
+    for the results and returns them in input order.  Between the two this process is free,
+    e.g. to decode a dev set while the workers train the next epoch (with ``jobs`` = 1 the
+    work is done here, at once).  Raises, when the function is called, what the workers raise."""
+    batches = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
+    if jobs <= 1:
+        done = [r for b in batches for r in worker(*args, b)]
+        return lambda: done
+    from joblib import delayed
+
+    it = _loky_dispatch(jobs, "generator", [delayed(worker)(*args, b) for b in batches])
+    return lambda: [r for res in it for r in res]
 
 
 def _indexed(worker: Callable, args: tuple, ids: List[int], batch: list):

@@ -38,7 +38,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import mmh3
 import numpy as np
 
-from ..learn import mix_shards, train_pass
+from ..learn import mix_start, train_pass
 
 START, END = -1, -2
 SIDE_L, SIDE_H, SIDE_R = 1, 2, 3   # the side of the head an item takes (atoms of the feature keys)
@@ -509,18 +509,29 @@ class LocalTrainer:
 
     def epoch(self, ep: int) -> dict:
         """Train epoch ``ep`` (from 1).  Returns {"updates", "seconds", "shards"}."""
+        return self.start(ep)()
+
+    def start(self, ep: int) -> Callable[[], dict]:
+        """Epoch ``ep`` in two halves (:func:`wo.learn.epoch_loop`'s ``start_epoch``): with
+        parameter mixing over loky processes the shards are dispatched now and the returned
+        function waits for them and mixes; else the epoch is trained now.  The function returns
+        :meth:`epoch`'s record ("seconds": from dispatch to the end of the mixing)."""
         t0 = time.perf_counter()
         lr = self.learner
         if self.mixing:
-            res, step = mix_shards(_mix_shard, (self.w, self.u, lr.avg_count, self.hash_bits, self.beam),
-                                   [(sh, self.seed * 7919 + ep * 101 + k) for k, sh in enumerate(self.shards)],
-                                   self.w, self.u, self.jobs, self.backend, self.scheduler)
-            lr.avg_count += step
-            updates = int(sum(r[3] for r in res))
-        else:
-            updates = train_pass(lr, range(len(self.ds)), self.rng, lr.step, self.order)["updates"]
-        return {"updates": updates, "seconds": round(time.perf_counter() - t0, 2),
-                "shards": self.jobs if self.mixing else 1}
+            wait = mix_start(_mix_shard, (self.w, self.u, lr.avg_count, self.hash_bits, self.beam),
+                             [(sh, self.seed * 7919 + ep * 101 + k) for k, sh in enumerate(self.shards)],
+                             self.w, self.u, self.jobs, self.backend, self.scheduler)
+
+            def finish() -> dict:
+                res, step = wait()
+                lr.avg_count += step
+                return {"updates": int(sum(r[3] for r in res)), "seconds": round(time.perf_counter() - t0, 2),
+                        "shards": self.jobs}
+            return finish
+        updates = train_pass(lr, range(len(self.ds)), self.rng, lr.step, self.order)["updates"]
+        rec = {"updates": updates, "seconds": round(time.perf_counter() - t0, 2), "shards": 1}
+        return lambda: rec
 
     def averaged(self) -> np.ndarray:
         """The averaged weights W - U / c, float32 [2^hash_bits]."""

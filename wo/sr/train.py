@@ -156,7 +156,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
 
 
 def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str],
-                   epochs: int, out: str, lexicon: Lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
+                   epochs: int, out: str, lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
                    hash_bits: int = 20, beam: int = 16, seed: int = 1,
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
@@ -168,28 +168,40 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     The arguments are :func:`train_sr`'s: training T1 sentences with gold forms and
     ``original_id`` (or ``train_refs`` for the alignment), dev input and references (empty:
     every epoch is saved), the lexicon (inflection: the realised form of a token is its first
-    candidate), the multiword-token table, ``compact``.  hash_bits: size of the weight table
+    candidate; a :class:`Lexicon`, or a function returning one, which is then built here while
+    the worker processes build the training domains), the multiword-token table, ``compact``.  hash_bits: size of the weight table
     (2^hash_bits float32); beam: states per step of the domain search (recorded in the header,
     ``sr.order.beam``).  The lifting model of non-projective orders is learned as for
     :func:`train_sr`.  jobs/backend/scheduler: the domains are built and the epochs trained
     (iterative parameter mixing, :class:`wo.sr.order.LocalTrainer`) in ``jobs`` joblib
-    processes or on a Dask cluster; dev is decoded in this process.  Returns the training record (dropped sentences by
+    processes or on a Dask cluster; dev is decoded in this process, with joblib processes while
+    the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  Returns the training record (dropped sentences by
     reason, domains, per-epoch seconds/updates/dev BLEU, best epoch).  Raises OSError if ``out``
     cannot be written.
     """
     from ..eval.metrics import sr_score
-    from ..io.batch import map_batches
+    from ..io.batch import map_batches, map_start
     from ..model import Model, TagDictionary
     from ..learn import epoch_loop
     from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer
 
     t_all = time.perf_counter()
-    kept, kept_pos, reasons = training_sentences(train, train_refs, lexicon)
+    if callable(lexicon) and not all(s.orig for s in train if not s.error):
+        lexicon = lexicon()          # the alignment of sentences without original_id needs it
+    kept, kept_pos, reasons = training_sentences(train, train_refs, None if callable(lexicon) else lexicon)
     par = {"jobs": jobs, "backend": backend, "scheduler": scheduler}
     pairs = list(zip(kept, kept_pos))
     n_chunks = 1 if jobs == 1 and backend != "dask" else 4 * max(1, jobs)
     chunks = [pairs[i::n_chunks] for i in range(n_chunks)]
-    built = map_batches(_domain_chunk, (), chunks, chunk=1, **par)
+    if jobs > 1 and backend == "loky":   # the workers build the domains while the lexicon is built here
+        wait = map_start(_domain_chunk, (), chunks, jobs)
+    else:
+        built = map_batches(_domain_chunk, (), chunks, chunk=1, **par)
+        wait = lambda: built   # noqa: E731
+    if callable(lexicon):
+        lexicon = lexicon()
+    lift = lift_training(kept, kept_pos)
+    built = wait()
     domains = DomainSet.concat([b[0] for b in built])
     lifted = sum(b[1] for b in built)
     log(f"SR training (local orderer) on {len(kept)} sentences, {len(domains)} domains ({lifted} non-projective "
@@ -198,7 +210,6 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
               "domains": len(domains), "hash_bits": hash_bits, "beam": beam, "orderer": "local", "jobs": jobs,
               "backend": backend}
     record.update(meta or {})
-    lift = lift_training(kept, kept_pos)
     record["lift_contexts"] = len(lift.table)
     header = {"kind": "sr",
               "sr": {"lexicon": lexicon.to_json(), "question_labels": False, "lang": lexicon.lang,
@@ -212,7 +223,8 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
 
     return epoch_loop(epochs, trainer.epoch,
                       lambda: Model(trainer.averaged(), hash_bits, TagDictionary({}, ["_"]), dict(header)),
-                      out, record, dev_eval if dev else None, log, t_all, compact)
+                      out, record, dev_eval if dev else None, log, t_all, compact,
+                      start_epoch=trainer.start if trainer.mixing and backend == "loky" else None)
 
 
 def _domain_chunk(batch: list) -> list:
