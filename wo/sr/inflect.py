@@ -30,6 +30,8 @@ import math
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+CANDIDATE_CACHE = 1 << 18   # memoised candidate sets per Lexicon (Lexicon.candidates)
+
 # SR'19 FEATS that are task annotations, not morphology
 TASK_FEATS = ("lin", "original_id")
 
@@ -199,8 +201,21 @@ class Lexicon:
 
         Returns (list of 1..max_forms distinct str, source in {"lexicon", "backoff", "learned",
         "rules", "dictionary", "lemma"}); the language module may add context forms (English:
-        a/an, not/n't, contractions).
+        a/an, not/n't, contractions).  Memoised per token fields and inflector weights (at most
+        CANDIDATE_CACHE entries): a corpus repeats its tokens, training decodes dev every epoch.
         """
+        inf = self.inflector
+        ck = (lemma, upos, xpos, feats, id(inf), inf.char_weight if inf is not None else None,
+              inf.alt_penalty if inf is not None else None, inf.tier_weight if inf is not None else None)
+        cache = self.__dict__.setdefault("_cand_cache", {})
+        hit = cache.get(ck)
+        if hit is None:
+            if len(cache) >= CANDIDATE_CACHE:
+                cache.clear()
+            hit = cache[ck] = self._candidates(lemma, upos, xpos, feats)
+        return list(hit[0]), hit[1]
+
+    def _candidates(self, lemma: str, upos: str, xpos: str, feats: str) -> Tuple[List[str], str]:
         forms: List[str] = []
         source = "lemma"
         keys = self.keys(lemma, upos, xpos, feats)

@@ -303,7 +303,8 @@ class Realizer(system.System):
     memory is linear in the sentence).  allomorph_weight: weight of the neighbour-character
     evidence of the lexicon's :class:`wo.sr.inflect.Allomorphs` table in the choice of forms
     (:func:`choose_forms`; local orderer; None = the header's ``decode.allomorph_weight``, 0 =
-    off).
+    off); lexicon: the :class:`wo.sr.inflect.Lexicon` of the header's ``sr.lexicon``, already
+    built (training decodes dev every epoch with the same one and keeps its memoised candidates).
     Raises ValueError if the model is not an SR model or max_memory is not positive, ModelError
     if its LM is missing.
     """
@@ -313,7 +314,8 @@ class Realizer(system.System):
                  patience_factor: Optional[float] = None, lm=None, articles: bool = True,
                  rerank_lm=None, rerank_weight: Optional[float] = None, gold_forms: bool = True,
                  lift_threshold: Optional[float] = None, rerank_lms=None, form_penalty: Optional[float] = None,
-                 max_memory: Optional[float] = None, allomorph_weight: Optional[float] = None):
+                 max_memory: Optional[float] = None, allomorph_weight: Optional[float] = None,
+                 lexicon: Optional[Lexicon] = None):
         from .._fast._search import edges_for_memory
         from ..dep.core import DepSearch
         from .mwt import Contractions
@@ -322,7 +324,7 @@ class Realizer(system.System):
         if "sr" not in model.header:
             raise ValueError(f"{model.path or 'model'} is not an SR model (train one with `wo sr train`)")
         self.model = model
-        self.lexicon = Lexicon.from_json(model.header["sr"]["lexicon"])
+        self.lexicon = lexicon if lexicon is not None else Lexicon.from_json(model.header["sr"]["lexicon"])
         self.question_labels = bool(model.header["sr"].get("question_labels", False))
         self.contractions = Contractions.from_json(model.header["sr"].get("mwt", {}))
         from .nonproj import LiftModel

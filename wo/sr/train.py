@@ -217,8 +217,10 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
                      **({"mwt": contractions.to_json()} if contractions is not None else {})}}
     trainer = LocalTrainer(domains, hash_bits, beam, seed, **par)
 
+    dev_lexicon = Lexicon.from_json(header["sr"]["lexicon"])   # as a Realizer builds it, once for every epoch
+
     def dev_eval(model: Model) -> float:
-        hyps = _realize_texts(model, dev)   # in this process: shipping the model (7 MB for pt_bosque) cost more
+        hyps = _realize_texts(model, dev, dev_lexicon)   # in this process: shipping the model cost more
         return sr_score(hyps, list(dev_refs), bleu_only=True).bleu
 
     return epoch_loop(epochs, trainer.epoch,
@@ -246,8 +248,9 @@ def _domain_chunk(batch: list) -> list:
     return out
 
 
-def _realize_texts(model, batch: list) -> list:
+def _realize_texts(model, batch: list, lexicon: Optional[Lexicon] = None) -> list:
     """:func:`train_sr_local`'s dev decoding: the SR text of each T1 sentence of
-    ``batch`` with ``model`` (no LM reranking; a bad sentence gives its lemmas)."""
-    r = Realizer(model, rerank_lm="none")
+    ``batch`` with ``model`` (no LM reranking; a bad sentence gives its lemmas); lexicon: the
+    model's, already built (:class:`Realizer`)."""
+    r = Realizer(model, rerank_lm="none", lexicon=lexicon)
     return [r.realize(s).text if not s.error else " ".join(s.lemmas) for s in batch]
