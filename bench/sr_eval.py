@@ -33,6 +33,7 @@ def wo(*args):
 def inflection_figures():
     from wo.io import read_conllu
     from wo.sr.inflect import Lexicon, coverage
+    from wo.sr.lang import language
 
     out = {}
     for name, tr, dv in [("ewt_dev", os.path.join(EWT, "en_ewt-ud-train.conllu.xz"), os.path.join(EWT, "en_ewt-ud-dev.conllu.xz")),
@@ -41,7 +42,7 @@ def inflection_figures():
         lex = Lexicon.build(read_conllu(tr), english=True)
         d = read_conllu(dv)
         out[name] = coverage(lex, d)
-        lex.english = False
+        lex.lang, lex.language = "xx", language("xx")   # no language module
         out[name + "_no_english_addon"] = coverage(lex, d)
     return out
 

@@ -201,11 +201,12 @@ class Lexicon:
 
         Returns (list of 1..max_forms distinct str, source in {"lexicon", "backoff", "learned",
         "rules", "dictionary", "lemma"}); the language module may add context forms (English:
-        a/an, not/n't, contractions).  Memoised per token fields and inflector weights (at most
-        CANDIDATE_CACHE entries): a corpus repeats its tokens, training decodes dev every epoch.
+        a/an, not/n't, contractions).  Memoised per token fields, language module and inflector
+        weights (at most CANDIDATE_CACHE entries): a corpus repeats its tokens, training decodes
+        dev every epoch.
         """
         inf = self.inflector
-        ck = (lemma, upos, xpos, feats, id(inf), inf.char_weight if inf is not None else None,
+        ck = (lemma, upos, xpos, feats, id(self.language), id(inf), inf.char_weight if inf is not None else None,
               inf.alt_penalty if inf is not None else None, inf.tier_weight if inf is not None else None)
         cache = self.__dict__.setdefault("_cand_cache", {})
         hit = cache.get(ck)
