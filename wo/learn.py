@@ -70,21 +70,17 @@ def mix_shards(shard_fn: Callable, state: tuple, shards: Sequence, W: np.ndarray
 
 
 def mix_start(shard_fn: Callable, state: tuple, shards: Sequence, W: np.ndarray, U: np.ndarray,
-              jobs: int, backend: str = "loky", scheduler: Optional[str] = None) -> Callable[[], Tuple[List[tuple], float]]:
+              jobs: int, backend: str = "loky",
+              scheduler: Optional[str] = None) -> Callable[[], Tuple[List[tuple], float]]:
     """:func:`mix_shards` in two halves: the shards are dispatched now (loky processes; the
     state is sent as it is now) and the returned function waits for them, mixes W and U in
     place and returns what :func:`mix_shards` returns.  In between this process is free (e.g.
     to decode the dev set with the previous epoch's weights).  With ``backend="dask"`` the
     epoch runs at once, inside this call (the same shards and mixing).
     Raises ValueError for an unknown backend."""
-    from .io.batch import map_batches, map_start
+    from .io.batch import map_start
 
-    if backend == "loky" and jobs > 1:
-        wait = map_start(shard_fn, (state,), list(shards), jobs=jobs, chunk=1)
-    else:
-        res0 = map_batches(shard_fn, (state,), list(shards), jobs=jobs, chunk=1, backend=backend,
-                           scheduler=scheduler)
-        wait = lambda: res0   # noqa: E731
+    wait = map_start(shard_fn, (state,), list(shards), jobs=jobs, chunk=1, backend=backend, scheduler=scheduler)
 
     def finish() -> Tuple[List[tuple], float]:
         res = wait()
@@ -123,7 +119,8 @@ def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callab
     ``record["epochs"]``; the best model is saved to ``out`` with ``training`` = the record plus
     ``best_epoch`` and ``dev_bleu`` (at most every SAVE_EVERY seconds while training, so that an
     interrupted long training leaves its best epoch so far, and at the end: a save writes the
-    whole header, the SR lexicon with it, which cost more than a short epoch).  At the end the best model is reloaded, its header gets
+    whole header, the SR lexicon with it, which cost more than a short epoch).  At the end the
+    best model is reloaded, its header gets
     ``total_seconds`` (since ``t_all``, default now), ``finish(model)`` runs (e.g. tuning a
     reranker on dev), and it is saved with ``compact`` (:meth:`wo.model.Model.save`: False,
     True/"float16" or "q8").  Returns the final header's ``training`` entry.

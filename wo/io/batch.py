@@ -112,17 +112,19 @@ def _loky_dispatch(jobs: int, return_as: str, tasks):
     return it
 
 
-def map_start(worker: Callable, args: tuple, items: Sequence, jobs: int, chunk: int = 1) -> Callable[[], list]:
-    """:func:`map_batches` over loky processes, dispatched now: returns a function that waits
-    for the results and returns them in input order.  Between the two this process is free,
-    e.g. to decode a dev set while the workers train the next epoch (with ``jobs`` = 1 the
-    work is done here, at once).  Raises, when the function is called, what the workers raise."""
-    batches = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
-    if jobs <= 1:
-        done = [r for b in batches for r in worker(*args, b)]
+def map_start(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, chunk: int = 1,
+              backend: str = "loky", scheduler: Optional[str] = None) -> Callable[[], list]:
+    """:func:`map_batches` dispatched now: returns a function that waits for the results and
+    returns them in input order.  With loky processes (``jobs`` > 1) this process is free in
+    between, e.g. to decode a dev set while the workers train the next epoch; otherwise (one
+    job, or ``backend="dask"``) the work is done in this call by :func:`map_batches`.
+    Raises ValueError for an unknown backend; the function raises what the workers raise."""
+    if backend != "loky" or jobs <= 1:
+        done = map_batches(worker, args, items, jobs=jobs, chunk=chunk, backend=backend, scheduler=scheduler)
         return lambda: done
     from joblib import delayed
 
+    batches = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
     it = _loky_dispatch(jobs, "generator", [delayed(worker)(*args, b) for b in batches])
     return lambda: [r for res in it for r in res]
 

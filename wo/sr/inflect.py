@@ -93,6 +93,7 @@ class Lexicon:
         self.inflector = inflector
         self.inflect_k = inflect_k
         self.allomorphs = allomorphs
+        self._cand_cache: Dict[tuple, Tuple[List[str], str]] = {}   # :meth:`candidates`
 
     @property
     def english(self) -> bool:
@@ -208,7 +209,7 @@ class Lexicon:
         inf = self.inflector
         ck = (lemma, upos, xpos, feats, id(self.language), id(inf), inf.char_weight if inf is not None else None,
               inf.alt_penalty if inf is not None else None, inf.tier_weight if inf is not None else None)
-        cache = self.__dict__.setdefault("_cand_cache", {})
+        cache = self._cand_cache
         hit = cache.get(ck)
         if hit is None:
             if len(cache) >= CANDIDATE_CACHE:

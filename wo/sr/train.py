@@ -169,18 +169,19 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     ``original_id`` (or ``train_refs`` for the alignment), dev input and references (empty:
     every epoch is saved), the lexicon (inflection: the realised form of a token is its first
     candidate; a :class:`Lexicon`, or a function returning one, which is then built here while
-    the worker processes build the training domains), the multiword-token table, ``compact``.  hash_bits: size of the weight table
-    (2^hash_bits float32); beam: states per step of the domain search (recorded in the header,
-    ``sr.order.beam``).  The lifting model of non-projective orders is learned as for
+    the worker processes build the training domains), the multiword-token table, ``compact``.
+    hash_bits: size of the weight table (2^hash_bits float32); beam: states per step of the
+    domain search (recorded in the header, ``sr.order.beam``).  The lifting model of non-projective orders is learned as for
     :func:`train_sr`.  jobs/backend/scheduler: the domains are built and the epochs trained
     (iterative parameter mixing, :class:`wo.sr.order.LocalTrainer`) in ``jobs`` joblib
-    processes or on a Dask cluster; dev is decoded in this process, with joblib processes while
-    the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  Returns the training record (dropped sentences by
-    reason, domains, per-epoch seconds/updates/dev BLEU, best epoch).  Raises OSError if ``out``
+    processes or on a Dask cluster; dev is decoded in this process, with loky processes while
+    the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  Returns
+    the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
+    BLEU, best epoch).  Raises OSError if ``out``
     cannot be written.
     """
     from ..eval.metrics import sr_score
-    from ..io.batch import map_batches, map_start
+    from ..io.batch import map_start
     from ..model import Model, TagDictionary
     from ..learn import epoch_loop
     from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer
@@ -193,12 +194,8 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     pairs = list(zip(kept, kept_pos))
     n_chunks = 1 if jobs == 1 and backend != "dask" else 4 * max(1, jobs)
     chunks = [pairs[i::n_chunks] for i in range(n_chunks)]
-    if jobs > 1 and backend == "loky":   # the workers build the domains while the lexicon is built here
-        wait = map_start(_domain_chunk, (), chunks, jobs)
-    else:
-        built = map_batches(_domain_chunk, (), chunks, chunk=1, **par)
-        wait = lambda: built   # noqa: E731
-    if callable(lexicon):
+    wait = map_start(_domain_chunk, (), chunks, chunk=1, **par)   # loky workers build the domains ...
+    if callable(lexicon):                                          # ... while the lexicon is built here
         lexicon = lexicon()
     lift = lift_training(kept, kept_pos)
     built = wait()
