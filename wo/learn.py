@@ -120,7 +120,7 @@ def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callab
     ``best_epoch`` and ``dev_bleu`` (at most every SAVE_EVERY seconds while training, so that an
     interrupted long training leaves its best epoch so far, and at the end: a save writes the
     whole header, the SR lexicon with it, which cost more than a short epoch).  At the end the
-    best model is reloaded, its header gets
+    best model (reloaded if it was written already) gets in its header
     ``total_seconds`` (since ``t_all``, default now), ``finish(model)`` runs (e.g. tuning a
     reranker on dev), and it is saved with ``compact`` (:meth:`wo.model.Model.save`: False,
     True/"float16" or "q8").  Returns the final header's ``training`` entry.
@@ -161,9 +161,10 @@ def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callab
         if unsaved is not None and time.perf_counter() - last_save >= SAVE_EVERY:
             unsaved.save(out)
             unsaved, last_save = None, time.perf_counter()
-    if unsaved is not None:
-        unsaved.save(out)
-    final = Model.load(out, mmap=False)
+    if unsaved is not None:   # the best model is still in memory: written once, below
+        final, final.path = unsaved, out
+    else:
+        final = Model.load(out, mmap=False)
     final.header["training"] = dict(record, best_epoch=best[1], dev_bleu=best[0] if dev_eval is not None else None,
                                     total_seconds=round(time.perf_counter() - t_all, 1))
     if finish is not None:

@@ -132,7 +132,7 @@ class Lexicon:
         if english is not None and lang is None:
             lang = "en" if english else None
         sents = list(sents)
-        table: Dict[str, Counter] = defaultdict(Counter)
+        table: Dict[str, Dict[str, int]] = defaultdict(dict)   # dicts, not Counters: 200k of them
         rules: Dict[str, Dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         examples, sentence = [], []
         for si, s in enumerate(sents):
@@ -142,7 +142,8 @@ class Lexicon:
                     continue
                 f = cls.surface(form, lemma, i)
                 for k in cls.keys(lemma, s.upos[i], s.xpos[i], s.feats[i]):
-                    table[k][f] += 1
+                    c = table[k]
+                    c[f] = c.get(f, 0) + 1
                 mk = feats_key(s.feats[i])
                 if learned:
                     examples.append((lemma, s.upos[i], mk, f))
@@ -293,27 +294,33 @@ class Allomorphs:
         lower-cased forms are kept.  ``vowels``: count the previous word's last vowel too (a
         per-treebank choice made on dev: tr dev BLEU 61.40 -> 61.91 with it, fr_partut 84.13 ->
         83.91)."""
-        prev: Dict[str, Dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-        nxt: Dict[str, Dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-        total: Dict[str, Counter] = defaultdict(Counter)
+        def add(table: dict, ctx: str, f: str) -> None:
+            c = table.setdefault(ctx, {})
+            c[f] = c.get(f, 0) + 1
+
+        seen = []   # (key, form, sentence, position) of every counted token
+        total: Dict[str, Dict[str, int]] = {}
         for s in sents:
-            n = len(s)
-            for i in range(n):
+            for i in range(len(s)):
                 lemma = s.lemmas[i]
                 if lemma == "_" or not s.forms[i]:
                     continue
                 k = Lexicon.keys(lemma, s.upos[i], s.xpos[i], s.feats[i])[1]
                 f = Lexicon.surface(s.forms[i], lemma, i).lower()
-                total[k][f] += 1
-                prev[k][s.forms[i - 1][-1:].lower() if i > 0 else cls.BOS][f] += 1
-                v = cls.last_vowel(s.forms[i - 1]) if vowels and i > 0 else None
-                if v is not None:
-                    prev[k][v][f] += 1
-                nxt[k][s.forms[i + 1][:1].lower() if i + 1 < n else cls.EOS][f] += 1
-        keep = [k for k, c in total.items() if len(c) > 1]   # a list: the table's order is the data's
-        return cls({k: {c: dict(v) for c, v in prev[k].items()} for k in keep},
-                   {k: {c: dict(v) for c, v in nxt[k].items()} for k in keep},
-                   {k: dict(total[k]) for k in keep})
+                add(total, k, f)
+                seen.append((k, f, s, i))
+        keep = {k: None for k, c in total.items() if len(c) > 1}   # the table's order is the data's
+        prev: Dict[str, Dict[str, Dict[str, int]]] = {k: {} for k in keep}
+        nxt: Dict[str, Dict[str, Dict[str, int]]] = {k: {} for k in keep}
+        for k, f, s, i in seen:     # the contexts of the kept keys only
+            if k not in keep:
+                continue
+            add(prev[k], s.forms[i - 1][-1:].lower() if i > 0 else cls.BOS, f)
+            v = cls.last_vowel(s.forms[i - 1]) if vowels and i > 0 else None
+            if v is not None:
+                add(prev[k], v, f)
+            add(nxt[k], s.forms[i + 1][:1].lower() if i + 1 < len(s) else cls.EOS, f)
+        return cls(prev, nxt, {k: total[k] for k in keep})
 
     @staticmethod
     def last_vowel(word: str) -> Optional[str]:
