@@ -5,7 +5,7 @@ BIN = $(VENV)/bin
 MODEL ?= corpora/models/wo-ewt-dep-lm.wo
 SRMODEL ?= corpora/models/wo-ewt-sr.wo
 # treebanks whose SR model uses the local orderer (zh_gsdsimp keeps the search orderer: chosen on dev)
-SR_LOCAL = en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd
+SR_LOCAL = en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd zh_gsdsimp
 TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
 OUT = out
 
@@ -62,13 +62,12 @@ lm: install
 sr-models: install
 	$(BIN)/python bench/sr_multi.py prepare
 	$(BIN)/python bench/sr_multi.py train --epochs 8 --tb $(SR_LOCAL)
-	$(BIN)/python bench/sr_multi.py train --epochs 8 --orderer search --tb zh_gsdsimp
 	$(BIN)/python bench/sr_multi.py tune --tb $(SR_LOCAL)
-	$(BIN)/python bench/sr_multi.py rerank --tb zh_gsdsimp
-	$(BIN)/python bench/sr_multi.py eval --tb $(SR_LOCAL) zh_gsdsimp
+	$(BIN)/python bench/sr_multi.py allo --tb $(SR_LOCAL)
+	$(BIN)/python bench/sr_multi.py eval --tb $(SR_LOCAL)
 	$(BIN)/python bench/sr_multi.py train --epochs 8 --tb en_ewt --suffix .local
 	$(BIN)/python bench/sr_multi.py ship-english
-	$(BIN)/python bench/sr_multi.py ship --tb $(SR_LOCAL) zh_gsdsimp
+	$(BIN)/python bench/sr_multi.py ship --tb $(SR_LOCAL)
 	$(BIN)/python bench/sr_multi.py table
 
 clean:
