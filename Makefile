@@ -9,7 +9,7 @@ SR_LOCAL = en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr
 TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
 OUT = out
 
-.PHONY: install demo test bench bench-quick lm sr-models clean
+.PHONY: install demo test bench bench-quick lm lm-en lm-wiki sr-models clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -50,13 +50,25 @@ bench-quick: install
 bench: install
 	$(BIN)/python bench/run.py
 
-# the shipped LM (needs ../shared/corpora/text-en): redistributable parts + EWT train forms
+# every shipped word LM: the default 4-gram and the Wikipedia 4-gram
+lm: lm-en lm-wiki
+
+# the default LM (needs ../shared/corpora/text-en): redistributable parts + EWT train forms
 TEXTEN ?= ../shared/corpora/text-en
-lm: install
+lm-en: install
 	mkdir -p $(OUT)
 	$(BIN)/python -c "from wo.io import read_conllu; s = read_conllu('corpora/ud-en-ewt/en_ewt-ud-train.conllu.xz'); open('$(OUT)/ewt-train.txt', 'w').write(''.join(' '.join(x.forms) + '\n' for x in s))"
 	$(BIN)/wo lm train --text $(TEXTEN)/brown.txt.xz $(TEXTEN)/masc_tagged.txt $(TEXTEN)/state_union.txt \
 		$(TEXTEN)/inaugural.txt $(OUT)/ewt-train.txt --order 4 --prune 0 1 1 --out corpora/models/wo-en-4gram.wolm
+
+# the Wikipedia 4-gram (corpora/models/wo-en-wiki-4gram.wolm; needs ../shared/corpora/text-en-wiki;
+# about 25 min and 15 GB of memory on 2 cores)
+WIKI ?= ../shared/corpora/text-en-wiki
+lm-wiki: install
+	mkdir -p $(OUT)
+	$(BIN)/wo lm tokenize --input $(WIKI)/wiki-0*.txt.xz --output $(OUT)/wiki.tok.txt --jobs 2
+	$(BIN)/wo lm train --text $(OUT)/wiki.tok.txt --order 4 --prune 1 3 5 --vocab-min-count 2 --jobs 2 \
+		--format trie-q8 --out corpora/models/wo-en-wiki-4gram.wolm
 
 # the per-treebank SR models in corpora/models/sr and docs/sr-multi.md (needs ../shared/corpora; hours on 2 cores)
 sr-models: install

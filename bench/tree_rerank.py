@@ -14,6 +14,8 @@ split's sentences halved at random, tuned on one half and scored on the other, b
     python bench/tree_rerank.py dump --split dev --out W/dev.pkl            # ~2 min
     python bench/tree_rerank.py grid --dump W/dev.pkl --set shipped         # shipped files only
     python bench/tree_rerank.py grid --dump W/dev.pkl --set bench           # with the 5-gram
+    python bench/tree_rerank.py grid --dump W/dev.pkl --set wiki            # with the Wikipedia 4-gram
+    python bench/tree_rerank.py grid --dump W/dev.pkl --set wiki-fast       # the same without the no-LM parse
 
 ``--set bench`` needs ``bench/results/gyro/text-en+ewt.o5.wolm`` (``python bench/gyro_index.py
 && python bench/gyro_data.py --set ewt``).  Records go to
@@ -41,11 +43,15 @@ from common import bleu, sentence_bleu, write_record  # noqa: E402  (bench/ is o
 
 LMS = {"lm4": os.path.join(MODELS, "wo-en-4gram.wolm"), "depmix": os.path.join(MODELS, "wo-ewt-depmix4.wolm"),
        "depword": os.path.join(MODELS, "wo-ewt-depword4.wolm"), "pos": os.path.join(MODELS, "wo-ewt-pos6.wolm"),
-       "o5": O5}
+       "o5": O5, "wiki": os.path.join(MODELS, "wo-en-wiki-4gram.wolm")}
 # weight grids (the view LMs' weights as one base vector times a scale, for the shipped set)
 GRIDS = {
     "shipped": [{"F": 1, "lm4": a, "nolm": b, "depmix": 0.7 * c, "depword": 0.4 * c, "pos": 0.4 * c}
                 for a in (0.5, 0.7, 1.0, 1.3) for b in (0.3, 0.4, 0.5) for c in (1.0, 1.4, 1.8)],
+    "wiki": [{"F": 1, "wiki": a, "lm4": l, "nolm": b, "depmix": 0.7 * c, "depword": 0.4 * c, "pos": 0.4 * c}
+             for a in (0.7, 1.0, 1.3, 1.6, 2.0) for l in (0.0, 0.5, 1.0) for b in (0.3, 0.5) for c in (1.0, 1.4, 1.8)],
+    "wiki-fast": [{"F": 1, "wiki": a, "depmix": 0.7 * c, "depword": 0.4 * c, "pos": 0.4 * e * c}   # no no-LM parse
+                  for a in (0.7, 1.0, 1.3, 1.6, 2.0) for c in (0.6, 1.0, 1.4, 1.8, 2.2) for e in (0.0, 0.5, 1.0)],
     "bench": [{"F": 1, "o5": a, "nolm": b, "depmix": c, "depword": d, "pos": e}
               for a in (1.0, 1.2, 1.5) for b in (0.3, 0.5) for c in (0.4, 0.7, 1.0) for d in (0, 0.2, 0.4)
               for e in (0, 0.2, 0.4)],

@@ -152,6 +152,26 @@ def test_shipped_sr_model_realises_as_recorded(tmp_path):
     assert 5 <= sum(a != b for a, b in zip(rr, _golden("ewt-test-sr-200.tok.xz"))) <= 100
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHIPPED.parent / "wo-en-wiki-4gram.wolm").exists(), reason="shipped LMs not in the tree")
+def test_shipped_tree_rerankers_decode_as_recorded(tmp_path):
+    """``wo linearize --tree-rerank`` with the shipped LM model and the rerankers its header
+    names (the Wikipedia 4-gram among them) on 150 EWT test trees, recorded when that set was
+    shipped; the reranking changes some of the plain decode's outputs and keeps every word."""
+    from wo.cli import main
+
+    src = _first(150, tmp_path)
+    out, plain = tmp_path / "rr.txt", tmp_path / "plain.txt"
+    assert main(["linearize", "--input", str(src), "--output", str(out), "--given", "full", "--tree-rerank",
+                 "--quiet"]) == 0
+    rr = out.read_text(encoding="utf-8").splitlines()
+    assert rr == _golden("ewt-test-full-150-tree-rerank.txt.xz")
+    assert main(["linearize", "--input", str(src), "--output", str(plain), "--given", "full", "--quiet"]) == 0
+    pl = plain.read_text(encoding="utf-8").splitlines()
+    assert 5 <= sum(a != b for a, b in zip(rr, pl)) <= 75
+    assert all(sorted(a.split()) == sorted(b.split()) for a, b in zip(rr, pl))
+
+
 def _wo(args, stdin=""):
     """``wo ARGS`` in this process (``tests.conftest.wo_cli``), ``stdin`` as its standard input."""
     return wo_cli(args, stdin)
