@@ -165,9 +165,11 @@ def count_shard(lines: Sequence[str], ids: Dict[str, int], order: int) -> List[T
 
 
 def _merge(parts: List[Tuple[np.ndarray, np.ndarray]], n: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Reduce: sum the counts of equal rows over shards."""
+    """Reduce: sum the counts of equal rows over shards.  ``parts`` is emptied once its tables
+    are concatenated (so that they can be freed before the sort)."""
     rows = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, n), dtype=np.int32)
     cnt = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    parts.clear()
     return _unique_rows(rows, cnt)
 
 
@@ -217,7 +219,13 @@ def count(paths: Sequence[str], order: int, vocab_min_count: int = 1, jobs: int 
     vocab = [UNK, BOS, EOS] + words
     ids = {w: i for i, w in enumerate(vocab)}
     parts = _map(count_shard, shards, (ids, order), jobs, backend, scheduler)
-    counts = [_merge([p[n - 1] for p in parts], n) for n in range(1, order + 1)]
+    del lines, shards                      # counted: the text is freed before the reduce
+    counts = []
+    for n in range(1, order + 1):          # order by order; each order's shard tables freed once merged
+        col = [p[n - 1] for p in parts]
+        for p in parts:
+            p[n - 1] = None
+        counts.append(_merge(col, n))
     return vocab, counts, stats
 
 
@@ -225,8 +233,8 @@ def count(paths: Sequence[str], order: int, vocab_min_count: int = 1, jobs: int 
 def _lookup(sorted_keys: np.ndarray, perm: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """Row index of each key in a table whose keys sorted are ``sorted_keys`` (perm: argsort)."""
     pos = np.searchsorted(sorted_keys, keys)
-    pos = np.minimum(pos, sorted_keys.shape[0] - 1)
-    if not np.all(sorted_keys[pos] == keys):
+    np.minimum(pos, sorted_keys.shape[0] - 1, out=pos)
+    if not np.array_equal(sorted_keys[pos], keys):
         raise ValueError("internal error: an n-gram's suffix or context is missing")
     return perm[pos]
 
@@ -248,34 +256,41 @@ def discounts(adjusted: np.ndarray) -> Tuple[float, float, float]:
 
 
 def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
-             prune: Optional[Sequence[int]] = None) -> NgramTables:
+             prune: Optional[Sequence[int]] = None, release: bool = False) -> NgramTables:
     """Interpolated modified Kneser-Ney from raw counts (see the module docstring).
 
     counts: per order (sorted unique rows int32[m, n], raw counts int64[m]) as :func:`count`
     returns them.  prune: per order n >= 2 a threshold t_n: n-grams whose adjusted count is
     <= t_n are dropped unless they are the context or the suffix of a kept longer n-gram; the
     dropped probability mass goes to the backoff weight, so every distribution still sums to
-    one (missing thresholds: 0 = keep all).  Returns :class:`NgramTables`.
+    one (missing thresholds: 0 = keep all).  release: empty ``counts`` at the start, so that
+    each order's arrays are freed as soon as the estimation is done with them (peak memory: two
+    orders' working arrays plus the output, not every order's).  Returns :class:`NgramTables`.
     """
     N = len(counts)
     if not 1 <= N <= MAX_ORDER:
         raise ValueError(f"order must be 1..{MAX_ORDER}")
     rows = [c[0] for c in counts]
     raw = [c[1] for c in counts]
+    if release:
+        counts.clear()
     # <unk> is always a unigram (count 0 unless words were mapped to it)
     if rows[0].shape[0] == 0 or not np.any(rows[0][:, 0] == UNK_ID):
         rows[0] = np.concatenate([np.array([[UNK_ID]], dtype=np.int32), rows[0]])
         raw[0] = np.concatenate([np.zeros(1, dtype=np.int64), raw[0]])
         order_ = np.argsort(rows[0][:, 0], kind="stable")
         rows[0], raw[0] = rows[0][order_], raw[0][order_]
-    keys, ctxk, sufk, sorted_keys, perms = [], [], [], [], []
+    ctxk, sufk, sorted_keys, perms = [], [], [], []
     for n in range(1, N + 1):
         k, suf, ctx = ngram_keys(rows[n - 1])
-        keys.append(k); sufk.append(suf); ctxk.append(ctx)
+        sufk.append(suf); ctxk.append(ctx)
         p = np.argsort(k, kind="stable")
-        if np.any(k[p][1:] == k[p][:-1]):
+        sk = k[p]
+        del k
+        if np.any(sk[1:] == sk[:-1]):
             raise ValueError(f"64-bit key collision among the {n}-grams (report this)")
-        perms.append(p); sorted_keys.append(k[p])
+        perms.append(p.astype(np.int32) if p.shape[0] < 2 ** 31 else p); sorted_keys.append(sk)
+        del p
     # adjusted counts
     adj = [None] * N
     adj[N - 1] = raw[N - 1].copy()
@@ -289,6 +304,7 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
         starts_bos = rows[n - 1][:, 0] == BOS_ID
         a[starts_bos] = raw[n - 1][starts_bos]
         adj[n - 1] = a
+    del raw
     disc = []
     for n in range(1, N + 1):
         a = adj[n - 1]
@@ -308,13 +324,39 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
         need[_lookup(sorted_keys[n - 2], perms[n - 2], ctxk[n - 1][k])] = True
         if n - 1 >= 2:
             kept[n - 2] = (adj[n - 2] > thresholds[n - 2]) | need
-    prob: List[np.ndarray] = []
-    gammas: List[Tuple[np.ndarray, np.ndarray]] = []   # per order: (context keys, gamma)
+    out_ng: List[np.ndarray] = [None] * N
+    out_p: List[np.ndarray] = [None] * N
+    out_b: List[np.ndarray] = [None] * N
+
+    def finish(n: int, p: np.ndarray, higher: Optional[Tuple[np.ndarray, np.ndarray]]) -> None:
+        """The output arrays of order n (its kept rows, log10 p, log10 backoff from the gammas of
+        the (n+1)-grams' contexts), then order n's working arrays are freed."""
+        r = rows[n - 1]
+        bo = np.zeros(r.shape[0], dtype=np.float64)
+        if higher is not None:
+            ck, g = higher
+            idx = _lookup(sorted_keys[n - 1], perms[n - 1], ck)
+            with np.errstate(divide="ignore"):
+                bo[idx] = np.log10(np.maximum(g, 1e-99))
+        with np.errstate(divide="ignore"):
+            lp = np.where(p > 0, np.log10(np.maximum(p, 1e-300)), LOG10_ZERO)
+        m = kept[n - 1]
+        out_ng[n - 1] = np.ascontiguousarray(r[m])
+        out_p[n - 1] = lp[m].astype(np.float32)
+        out_b[n - 1] = bo[m].astype(np.float32)
+        for table in (rows, sorted_keys, perms, sufk, ctxk, adj, kept):
+            table[n - 1] = None
+
+    prev = None   # p of order n - 1 (the lower-order estimate of order n)
     for n in range(1, N + 1):
         r, a = rows[n - 1], adj[n - 1].astype(np.float64)
         d1, d2, d3 = disc[n - 1]
-        dvec = np.where(a >= 3, d3, np.where(a == 2, d2, np.where(a == 1, d1, 0.0)))
-        num = np.maximum(a - dvec, 0.0)
+        dvec = np.zeros_like(a)                 # D(a): 0, D1, D2, D3+
+        dvec[a == 1] = d1
+        dvec[a == 2] = d2
+        dvec[a >= 3] = d3
+        num = np.subtract(a, dvec, out=dvec)
+        np.maximum(num, 0.0, out=num)
         if n == 1:
             pred = r[:, 0] != BOS_ID
             total = a[pred].sum()
@@ -322,36 +364,32 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
             gamma = 1.0 - u.sum()
             p = u + gamma / np.count_nonzero(pred)
             p = np.where(pred, p, 0.0)
-            gammas.append((np.zeros(1, dtype=np.uint64), np.array([gamma])))
-        else:
+        else:                                   # the same arithmetic as above, in place
             newctx = np.ones(r.shape[0], dtype=bool)
             newctx[1:] = np.any(r[1:, : n - 1] != r[:-1, : n - 1], axis=1)
             starts = np.flatnonzero(newctx)
-            grp = np.cumsum(newctx) - 1
+            grp = np.cumsum(newctx)
+            grp -= 1
+            del newctx
             total = np.add.reduceat(a, starts)
-            u = num / total[grp]
+            del a
+            u = num
+            np.divide(u, total[grp], out=u)
             ukept = np.where(kept[n - 1], u, 0.0)
             gamma = 1.0 - np.add.reduceat(ukept, starts)
+            del ukept
             gamma = np.maximum(gamma, 0.0)
-            lower = prob[n - 2][_lookup(sorted_keys[n - 2], perms[n - 2], sufk[n - 1])]
-            p = u + gamma[grp] * lower
-            gammas.append((ctxk[n - 1][starts], gamma))
-        prob.append(p)
-    out_ng, out_p, out_b = [], [], []
-    for n in range(1, N + 1):
-        r, p = rows[n - 1], prob[n - 1]
-        bo = np.zeros(r.shape[0], dtype=np.float64)
-        if n < N:
-            ck, g = gammas[n]
-            idx = _lookup(sorted_keys[n - 1], perms[n - 1], ck)
-            with np.errstate(divide="ignore"):
-                bo[idx] = np.log10(np.maximum(g, 1e-99))
-        with np.errstate(divide="ignore"):
-            lp = np.where(p > 0, np.log10(np.maximum(p, 1e-300)), LOG10_ZERO)
-        m = kept[n - 1]
-        out_ng.append(np.ascontiguousarray(r[m]))
-        out_p.append(lp[m].astype(np.float32))
-        out_b.append(bo[m].astype(np.float32))
+            p = prev[_lookup(sorted_keys[n - 2], perms[n - 2], sufk[n - 1])]   # the lower order
+            np.multiply(gamma[grp], p, out=p)
+            np.add(u, p, out=p)                 # u + gamma * lower
+            higher = (ctxk[n - 1][starts], gamma)
+            del r, dvec, num, u, starts, grp, total
+            finish(n - 1, prev, higher)        # order n - 1 is complete: its output, then free it
+            del higher
+        prev = p
+        del p
+    finish(N, prev, None)
+    del prev
     meta = {"order": N, "discounts": [[round(x, 6) for x in d] for d in disc],
             "counts": [int(x.shape[0]) for x in out_ng], "vocab_size": len(vocab),
             "prune": list(thresholds[1:]) if prune else []}
@@ -384,7 +422,7 @@ def train(paths: Sequence[str], order: int, vocab_min_count: int = 1, prune: Opt
         f"{skipped} lines (empty {stats.empty}, over {max_tokens} tokens {stats.overlong}, "
         f"invalid UTF-8 {stats.invalid_utf8})" + "".join(f"\n  {e}" for e in stats.examples[:5]))
     t1 = time.perf_counter()
-    tables = estimate(vocab, counts, prune)
+    tables = estimate(vocab, counts, prune, release=True)   # counts freed order by order
     tables.meta.update({
         "sources": [os.path.basename(p) for p in paths], "sentences": stats.sentences, "tokens": stats.tokens,
         "skipped_lines": {"empty": stats.empty, "overlong": stats.overlong, "invalid_utf8": stats.invalid_utf8},
