@@ -230,9 +230,16 @@ def count(paths: Sequence[str], order: int, vocab_min_count: int = 1, jobs: int 
 
 
 # ------------------------------------------------------------------------------------------ estimation
+LOOKUP_CHUNK = 1 << 20   # queries per sorted chunk of :func:`_lookup` (15 M random queries into 10 M keys: 21 s -> 2.8 s)
+
+
 def _lookup(sorted_keys: np.ndarray, perm: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """Row index of each key in a table whose keys sorted are ``sorted_keys`` (perm: argsort)."""
-    pos = np.searchsorted(sorted_keys, keys)
+    pos = np.empty(keys.shape[0], dtype=np.intp)
+    for i in range(0, keys.shape[0], LOOKUP_CHUNK):   # sorted chunks of queries: a cache-friendly sweep
+        c = keys[i:i + LOOKUP_CHUNK]
+        o = np.argsort(c)
+        pos[i + o] = np.searchsorted(sorted_keys, c[o])
     np.minimum(pos, sorted_keys.shape[0] - 1, out=pos)
     if not np.array_equal(sorted_keys[pos], keys):
         raise ValueError("internal error: an n-gram's suffix or context is missing")
