@@ -33,7 +33,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .keys import ngram_keys
+from .keys import context_keys as _context_keys, ngram_keys, suffix_keys as _suffix_keys
 
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
 UNK_ID, BOS_ID, EOS_ID = 0, 1, 2
@@ -140,7 +140,7 @@ def count_shard(lines: Sequence[str], ids: Dict[str, int], order: int) -> List[T
     """Map step 2: raw counts of every n-gram (n = 1..order) of a shard of tokenized lines.
 
     Words not in ``ids`` are ``<unk>``.  Returns per order (sorted unique rows int32[m, n],
-    counts int64[m]).
+    counts int32[m]).
     """
     seq: List[int] = []
     sid: List[int] = []
@@ -160,7 +160,8 @@ def count_shard(lines: Sequence[str], ids: Dict[str, int], order: int) -> List[T
             continue
         win = np.lib.stride_tricks.sliding_window_view(a, n)
         ok = s[: a.shape[0] - n + 1] == s[n - 1:]
-        out.append(_unique_rows(np.ascontiguousarray(win[ok])))
+        r, c = _unique_rows(np.ascontiguousarray(win[ok]))
+        out.append((r, c.astype(np.int32)))   # a shard's counts fit 32 bits; the reduce sums in 64
     return out
 
 
@@ -287,10 +288,16 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
         raw[0] = np.concatenate([np.zeros(1, dtype=np.int64), raw[0]])
         order_ = np.argsort(rows[0][:, 0], kind="stable")
         rows[0], raw[0] = rows[0][order_], raw[0][order_]
-    ctxk, sufk, sorted_keys, perms = [], [], [], []
+    sorted_keys, perms = [], []
+
+    def suffix_keys(n: int) -> np.ndarray:      # recomputed where needed: 16 bytes an n-gram saved
+        return _suffix_keys(rows[n - 1])
+
+    def context_keys(n: int) -> np.ndarray:
+        return _context_keys(rows[n - 1])
+
     for n in range(1, N + 1):
-        k, suf, ctx = ngram_keys(rows[n - 1])
-        sufk.append(suf); ctxk.append(ctx)
+        k = ngram_keys(rows[n - 1])[0]
         p = np.argsort(k, kind="stable")
         sk = k[p]
         del k
@@ -305,7 +312,7 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
         ext = rows[n]                         # (n+1)-grams
         cont = np.zeros(rows[n - 1].shape[0], dtype=np.int64)
         if ext.shape[0]:
-            idx = _lookup(sorted_keys[n - 1], perms[n - 1], sufk[n])
+            idx = _lookup(sorted_keys[n - 1], perms[n - 1], suffix_keys(n + 1))
             np.add.at(cont, idx, 1)
         a = cont
         starts_bos = rows[n - 1][:, 0] == BOS_ID
@@ -327,8 +334,8 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
     for n in range(N, 1, -1):
         k = kept[n - 1]
         need = np.zeros(rows[n - 2].shape[0], dtype=bool)
-        need[_lookup(sorted_keys[n - 2], perms[n - 2], sufk[n - 1][k])] = True
-        need[_lookup(sorted_keys[n - 2], perms[n - 2], ctxk[n - 1][k])] = True
+        need[_lookup(sorted_keys[n - 2], perms[n - 2], suffix_keys(n)[k])] = True
+        need[_lookup(sorted_keys[n - 2], perms[n - 2], context_keys(n)[k])] = True
         if n - 1 >= 2:
             kept[n - 2] = (adj[n - 2] > thresholds[n - 2]) | need
     out_ng: List[np.ndarray] = [None] * N
@@ -351,7 +358,7 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
         out_ng[n - 1] = np.ascontiguousarray(r[m])
         out_p[n - 1] = lp[m].astype(np.float32)
         out_b[n - 1] = bo[m].astype(np.float32)
-        for table in (rows, sorted_keys, perms, sufk, ctxk, adj, kept):
+        for table in (rows, sorted_keys, perms, adj, kept):
             table[n - 1] = None
 
     prev = None   # p of order n - 1 (the lower-order estimate of order n)
@@ -386,10 +393,10 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
             gamma = 1.0 - np.add.reduceat(ukept, starts)
             del ukept
             gamma = np.maximum(gamma, 0.0)
-            p = prev[_lookup(sorted_keys[n - 2], perms[n - 2], sufk[n - 1])]   # the lower order
+            p = prev[_lookup(sorted_keys[n - 2], perms[n - 2], suffix_keys(n))]   # the lower order
             np.multiply(gamma[grp], p, out=p)
             np.add(u, p, out=p)                 # u + gamma * lower
-            higher = (ctxk[n - 1][starts], gamma)
+            higher = (context_keys(n)[starts], gamma)
             del r, dvec, num, u, starts, grp, total
             finish(n - 1, prev, higher)        # order n - 1 is complete: its output, then free it
             del higher
