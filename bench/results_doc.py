@@ -593,6 +593,23 @@ def lm(R: Records) -> List[str]:
                  setup=f"Text: {', '.join(d['texts'])} (text-en 5.1 M words + EWT train); one core.",
                  notes=["Source: `bench/results/lm.json`."])
     out += readme_block(R, "lm", "queries")
+    w = R("lm/wiki-lm.json")
+    if w:
+        tr, tk = w["train"], w["tokenize"]
+        rows = [[r["lm"], mega(r["bytes"]) + "B", f(r["gyro_dev300_bleu"])] for r in w["size_quality"]]
+        out += block("The Wikipedia 4-gram (shipped: `corpora/models/wo-en-wiki-4gram.wolm`)",
+                     ["make lm-wiki", cmd(tk["command"]), cmd(tr["command"])],
+                     table(["LM", "file", "GYRO BLEU, first 300 EWT dev bags (LM alone)"], rows),
+                     setup=(f"{w['cpu']}. Tokenizing: {thousands(tk['sentences'])} sentences, {thousands(tk['tokens'])} "
+                            f"tokens, {f(tk['wall_seconds'], 0)} s, peak {tk['peak_rss_mb']} MB. Training: "
+                            f"{' / '.join(thousands(x) for x in tr['ngrams'])} n-grams, counting {f(tr['counting_seconds'], 0)} s, "
+                            f"estimation {f(tr['estimation_seconds'], 0)} s, {f(tr['wall_seconds'], 0)} s in all, peak "
+                            f"{f(tr['peak_rss_mb'] / 1024, 1)} GB (before: {f(w['train_before']['wall_seconds'], 0)} s, "
+                            f"{f(w['train_before']['peak_rss_mb'] / 1024, 1)} GB). {w['reproducible']}"),
+                     notes=[f"Used by `wo linearize --tree-rerank`: EWT trees dev {f(w['trees']['dev_bleu'])}, test "
+                            f"{f(w['trees']['test_bleu'])} ([reranking tree inputs](#reranking-tree-inputs---tree-rerank)).",
+                            "Source: `bench/results/lm/wiki-lm.json`."],
+                     signature=w["signature"])
     s = R("idl/summary.json")
     rows = [[k, f(v["wall_seconds"], 2), f"{f(v['peak_rss_mib'], 1)} MiB", thousands(v["bytes"]),
              f(v["score_wsj.10-25"]["perplexity"], 1), f(v["score_wsj.10-25"]["perplexity_excluding_oov"], 1)]
