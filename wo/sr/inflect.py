@@ -127,11 +127,13 @@ class Lexicon:
         ``lang="en"``); learned: the edit-script classifier (:mod:`wo.sr.morph`), else the
         older suffix rules.  The allomorph table (:class:`Allomorphs`) is counted from the same
         sentences."""
+        from .lang import language
         from .morph import build_inflector
 
         if english is not None and lang is None:
             lang = "en" if english else None
         sents = list(sents)
+        to_inf = language(lang).to_inflector   # the inflection model's alphabet (Korean: jamo)
         table: Dict[str, Dict[str, int]] = defaultdict(dict)   # dicts, not Counters: 200k of them
         rules: Dict[str, Dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         examples, sentence = [], []
@@ -146,7 +148,7 @@ class Lexicon:
                     c[f] = c.get(f, 0) + 1
                 mk = feats_key(s.feats[i])
                 if learned:
-                    examples.append((lemma, s.upos[i], mk, f))
+                    examples.append((to_inf(lemma), s.upos[i], mk, to_inf(f)))
                     sentence.append(si)
                     continue
                 strip, suf = _edit(lemma.lower(), f.lower())
@@ -241,7 +243,9 @@ class Lexicon:
             if f:
                 forms, source = [f], "dictionary"
         if not forms and self.inflector is not None:
-            forms = self.inflector.predict(lemma, upos, feats_key(feats), k=self.inflect_k)
+            lg = self.language
+            forms = [lg.from_inflector(x) for x in self.inflector.predict(lg.to_inflector(lemma), upos, feats_key(feats),
+                                                                            k=self.inflect_k)]
             source = "learned" if forms else source
         elif not forms:
             f = self._rule_form(lemma, upos, feats)

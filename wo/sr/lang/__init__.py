@@ -14,6 +14,9 @@ Hooks (each optional):
 * :meth:`Language.extra_candidates`: forms only the context decides (English: a/an, n't,
   contractions), added to a token's candidates for the joint search;
 * :meth:`Language.postprocess`: rules applied to the realised tokens (English: a/an agreement);
+* :meth:`Language.to_inflector` / :meth:`Language.from_inflector`: the alphabet the learned
+  inflection model works in (Korean: conjoining jamo, so that syllable contractions are
+  suffix edits);
 * :meth:`Language.capitalise`: the sentence-initial capital (Turkish: dotted İ);
 * :meth:`Language.detokenize`: the ``# text`` line (sacremoses' Moses detokenizer per language;
   no spaces for Chinese and Japanese).
@@ -41,6 +44,15 @@ class Language:
     def extra_candidates(self, lemma: str, upos: str, forms: Sequence[str]) -> List[str]:
         """Forms to add to a token's candidates ``forms`` (default: none)."""
         return []
+
+    def to_inflector(self, s: str) -> str:
+        """A lemma or form as the learned inflection model (:mod:`wo.sr.morph`) sees it
+        (default: unchanged)."""
+        return s
+
+    def from_inflector(self, s: str) -> str:
+        """Inverse of :meth:`to_inflector` for the model's predicted forms (default: unchanged)."""
+        return s
 
     def postprocess(self, tokens: Sequence[str], lemmas: Sequence[str]) -> List[str]:
         """Rules over the realised tokens (n str) with their lemmas (n str); returns n str."""
