@@ -33,7 +33,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .keys import context_keys as _context_keys, ngram_keys, suffix_keys as _suffix_keys
+from .keys import context_keys as _context_keys, full_keys, suffix_keys as _suffix_keys
 
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
 UNK_ID, BOS_ID, EOS_ID = 0, 1, 2
@@ -297,7 +297,7 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
         return _context_keys(rows[n - 1])
 
     for n in range(1, N + 1):
-        k = ngram_keys(rows[n - 1])[0]
+        k = full_keys(rows[n - 1])
         p = np.argsort(k, kind="stable")
         sk = k[p]
         del k

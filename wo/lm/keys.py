@@ -39,25 +39,24 @@ def h2(k: np.ndarray, w: np.ndarray) -> np.ndarray:
 def ngram_keys(rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keys of n-gram rows int32[m, n]: (full keys, suffix keys (w_2..w_n), context keys
     (w_1..w_n-1)), each uint64[m]; for unigrams the suffix and context keys are 0."""
-    m, n = rows.shape
-    if n == 1:
-        z = np.zeros(m, dtype=np.uint64)
+    if rows.shape[1] == 1:
+        z = np.zeros(rows.shape[0], dtype=np.uint64)
         return h1(rows[:, 0]), z, z.copy()
-    k = h1(rows[:, n - 1])
-    suffix = k
-    for j in range(n - 2, -1, -1):
-        if j == 0:
-            suffix = k
-        k = h2(k, rows[:, j])
-    c = h1(rows[:, n - 2])
-    for j in range(n - 3, -1, -1):
-        c = h2(c, rows[:, j])
-    return k, suffix, c
+    suffix = suffix_keys(rows)
+    return h2(suffix, rows[:, 0]), suffix, context_keys(rows)
+
+
+def full_keys(rows: np.ndarray) -> np.ndarray:
+    """The full keys (w_1..w_n) of n-gram rows int32[m, n], uint64[m]: ``ngram_keys(rows)[0]``
+    without the other two arrays."""
+    if rows.shape[1] == 1:
+        return h1(rows[:, 0])
+    return h2(suffix_keys(rows), rows[:, 0])
 
 
 def suffix_keys(rows: np.ndarray) -> np.ndarray:
-    """The suffix keys (w_2..w_n) of n-gram rows int32[m, n], uint64[m], equal to
-    ``ngram_keys(rows)[1]`` without the other two arrays (half the memory)."""
+    """The suffix keys (w_2..w_n) of n-gram rows int32[m, n], uint64[m] (0 for unigrams); the
+    full key folds w_1 into it (:func:`ngram_keys`)."""
     m, n = rows.shape
     if n == 1:
         return np.zeros(m, dtype=np.uint64)
@@ -68,8 +67,7 @@ def suffix_keys(rows: np.ndarray) -> np.ndarray:
 
 
 def context_keys(rows: np.ndarray) -> np.ndarray:
-    """The context keys (w_1..w_n-1) of n-gram rows int32[m, n], uint64[m], equal to
-    ``ngram_keys(rows)[2]`` without the other two arrays."""
+    """The context keys (w_1..w_n-1) of n-gram rows int32[m, n], uint64[m] (0 for unigrams)."""
     m, n = rows.shape
     if n == 1:
         return np.zeros(m, dtype=np.uint64)
