@@ -596,17 +596,20 @@ def lm(R: Records) -> List[str]:
     w = R("lm/wiki-lm.json")
     if w:
         tr, tk = w["train"], w["tokenize"]
-        rows = [[r["lm"], mega(r["bytes"]) + "B", f(r["gyro_dev300_bleu"])] for r in w["size_quality"]]
+        rows = [[r["lm"], mega(r["bytes"]) + "B", f(r["gyro_dev300_bleu"]) if r.get("gyro_dev300_bleu") else "",
+                 f(r["tree_rerank_dev_bleu"]) if r.get("tree_rerank_dev_bleu") else ""] for r in w["size_quality"]]
         out += block("The Wikipedia 4-gram (shipped: `corpora/models/wo-en-wiki-4gram.wolm`)",
                      ["make lm-wiki", cmd(tk["command"]), cmd(tr["command"])],
-                     table(["LM", "file", "GYRO BLEU, first 300 EWT dev bags (LM alone)"], rows),
+                     table(["LM", "file", "GYRO BLEU, first 300 EWT dev bags (LM alone)",
+                            "`--tree-rerank` BLEU, EWT dev trees (shipped weights)"], rows),
                      setup=(f"{w['cpu']}. Tokenizing: {thousands(tk['sentences'])} sentences, {thousands(tk['tokens'])} "
                             f"tokens, {f(tk['wall_seconds'], 0)} s, peak {tk['peak_rss_mb']} MB. Training: "
                             f"{' / '.join(thousands(x) for x in tr['ngrams'])} n-grams, counting {f(tr['counting_seconds'], 0)} s, "
                             f"estimation {f(tr['estimation_seconds'], 0)} s, {f(tr['wall_seconds'], 0)} s in all, peak "
                             f"{f(tr['peak_rss_mb'] / 1024, 1)} GB (before: {f(w['train_before']['wall_seconds'], 0)} s, "
                             f"{f(w['train_before']['peak_rss_mb'] / 1024, 1)} GB). {w['reproducible']}"),
-                     notes=[f"Used by `wo linearize --tree-rerank`: EWT trees dev {f(w['trees']['dev_bleu'])}, test "
+                     notes=[f"Tree column: {w['size_quality_tree_command']}.",
+                            f"Used by `wo linearize --tree-rerank`: EWT trees dev {f(w['trees']['dev_bleu'])}, test "
                             f"{f(w['trees']['test_bleu'])} ([reranking tree inputs](#reranking-tree-inputs---tree-rerank)).",
                             "Source: `bench/results/lm/wiki-lm.json`."],
                      signature=w["signature"])
