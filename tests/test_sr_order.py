@@ -205,3 +205,47 @@ def test_parameter_mixing_trains_as_well_as_one_process(trained):
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cl:
         w3 = train_local(doms, 3, hash_bits=18, beam=8, jobs=2, backend="dask", scheduler=cl.scheduler_address)
     assert np.array_equal(w2, w3)   # the same shards, seeds and mixing: the same weights
+
+
+@pytest.mark.parametrize("suffix", [None, "chars:2", "morpheme"])
+def test_compiled_step_features_are_the_documented_templates(pt_train, suffix):
+    """The compiled search's feature indices are those of the Python templates
+    (LocalOrderer._step_feats), with and without the order suffix; with one, every step has the
+    suffix templates on top."""
+    from wo.sr.order import suffix_function
+
+    sfx = suffix_function(suffix)
+    doms = []
+    for i, s in enumerate(pt_train[:30]):
+        x = make_input(s, 3, i, True)
+        heads, lin, _ = training_tree(x, x.orig)
+        doms += gold_domains(heads, [p - 1 for p in x.orig], x.lemmas, x.upos, x.deprels, x.feats, lin,
+                             [f.lower() for f in x.forms], sfx)
+    lo = LocalOrderer(np.zeros(1 << 18, dtype=np.float32), 18, suffix=suffix)
+    plain = LocalOrderer(np.zeros(1 << 18, dtype=np.float32), 18)
+    for d in doms[:60]:
+        seq = list(reversed(range(len(d))))
+        want, p2, p, hp = [], START, START, False
+        for x in seq + [END]:
+            want += lo._index(lo._step_feats(d, p2, p, x, hp))
+            hp = hp or x == d.hi
+            p2, p = p, x
+        got = lo.seq_features(d, seq, True)
+        assert sorted(got.tolist()) == sorted(want)
+        extra = len(got) - len(plain.seq_features(d, seq, True))
+        assert extra == (0 if suffix is None else 7 * len(d) + 4)
+
+
+def test_order_suffix_specs():
+    from wo.sr.order import suffix_function
+
+    assert suffix_function(None) is None and suffix_function("none") is None
+    assert suffix_function("chars:2")("kitaplar", "kitap") == "ar"
+    m = suffix_function("morpheme")
+    assert m("학교에서", "학교+에서") == "+에서" and m("학교", "학교") == "" and m("+", "+") == ""
+    for bad in ("chars:0", "chars:x", "suffix", "chars:9"):
+        with pytest.raises(ValueError):
+            suffix_function(bad)
+    p = wo("sr", "train", "--train", "x.t1", "--model", "y.wo", "--lang", "pt", "--order-suffix", "bogus", check=False)
+    assert p.returncode == 2 and "--order-suffix" in p.stderr and "Traceback" not in p.stderr
+

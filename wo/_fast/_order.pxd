@@ -6,6 +6,7 @@ from ._typedefs cimport uint32_t, int32_t, uint8_t
 cdef struct OrderDomain:
     # one domain of k items as uint32 atoms per item (wo.sr.order.Domain), the head at hi
     int k, hi
+    int fset                                  # 3, or 4: + the suffix templates over sf
     uint32_t hu, hl, hr                       # atoms of the head's UPOS, lemma, relation
     const uint32_t* r
     const uint32_t* u
@@ -17,6 +18,7 @@ cdef struct OrderDomain:
     const uint32_t* lu
     const uint32_t* kr
     const uint32_t* sz
+    const uint32_t* sf                        # the item's suffix atom (fset 4; else NULL)
     const int32_t* side                       # -1 left, +1 right, 0 free (lin)
     const int32_t* rank                       # lin rank
 

@@ -22,7 +22,7 @@ from ._typedefs cimport uint32_t, int32_t, uint8_t
 
 cnp.import_array()
 
-DEF MAXF = 40
+DEF MAXF = 48
 cdef int DENSE_K = 24
 cdef uint32_t SIDE_L = 1, SIDE_H = 2, SIDE_R = 3
 cdef uint32_t A_START = 0x85EBCA77u, A_END = 0xC2B2AE3Du
@@ -39,7 +39,7 @@ cdef int step_features(const OrderDomain* d, int p2, int p, int x, bint hp, uint
     those of ``wo.sr.order.LocalOrderer._step_feats`` (part of the model format)."""
     cdef uint32_t k[6]
     cdef int n = 0
-    cdef uint32_t side, rx, ux, lx, fx, fux, rp, up, lp, lw, lup, r2, u2, zp, zx
+    cdef uint32_t side = 0, rx, ux, lx, fx, fux, rp, up, lp, lw, lup, r2, u2, zp, zx, sx, sp
     if x >= 0:
         side = SIDE_H if x == d.hi else (SIDE_R if hp else SIDE_L)
         k[0] = 1; k[1] = d.r[x]; k[2] = side; n = _key(out, n, k, 3)
@@ -91,6 +91,17 @@ cdef int step_features(const OrderDomain* d, int p2, int p, int x, bint hp, uint
     u2 = A_START if p2 < 0 else d.u[p2]
     k[0] = 51; k[1] = r2; k[2] = rp; k[3] = rx; n = _key(out, n, k, 4)
     k[0] = 52; k[1] = u2; k[2] = up; k[3] = ux; n = _key(out, n, k, 4)
+    if d.fset >= 4:   # the suffix templates (a model trained with an order suffix, wo.sr.order.suffix_function)
+        sx = A_END if x < 0 else d.sf[x]
+        sp = A_START if p < 0 else d.sf[p]
+        if x >= 0:
+            k[0] = 15; k[1] = sx; k[2] = rx; k[3] = side; n = _key(out, n, k, 4)
+            k[0] = 16; k[1] = sx; k[2] = side; k[3] = d.hu; n = _key(out, n, k, 4)
+            k[0] = 17; k[1] = sx; k[2] = d.hl; k[3] = side; n = _key(out, n, k, 4)
+        k[0] = 33; k[1] = sp; k[2] = sx; n = _key(out, n, k, 3)
+        k[0] = 34; k[1] = sp; k[2] = rx; n = _key(out, n, k, 3)
+        k[0] = 35; k[1] = rp; k[2] = sx; n = _key(out, n, k, 3)
+        k[0] = 36; k[1] = sp; k[2] = sx; k[3] = d.hu; n = _key(out, n, k, 4)
     return n
 
 
@@ -144,11 +155,14 @@ cdef class DomainSearch:
     """Beam search over the orders of one domain with a hashed linear model.
 
     weights: float32 [2^hash_bits] (read-only buffers such as memory maps are fine); beam:
-    states per step.  Raises ValueError if the table's size is not 2^hash_bits.
+    states per step; fset: 3, or 4 for a model with an order suffix (the suffix templates 15-17
+    and 33-36 over the domain's 11th atom row).  Raises ValueError if the table's size is not
+    2^hash_bits or fset is neither.
     """
     cdef const float[::1] w
     cdef uint32_t mask
     cdef public int beam
+    cdef public int fset
     cdef double* cache
     cdef size_t cache_cap
 
@@ -156,12 +170,15 @@ cdef class DomainSearch:
         self.cache = NULL
         self.cache_cap = 0
 
-    def __init__(self, const float[::1] weights, int hash_bits, int beam=16):
+    def __init__(self, const float[::1] weights, int hash_bits, int beam=16, int fset=3):
         if weights.shape[0] != (1 << hash_bits):
             raise ValueError(f"weight table of {weights.shape[0]} is not 2^{hash_bits}")
         self.w = weights
         self.mask = (1u << hash_bits) - 1u
         self.beam = beam
+        if fset not in (3, 4):
+            raise ValueError(f"feature set {fset}: 3 or 4")
+        self.fset = fset
 
     def __dealloc__(self):
         free(self.cache)
@@ -183,6 +200,10 @@ cdef class DomainSearch:
         d.lu = &atoms[7, 0]
         d.kr = &atoms[8, 0]
         d.sz = &atoms[9, 0]
+        if self.fset >= 4 and atoms.shape[0] < 11:
+            raise ValueError("the suffix templates need the domain's 11th atom row (sf)")
+        d.sf = &atoms[10, 0] if atoms.shape[0] > 10 else NULL
+        d.fset = self.fset
         d.side = &ints[0, 0]
         d.rank = &ints[1, 0]
 
@@ -212,7 +233,8 @@ cdef class DomainSearch:
               uint32_t hr, int hi, gold=None, double deadline=0.0, int beam=0):
         """Order one domain.
 
-        atoms: uint32 [10, k] rows r, u, l, m, first, fu, last, lu, kr, sz; ints: int32 [2, k]
+        atoms: uint32 [10 or 11, k] rows r, u, l, m, first, fu, last, lu, kr, sz (and sf: the
+        suffix atoms, needed with fset 4); ints: int32 [2, k]
         rows side, rank; hu/hl/hr: the head's atoms; hi: the head's item; gold: int32 [k] item
         indices in reference order (training: stop at the first step whose beam lost the gold
         prefix); deadline: a ``time.perf_counter()`` value (0: none); beam: states per step (0:

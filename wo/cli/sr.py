@@ -1,6 +1,8 @@
 """``wo sr make-input|train|realize|models|evaluate``: the Surface Realisation shared task (SR'19 T1)."""
 from __future__ import annotations
 
+import argparse
+
 import json
 import os
 import sys
@@ -27,6 +29,17 @@ def cmd_sr_make_input(a) -> int:
     print(f"wo: {len(sents)} sentences written to {display_name(a.out, 'stdout')} (T1, seed {a.seed}"
           f"{', with gold forms and original_id' if a.with_gold else ''})", file=sys.stderr)
     return EXIT_OK
+
+
+def _order_suffix(spec: str) -> str:
+    """argparse type of ``--order-suffix``: the spec, checked (:func:`wo.sr.order.suffix_function`)."""
+    from ..sr.order import suffix_function
+
+    try:
+        suffix_function(spec)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return spec
 
 
 def cmd_sr_train(a) -> int:
@@ -72,7 +85,7 @@ def cmd_sr_train(a) -> int:
         rec = train_sr_local(train, dev, dev_refs, a.epochs, a.model, lex_build, train_refs=train_refs,
                              hash_bits=a.hash_bits or 20, beam=a.order_beam, seed=a.seed, meta=meta,
                              contractions=contractions, compact=a.compact, jobs=a.jobs, backend=a.backend,
-                             scheduler=a.scheduler)
+                             scheduler=a.scheduler, suffix=a.order_suffix)
         print(json.dumps(rec, indent=1))
         return EXIT_OK
     rec = train_sr(train, dev, dev_refs, a.epochs, a.model, lex_build(), train_refs=train_refs,
@@ -183,6 +196,10 @@ def register(sub) -> None:
                    help="local: each head's dependents ordered by a linear model with beam search (wo.sr.order; "
                         "default); search: the best-first search over the whole tree with joint inflection")
     t.add_argument("--order-beam", type=positive_int, default=16, help="--orderer local: beam of the domain search")
+    t.add_argument("--order-suffix", default=None, metavar="SPEC", type=_order_suffix,
+                   help="--orderer local: suffix features of the ordering model: 'morpheme' (the last morpheme of "
+                        "a lemma written with '+', as UD Korean), 'chars:N' (the word's last N characters) or "
+                        "'none' (default); helps where words carry their syntax in suffixes")
     t.add_argument("--hash-bits", type=int, default=None,
                    help="weight table of 2^b float32 (default 20 for local, 23 for search)")
     t.add_argument("--beam-factor", type=positive_float, default=8.0, help="chart size k*n during training")

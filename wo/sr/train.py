@@ -160,7 +160,7 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
                    hash_bits: int = 20, beam: int = 16, seed: int = 1,
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
-                   scheduler: Optional[str] = None) -> dict:
+                   scheduler: Optional[str] = None, suffix: Optional[str] = None) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
     head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
     best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
@@ -175,16 +175,20 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     :func:`train_sr`.  jobs/backend/scheduler: the domains are built and the epochs trained
     (iterative parameter mixing, :class:`wo.sr.order.LocalTrainer`) in ``jobs`` joblib
     processes or on a Dask cluster; dev is decoded in this process, with loky processes while
-    the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  Returns
+    the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  suffix:
+    the order suffix spec (:func:`wo.sr.order.suffix_function`; recorded as ``sr.order.suffix``).  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
-    BLEU, best epoch).  Raises OSError if ``out``
-    cannot be written.
+    BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
+    suffix spec.
     """
     from ..eval.metrics import sr_score
     from ..io.batch import map_start
     from ..model import Model, TagDictionary
     from ..learn import epoch_loop
-    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer
+    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer, suffix_function
+
+    suffix = None if suffix in (None, "none") else suffix
+    suffix_function(suffix)   # ValueError before any work
 
     t_all = time.perf_counter()
     if callable(lexicon) and not all(s.orig for s in train if not s.error):
@@ -194,7 +198,7 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     pairs = list(zip(kept, kept_pos))
     n_chunks = 1 if jobs == 1 and backend != "dask" else 4 * max(1, jobs)
     chunks = [pairs[i::n_chunks] for i in range(n_chunks)]
-    wait = map_start(_domain_chunk, (), chunks, chunk=1, **par)   # loky workers build the domains ...
+    wait = map_start(_domain_chunk, (suffix,), chunks, chunk=1, **par)   # loky workers build the domains ...
     if callable(lexicon):                                          # ... while the lexicon is built here
         lexicon = lexicon()
     lift = lift_training(kept, kept_pos)
@@ -210,9 +214,10 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     record["lift_contexts"] = len(lift.table)
     header = {"kind": "sr",
               "sr": {"lexicon": lexicon.to_json(), "question_labels": False, "lang": lexicon.lang,
-                     "lift": lift.to_json(), "order": {"kind": "local", "feature_set": ORDER_FEATURES, "beam": beam},
+                     "lift": lift.to_json(), "order": {"kind": "local", "feature_set": ORDER_FEATURES, "beam": beam,
+                               **({"suffix": suffix} if suffix else {})},
                      **({"mwt": contractions.to_json()} if contractions is not None else {})}}
-    trainer = LocalTrainer(domains, hash_bits, beam, seed, **par)
+    trainer = LocalTrainer(domains, hash_bits, beam, seed, suffix=suffix, **par)
 
     dev_lexicon = Lexicon.from_json(header["sr"]["lexicon"])   # as a Realizer builds it, once for every epoch
 
@@ -226,12 +231,14 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
                       start_epoch=trainer.start if trainer.mixing and backend == "loky" else None)
 
 
-def _domain_chunk(batch: list) -> list:
+def _domain_chunk(suffix: Optional[str], batch: list) -> list:
     """Worker of :func:`train_sr_local`: each item of ``batch`` is a list of (training sentence,
-    gold positions); returns per item (:class:`wo.sr.order.DomainSet` of its domains, number of
-    sentences projectivised)."""
-    from .order import DomainSet, gold_domains
+    gold positions); suffix: the order suffix spec; returns per item
+    (:class:`wo.sr.order.DomainSet` of its domains, number of sentences projectivised)."""
+    from .order import DomainSet, gold_domains, suffix_function
     from .realizer import training_tree
+
+    sfx = suffix_function(suffix)
 
     out = []
     for pairs in batch:
@@ -240,7 +247,7 @@ def _domain_chunk(batch: list) -> list:
             heads, lin, was = training_tree(s, pos)
             lifted += was
             doms += gold_domains(heads, [p - 1 for p in pos], s.lemmas, s.upos, s.deprels, s.feats, lin,
-                                 [f.lower() for f in s.forms])
+                                 [f.lower() for f in s.forms], sfx)
         out.append((DomainSet.of(doms), lifted))
     return out
 
