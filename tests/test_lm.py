@@ -161,6 +161,25 @@ def test_bad_training_lines_are_counted_not_fatal(tmp_path):
     assert any(f"{p}:3: invalid utf8" in m for m in msgs)
 
 
+def test_reduce_by_first_word_ranges_equals_one_sort(ewt_text, monkeypatch):
+    """A large order is reduced one range of first words at a time (less memory); the counts
+    are those of one sort over every shard's rows."""
+    import wo.lm.estimation as est
+
+    lines = [ln for ln in open(ewt_text[0], encoding="utf-8").read().splitlines()[:3000] if ln.strip()]
+    ids = {w: i + 3 for i, w in enumerate(sorted({t for ln in lines for t in ln.split()}))}
+    parts = [est.count_shard(lines[i:i + 400], ids, 3) for i in range(0, len(lines), 400)]
+    for n in (1, 2, 3):
+        col = [p[n - 1] for p in parts]
+        one = est._unique_rows(np.concatenate([c[0] for c in col]), np.concatenate([c[1] for c in col]))
+        monkeypatch.setattr(est, "MERGE_SPLIT_ROWS", 100)
+        monkeypatch.setattr(est, "MERGE_RANGES", 7)
+        got = est._merge(list(col), n)
+        assert got[0].shape[0] > 1000 and got[0].dtype == np.int32 and got[1].dtype == np.int64
+        assert np.array_equal(got[0], one[0]) and np.array_equal(got[1], one[1])
+        monkeypatch.undo()
+
+
 @pytest.mark.slow
 def test_dask_counting_equals_local_counting(ewt_text, tmp_path):
     pytest.importorskip("dask.distributed")
