@@ -62,7 +62,7 @@ lm-en: install
 		$(TEXTEN)/inaugural.txt $(OUT)/ewt-train.txt --order 4 --prune 0 1 1 --out corpora/models/wo-en-4gram.wolm
 
 # the Wikipedia 4-gram (corpora/models/wo-en-wiki-4gram.wolm; needs ../shared/corpora/text-en-wiki;
-# about 25 min and 15 GB of memory on 2 cores)
+# about 15 min (tokenizing 10, training 5) and 7 GB of memory on 2 cores)
 WIKI ?= ../shared/corpora/text-en-wiki
 lm-wiki: install
 	mkdir -p $(OUT)

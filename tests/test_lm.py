@@ -106,9 +106,36 @@ def test_binary_and_arpa_score_the_same_and_state_walk_equals_sentence_score(ewt
         probs, lens = b.core.state_walk(b.word_ids(toks))
         whole = b.score(toks, eos=False)
         assert abs(sum(probs) - whole) < 1e-3
-        assert all(1 <= n <= b.order - 1 for n in lens)
+        assert all(0 <= n <= b.order - 1 for n in lens)
         assert np.allclose(b.word_scores(toks, eos=False), probs, atol=1e-6)
     assert 50 < cb.perplexity < 2000 and cb.perplexity_excluding_oov < cb.perplexity
+
+
+@pytest.mark.parametrize("fmt", ["probing", "trie", "trie-q8"])
+def test_states_end_at_ngrams_that_extend_no_further(ewt_lm, ewt_text, tmp_path, monkeypatch, fmt):
+    """Backoffs of -0.0 mark n-grams that are the context of no longer n-gram (KenLM's right
+    state minimisation): the states are shorter and every log10 probability is the same as
+    with a file written without the marks (as files were before)."""
+    import wo.lm.files as files
+
+    t, _, _ = ewt_lm
+    marked = files.extension_backoffs(t)
+    assert all(int(((b == 0) & np.signbit(b)).sum()) > 0 for b in marked[:-1])
+    assert not np.signbit(marked[-1]).any()
+    new = str(tmp_path / "new.wolm")
+    save_tables(t, new, fmt)
+    monkeypatch.setattr(files, "extension_backoffs", lambda tt: [np.array(b, dtype=np.float32) for b in tt.backoff])
+    old = str(tmp_path / "old.wolm")
+    save_tables(t, old, fmt)
+    a, b = LanguageModel.load(old), LanguageModel.load(new)
+    dev = open(ewt_text[1], encoding="utf-8").read().splitlines()[:300]
+    assert np.allclose(a.score_lines(dev)[0], b.score_lines(dev)[0], atol=1e-5)
+    la = lb = 0
+    for line in dev:
+        ids = b.word_ids(line.split())
+        la += sum(a.core.state_walk(ids)[1])
+        lb += sum(b.core.state_walk(ids)[1])
+    assert lb < 0.97 * la, (lb, la)
 
 
 def test_agreement_with_kenlm_on_held_out_text(ewt_lm, ewt_text):

@@ -12,6 +12,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcmp
+from libc.math cimport signbit
 from ._utils cimport now as _now
 
 from ._typedefs cimport uint64_t, uint32_t, int32_t, int64_t
@@ -208,7 +209,10 @@ cdef class NgramModel:
         prob = self.uni[2 * w]
         out.words[0] = w
         out.backoff[0] = self.uni[2 * w + 1]
-        out.len = 1 if self.order > 1 else 0
+        # the state keeps the matched n-grams up to the first that extends to no longer n-gram
+        # (backoff -0.0: KenLM's right state minimisation; wo.lm.files)
+        cdef bint ext = self.order > 1 and not (out.backoff[0] == 0.0 and signbit(out.backoff[0]))
+        out.len = 1 if ext else 0
         if nctx > self.order - 1:
             nctx = self.order - 1
         # all keys first (they depend on the words only), then prefetch every home slot so the
@@ -238,10 +242,13 @@ cdef class NgramModel:
                 break
             prob = e.prob
             matched = i + 1
-            if i + 1 < self.order - 1:
-                out.words[i + 1] = s.words[i]
-                out.backoff[i + 1] = e.backoff
-                out.len = i + 2
+            if ext and i + 1 < self.order - 1:
+                if e.backoff == 0.0 and signbit(e.backoff):   # -0.0
+                    ext = False
+                else:
+                    out.words[i + 1] = s.words[i]
+                    out.backoff[i + 1] = e.backoff
+                    out.len = i + 2
         for i in range(matched, nctx):
             prob += s.backoff[i]
         return prob

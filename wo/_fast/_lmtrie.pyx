@@ -20,6 +20,7 @@ on the query path.
 import numpy as np
 cimport numpy as cnp
 from libc.string cimport memcpy
+from libc.math cimport signbit
 
 from ._typedefs cimport uint64_t, uint32_t, int32_t, int64_t, uint8_t
 from ._lm cimport NgramModel, LMState, LM_MAX_ORDER
@@ -266,7 +267,9 @@ cdef class TrieModel(NgramModel):
         prob = self.uni[2 * w]
         out.words[0] = w
         out.backoff[0] = self.uni[2 * w + 1]
-        out.len = 1 if self.order > 1 else 0
+        cdef bint ext = self.order > 1 and not (out.backoff[0] == 0.0 and signbit(out.backoff[0]))   # as NgramModel.score
+        cdef float bo
+        out.len = 1 if ext else 0
         if nctx > self.order - 1:
             nctx = self.order - 1
         if nctx > 0:
@@ -283,11 +286,15 @@ cdef class TrieModel(NgramModel):
             prob = t.pcent[code] if t.pcent != NULL else as_float(<uint32_t>code)
             matched = i + 1
             if n < self.order:
-                if i + 1 < self.order - 1:
+                if ext and i + 1 < self.order - 1:
                     code = read_bits(t.base, bit + t.bshift, t.bmask)
-                    out.words[i + 1] = s.words[i]
-                    out.backoff[i + 1] = t.bcent[code] if t.bcent != NULL else as_float(<uint32_t>code)
-                    out.len = i + 2
+                    bo = t.bcent[code] if t.bcent != NULL else as_float(<uint32_t>code)
+                    if bo == 0.0 and signbit(bo):   # -0.0: no extension
+                        ext = False
+                    else:
+                        out.words[i + 1] = s.words[i]
+                        out.backoff[i + 1] = bo
+                        out.len = i + 2
                 lo = read_bits(t.base, bit + t.rshift, t.rmask)
                 hi = read_bits(t.base, bit + t.bits + t.rshift, t.rmask)
                 if lo < hi:

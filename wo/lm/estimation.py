@@ -264,6 +264,10 @@ def count(paths: Sequence[str], order: int, vocab_min_count: int = 1, jobs: int 
     ids = {w: i for i, w in enumerate(vocab)}
     parts = _map(count_shard, shards, (ids, order), jobs, backend, scheduler)
     del lines, shards                      # counted: the text is freed before the reduce
+    if backend == "loky" and jobs > 1:     # and the idle worker processes (their memory) before the estimation
+        from joblib.externals.loky import get_reusable_executor
+
+        get_reusable_executor().shutdown(wait=True)
     counts = []
     for n in range(1, order + 1):          # order by order; each order's shard tables freed once merged
         col = [p[n - 1] for p in parts]
@@ -288,6 +292,16 @@ def _lookup(sorted_keys: np.ndarray, perm: np.ndarray, keys: np.ndarray) -> np.n
     if not np.array_equal(sorted_keys[pos], keys):
         raise ValueError("internal error: an n-gram's suffix or context is missing")
     return perm[pos]
+
+
+def _lower_order(prev: np.ndarray, sorted_keys: np.ndarray, perm: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """prev[row of the suffix (w_2 .. w_n) among the (n-1)-grams] for every n-gram row
+    (float64[m]), the suffix keys computed LOOKUP_CHUNK rows at a time (the full arrays of keys
+    and positions were the largest temporaries of the highest order's estimation)."""
+    out = np.empty(rows.shape[0], dtype=np.float64)
+    for i in range(0, rows.shape[0], LOOKUP_CHUNK):
+        out[i:i + LOOKUP_CHUNK] = prev[_lookup(sorted_keys, perm, _suffix_keys(rows[i:i + LOOKUP_CHUNK]))]
+    return out
 
 
 def discounts(adjusted: np.ndarray) -> Tuple[float, float, float]:
@@ -442,10 +456,10 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
             gamma = 1.0 - np.add.reduceat(ukept, starts)
             del ukept
             gamma = np.maximum(gamma, 0.0)
-            p = prev[_lookup(sorted_keys[n - 2], perms[n - 2], suffix_keys(n))]   # the lower order
+            p = _lower_order(prev, sorted_keys[n - 2], perms[n - 2], r)   # the lower order's p of each suffix
             np.multiply(gamma[grp], p, out=p)
             np.add(u, p, out=p)                 # u + gamma * lower
-            higher = (context_keys(n)[starts], gamma)
+            higher = (_context_keys(r[starts]), gamma)
             del r, dvec, num, u, starts, grp, total
             finish(n - 1, prev, higher)        # order n - 1 is complete: its output, then free it
             del higher

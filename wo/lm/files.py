@@ -13,6 +13,12 @@ Binary layout (little-endian)::
               order2..N  open-addressing tables of (uint64 key, float32 log10 prob,
                          float32 log10 backoff), 1.5 slots per n-gram (wo._fast._lm)
 
+A backoff of -0.0 (sign bit set) marks an n-gram that is the context of no longer n-gram and
+backs off by nothing (KenLM's "no extension" backoff): a query leaves it out of the state, so
+the next query does not look up the longer n-grams that cannot exist (KenLM's right state
+minimisation, Heafield 2011, section 4.3).  Files written before carry +0.0 there and are read
+the same way, without the saving.
+
 Worker processes ``np.memmap`` the tables, so the pages are shared, not copied.  The compact
 format (a trie of bit-packed records, exact or quantized, magic b"WOLMTRIE") is in
 :mod:`wo.lm.trie`; :meth:`wo.lm.model.LanguageModel.load` picks the structure by the magic.
@@ -187,23 +193,41 @@ def read_arpa(path: str) -> NgramTables:
 
 
 # ------------------------------------------------------------------------------------------ binary
+def extension_backoffs(t: NgramTables) -> List[np.ndarray]:
+    """The backoffs of orders 1..N (float32[m_n] each, copies) with -0.0 for every n-gram of
+    order n < N that is the context (w_1 .. w_n) of no (n+1)-gram and has a zero backoff (the
+    module docstring); the highest order's stay 0."""
+    from .keys import context_keys, full_keys
+
+    out = [np.array(b, dtype=np.float32) for b in t.backoff]
+    for n in range(1, t.order):
+        if t.ngrams[n - 1].shape[0] == 0:
+            continue
+        ctx = np.unique(context_keys(t.ngrams[n]))
+        none = ~np.isin(full_keys(t.ngrams[n - 1]), ctx, assume_unique=False)
+        none &= out[n - 1] == 0.0
+        out[n - 1][none] = np.float32(-0.0)
+    return out
+
+
 def query_arrays(t: NgramTables) -> Tuple[np.ndarray, List[np.ndarray]]:
     """The arrays queries read: unigrams float32[V, 2] (log10 prob, log10 backoff; words
     without a unigram get log10 prob -99) and one probing table per order 2..N
     (``wo._fast._lm.build_table``).  Raises ValueError on an n-gram key collision."""
     from .._fast._lm import build_table
 
+    bo = extension_backoffs(t)
     uni = np.zeros((len(t.vocab), 2), dtype=np.float32)
     uni[:, 0] = LOG10_ZERO
     r1 = t.ngrams[0][:, 0]
     uni[r1, 0] = t.prob[0]
-    uni[r1, 1] = t.backoff[0]
+    uni[r1, 1] = bo[0]
     tables = []
     for n in range(2, t.order + 1):
         keys = ngram_keys(t.ngrams[n - 1])[0]
         tables.append(build_table(np.ascontiguousarray(keys),
                                   np.ascontiguousarray(t.prob[n - 1], dtype=np.float32),
-                                  np.ascontiguousarray(t.backoff[n - 1], dtype=np.float32)))
+                                  np.ascontiguousarray(bo[n - 1], dtype=np.float32)))
     return uni, tables
 
 

@@ -30,8 +30,10 @@ first missing order), so both formats give the same log10 probabilities when q =
 Quantization (q bits, per order and separately for probabilities and backoffs): the sorted
 values are cut into 2^q bins of equal population and each bin's centre is the mean of its
 values (KenLM's ``MakeBins``); a value is stored as the code of the nearest centre.  Backoff
-code 0 is reserved for exactly 0 (n-grams that are no context keep a zero backoff) and the
-other values share 2^q - 1 bins.  Unigram values are not quantized.
+code 0 is reserved for -0.0, the n-grams that are the context of no longer n-gram (they keep a
+zero backoff and end a query's state, as in the probing format, :mod:`wo.lm.files`), and the
+other values share 2^q - 1 bins (files written before reserved code 0 for +0.0: they read the
+same, without the shorter states).  Unigram values are not quantized.
 """
 from __future__ import annotations
 
@@ -116,12 +118,15 @@ def build_trie(t: NgramTables, quant_bits: int = 0):
 
     if not 0 <= quant_bits <= 16:
         raise ValueError("quantization bits must be 0..16")
+    from .files import extension_backoffs
+
     V, N = len(t.vocab), t.order
+    backoffs = extension_backoffs(t)     # -0.0: no extension (the state stops there)
     uni = np.zeros((V, 2), dtype=np.float32)
     uni[:, 0] = LOG10_ZERO
     r1 = t.ngrams[0][:, 0]
     uni[r1, 0] = t.prob[0]
-    uni[r1, 1] = t.backoff[0]
+    uni[r1, 1] = backoffs[0]
     wbits = _width(V - 1)
     # per order: the kept rows sorted by (parent, w_1), their parents and probabilities
     kept: List[Dict] = []
@@ -130,7 +135,7 @@ def build_trie(t: NgramTables, quant_bits: int = 0):
     for n in range(2, N + 1):
         rows = np.ascontiguousarray(t.ngrams[n - 1], dtype=np.int32)
         prob = np.asarray(t.prob[n - 1], dtype=np.float32)
-        bo = np.asarray(t.backoff[n - 1], dtype=np.float32)
+        bo = backoffs[n - 1]
         if n == 2:
             parent = rows[:, 1].astype(np.int64)
             ok = np.ones(rows.shape[0], dtype=bool)
@@ -178,11 +183,13 @@ def build_trie(t: NgramTables, quant_bits: int = 0):
         widths = [wbits, pbits]
         bcent, bbits, rbits = None, 0, 0
         if not last:
-            if quant_bits:
-                nz = k["backoff"] != 0.0
-                bcent = np.concatenate([[np.float32(0.0)], make_bins(k["backoff"][nz], nb - 1)]).astype(np.float32)
+            if quant_bits:   # code 0: -0.0, no extension; a context's zero backoff takes the nearest bin
+                b = k["backoff"]
+                z = (b == 0.0) & np.signbit(b)
+                nz = ~z
+                bcent = np.concatenate([[np.float32(-0.0)], make_bins(b[b != 0.0], nb - 1)]).astype(np.float32)
                 bcode = np.zeros(m, dtype=np.uint64)
-                bcode[nz] = encode(k["backoff"][nz], bcent[1:]) + np.uint64(1)
+                bcode[nz] = encode(b[nz], bcent[1:]) + np.uint64(1)
                 bbits = quant_bits
             else:
                 bcode, bbits = _float_bits(k["backoff"]), 32
