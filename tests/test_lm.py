@@ -289,3 +289,26 @@ def test_arpa_with_impossible_numbers_is_refused_at_its_line(tmp_path, prob, bac
     p.write_text(text, encoding="utf-8")
     with pytest.raises(LMError, match=r"bad.arpa:7: .*" + re.escape(says)):
         read_arpa(str(p))
+
+
+def test_utf8_check_finds_what_the_decoder_finds():
+    """``wo lm score`` validates its input without decoding it: the first bad byte is where
+    ``bytes.decode`` stops, for random byte strings rich in lead and continuation bytes."""
+    import random
+
+    from wo._fast._lm import utf8_error_offset
+
+    def decoder(b):
+        try:
+            b.decode("utf-8")
+            return -1
+        except UnicodeDecodeError as e:
+            return e.start
+
+    rng = random.Random(7)
+    alphabet = [0x41, 0x0A, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
+    cases = ["plain ascii", "héllo wörld ✓ 𝄞 中文"] + [
+        bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 9))) for _ in range(20000)]
+    cases = [c.encode() if isinstance(c, str) else c for c in cases]
+    assert sum(decoder(c) >= 0 for c in cases) > 10000
+    assert [utf8_error_offset(c) for c in cases] == [decoder(c) for c in cases]

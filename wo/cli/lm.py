@@ -104,9 +104,12 @@ def cmd_lm_score(a) -> int:
     from ..io.text import BOM, AtomicWriter, decode_utf8, read_bytes
     from ..lm.model import LanguageModel
 
+    from .._fast._lm import utf8_error_offset
+
     lm = LanguageModel.load(a.lm)
     data = read_bytes(a.input)
-    decode_utf8(data, a.input)        # invalid UTF-8: a user error naming file:line
+    if utf8_error_offset(data) >= 0:  # invalid UTF-8: a user error naming file:line
+        decode_utf8(data, a.input)
     if data.startswith(BOM):          # not part of the first word
         data = data[len(BOM):]
     per, cs = lm.score_bytes(data)

@@ -55,7 +55,7 @@ class LanguageModel:
         from .._fast._lm import NgramModel
 
         self.vocab = vocab
-        self.ids: Dict[str, int] = {w: i for i, w in enumerate(vocab)}
+        self._ids: Optional[Dict[str, int]] = None
         self.header = header
         self.path = path
         # core: the Cython query object the decoders hold -- NgramModel (probing tables) or its
@@ -66,6 +66,13 @@ class LanguageModel:
         offsets = np.zeros(len(enc) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)), out=offsets[1:])
         self.core.set_vocab(np.frombuffer(b"".join(enc), dtype=np.uint8), offsets)
+
+    @property
+    def ids(self) -> Dict[str, int]:
+        """word -> id (built on first use: scoring raw text maps words in Cython and never needs it)."""
+        if self._ids is None:
+            self._ids = {w: i for i, w in enumerate(self.vocab)}
+        return self._ids
 
     @property
     def format(self) -> str:
