@@ -62,10 +62,15 @@ class LanguageModel:
         # subclass wo._fast._lmtrie.TrieModel (trie file), the same LMState and calls
         self.core = core if core is not None else NgramModel(uni, tables, BOS_ID, EOS_ID, UNK_ID)
         self.order = int(self.core.lm_order)
-        enc = [w.encode("utf-8") for w in vocab]
-        offsets = np.zeros(len(enc) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)), out=offsets[1:])
-        self.core.set_vocab(np.frombuffer(b"".join(enc), dtype=np.uint8), offsets)
+        # the words' UTF-8 bytes end to end and their offsets, from one encode of the joined
+        # vocabulary (no word holds a newline: the files store one word per line)
+        joined = np.frombuffer("\n".join(vocab).encode("utf-8"), dtype=np.uint8)
+        sep = np.flatnonzero(joined == 10)
+        offsets = np.empty(len(vocab) + 1, dtype=np.int64)
+        offsets[0] = 0
+        offsets[1:-1] = sep - np.arange(sep.shape[0])
+        offsets[-1] = joined.shape[0] - sep.shape[0]
+        self.core.set_vocab(np.ascontiguousarray(joined[joined != 10]), offsets)
 
     @property
     def ids(self) -> Dict[str, int]:
