@@ -613,6 +613,28 @@ def lm(R: Records) -> List[str]:
                             f"{f(w['trees']['test_bleu'])} ([reranking tree inputs](#reranking-tree-inputs---tree-rerank)).",
                             "Source: `bench/results/lm/wiki-lm.json`."],
                      signature=w["signature"])
+    pud = R("lm/pud.json")
+    if pud and pud.get("results"):
+        res = pud["results"]
+        names = {"bags": "bags (`--given none`)", "trees": "full trees (`--given full`)",
+                 "trees-rerank": "full trees, `--tree-rerank`"}
+        rows, sig = [], ""
+        for cfg, by in pud["results"].items():
+            e, p_ = by.get("ewt", {}), by.get("pud", {})
+            rows.append([names.get(cfg, cfg), f(e.get("bleu")) if e else "", f(p_.get("bleu")) if p_ else "",
+                         f(p_.get("bleu") - e.get("bleu")) if e and p_ else "",
+                         f(p_.get("sentences_per_second"), 1) if p_ else ""])
+            sig = sig or p_.get("signature", "")
+        out += block("Out of domain: UD English-PUD", [pud["script"]],
+                     table(["input", "EWT test BLEU", "PUD test BLEU", "PUD - EWT", "PUD sentences/s (whole process, 2 jobs)"],
+                           rows),
+                     setup=(f"{pud['cpu']}. The EWT-trained defaults of `wo linearize` (the shipped model and LMs) on the "
+                            "1,000 sentences of UD English-PUD test (news and Wikipedia), beside EWT test; one run each."),
+                     notes=([f"`--tree-rerank` (with the Wikipedia 4-gram) raises full trees by "
+                             f"{f(res['trees-rerank']['pud']['bleu'] - res['trees']['pud']['bleu'])} BLEU on PUD and "
+                             f"{f(res['trees-rerank']['ewt']['bleu'] - res['trees']['ewt']['bleu'])} on EWT."]
+                            if all(k in res and len(res[k]) == 2 for k in ("trees", "trees-rerank")) else [])
+                     + ["Source: `bench/results/lm/pud.json`."], signature=sig)
     s = R("idl/summary.json")
     rows = [[k, f(v["wall_seconds"], 2), f"{f(v['peak_rss_mib'], 1)} MiB", thousands(v["bytes"]),
              f(v["score_wsj.10-25"]["perplexity"], 1), f(v["score_wsj.10-25"]["perplexity_excluding_oov"], 1)]
