@@ -878,7 +878,7 @@ def speed(tb: str, log, runs: int = 3) -> dict:
     for f in ("tsp.mdl", "inf.mdl"):
         if not os.path.exists(os.path.join(ims_dir, f)):
             raise SystemExit(f"{ims_dir}/{f} missing: train IMSurReal first (bench/sr_peers.py --tb {tb})")
-    model = os.path.join(SHIP, f"{tb}.wo")
+    model = os.path.join(ROOT, "corpora", "models", "wo-ewt-sr.wo") if tb == "en_ewt" else os.path.join(SHIP, f"{tb}.wo")
     tmp = tempfile.mkdtemp(prefix="wo-speed-")
     wo_cmd = [*WO, "sr", "realize", "--model", model, "--input", f"{w}/test.t1",
               "--output", os.path.join(tmp, "hyp.txt"), "--quiet"]
@@ -893,7 +893,7 @@ def speed(tb: str, log, runs: int = 3) -> dict:
     med = {k: statistics.median(v) for k, v in secs.items()}
     rec = {"treebank": tb, "what": f"whole-process decoding of out/sr-multi/{tb}/test.t1 (wo sr make-input --seed 3), "
            f"one process each, alternating, same machine, {runs} runs",
-           "commands": {"wo": "wo sr realize --model corpora/models/sr/%s.wo --input test.t1 --output hyp.txt --quiet" % tb,
+           "commands": {"wo": "wo sr realize --model %s --input test.t1 --output hyp.txt --quiet" % os.path.relpath(model, ROOT),
                         "imsurreal": "IMSurReal/main.py pred -m tsp.mdl -i test.t1 -p tsp.conllu && "
                                      "IMSurReal/main.py pred -m inf.mdl -i tsp.conllu -p inf.conllu"},
            "seconds": secs, "median_seconds": med, "speedup": round(med["imsurreal"] / med["wo"], 1),
