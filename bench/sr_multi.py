@@ -54,6 +54,12 @@ LICENCE = {
     "es_gsd": "CC BY-SA 4.0", "fr_gsd": "CC BY-SA 4.0", "de_gsd": "CC BY-SA 4.0",
 }
 SHIP = os.path.join(ROOT, "corpora", "models", "sr")
+ENGLISH_SR = os.path.join(ROOT, "corpora", "models", "wo-ewt-sr.wo")   # en_ewt's model: the English default
+
+
+def shipped_model(tb: str) -> str:
+    """The path of treebank ``tb``'s shipped model (en_ewt: the English default, else sr/TB.wo)."""
+    return ENGLISH_SR if tb == "en_ewt" else os.path.join(SHIP, f"{tb}.wo")
 # weight-table size by training words: 2^21 keeps about 30 % of the slots free up to ~50k words
 # (it_partut: 71 % non-zero); pt_bosque at 2^21 had 99.9 % non-zero (heavy collisions)
 HASH_BITS = {"pt_bosque": 23, "pt_gsd": 23, "zh_gsdsimp": 22, "en_lines": 22, "fr_sequoia": 22}   # --orderer search
@@ -450,7 +456,7 @@ def ship_english(log) -> str:
         "treebank": "en_ewt", "trained_on": data["trained_on"], "train_sentences": data["train"]["sentences"],
         "train_words": data["train"]["words"], "licence": LICENCE.get("en_ewt", "CC BY-SA 4.0")},
         results={k: res[k] for k in ("bleu", "nist", "dist", "gold_bleu", "inflection", "signature") if k in res})
-    out = os.path.join(ROOT, "corpora", "models", "wo-ewt-sr.wo")
+    out = ENGLISH_SR
     m.save(out, compact=head.get("weights_dtype") or "q8")
     log(f"en_ewt: shipped {out} ({os.path.getsize(out) / 1e6:.1f} MB)")
     return out
@@ -878,7 +884,7 @@ def speed(tb: str, log, runs: int = 3) -> dict:
     for f in ("tsp.mdl", "inf.mdl"):
         if not os.path.exists(os.path.join(ims_dir, f)):
             raise SystemExit(f"{ims_dir}/{f} missing: train IMSurReal first (bench/sr_peers.py --tb {tb})")
-    model = os.path.join(ROOT, "corpora", "models", "wo-ewt-sr.wo") if tb == "en_ewt" else os.path.join(SHIP, f"{tb}.wo")
+    model = shipped_model(tb)
     tmp = tempfile.mkdtemp(prefix="wo-speed-")
     wo_cmd = [*WO, "sr", "realize", "--model", model, "--input", f"{w}/test.t1",
               "--output", os.path.join(tmp, "hyp.txt"), "--quiet"]

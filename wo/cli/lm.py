@@ -101,10 +101,9 @@ def cmd_lm_convert(a) -> int:
 
 def cmd_lm_score(a) -> int:
     """``wo lm score``: corpus log10 probability and perplexity (KenLM query conventions)."""
+    from .._fast._lm import utf8_error_offset
     from ..io.text import BOM, AtomicWriter, decode_utf8, read_bytes
     from ..lm.model import LanguageModel
-
-    from .._fast._lm import utf8_error_offset
 
     lm = LanguageModel.load(a.lm)
     data = read_bytes(a.input)

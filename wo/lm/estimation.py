@@ -214,7 +214,9 @@ def _merge(parts: List[Tuple[np.ndarray, np.ndarray]], n: int) -> Tuple[np.ndarr
         m += u.shape[0]
         del u, k
     parts.clear()
-    return out_rows[:m].copy(), out_cnt[:m].copy()
+    out_rows.resize((m, n), refcheck=False)   # shrunk in place (the bound counted repeats), no copy
+    out_cnt.resize(m, refcheck=False)
+    return out_rows, out_cnt
 
 
 def _map(fn: Callable, shards: List, extra: tuple, jobs: int, backend: str, scheduler: Optional[str]) -> list:
@@ -347,12 +349,7 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
         rows[0], raw[0] = rows[0][order_], raw[0][order_]
     sorted_keys, perms = [], []
 
-    def suffix_keys(n: int) -> np.ndarray:      # recomputed where needed: 16 bytes an n-gram saved
-        return _suffix_keys(rows[n - 1])
-
-    def context_keys(n: int) -> np.ndarray:
-        return _context_keys(rows[n - 1])
-
+    # suffix and context keys are recomputed where needed (not kept per order: 16 bytes an n-gram)
     for n in range(1, N + 1):
         k = full_keys(rows[n - 1])
         p = np.argsort(k, kind="stable")
@@ -374,7 +371,7 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
         ext = rows[n]                         # (n+1)-grams
         cont = np.zeros(rows[n - 1].shape[0], dtype=np.int64)
         if ext.shape[0]:
-            idx = _lookup(sorted_keys[n - 1], perms[n - 1], suffix_keys(n + 1))
+            idx = _lookup(sorted_keys[n - 1], perms[n - 1], _suffix_keys(ext))
             np.add.at(cont, idx, 1)
         a = cont
         starts_bos = rows[n - 1][:, 0] == BOS_ID
@@ -396,8 +393,10 @@ def estimate(vocab: List[str], counts: List[Tuple[np.ndarray, np.ndarray]],
     for n in range(N, 1, -1):
         k = kept[n - 1]
         need = np.zeros(rows[n - 2].shape[0], dtype=bool)
-        need[_lookup(sorted_keys[n - 2], perms[n - 2], suffix_keys(n)[k])] = True
-        need[_lookup(sorted_keys[n - 2], perms[n - 2], context_keys(n)[k])] = True
+        kr = rows[n - 1][k]                   # the kept n-grams: keys of their suffixes and contexts only
+        need[_lookup(sorted_keys[n - 2], perms[n - 2], _suffix_keys(kr))] = True
+        need[_lookup(sorted_keys[n - 2], perms[n - 2], _context_keys(kr))] = True
+        del kr
         if n - 1 >= 2:
             kept[n - 2] = (adj[n - 2] > thresholds[n - 2]) | need
     out_ng: List[np.ndarray] = [None] * N

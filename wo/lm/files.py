@@ -203,8 +203,7 @@ def extension_backoffs(t: NgramTables) -> List[np.ndarray]:
     for n in range(1, t.order):
         if t.ngrams[n - 1].shape[0] == 0:
             continue
-        ctx = np.unique(context_keys(t.ngrams[n]))
-        none = ~np.isin(full_keys(t.ngrams[n - 1]), ctx, assume_unique=False)
+        none = ~np.isin(full_keys(t.ngrams[n - 1]), context_keys(t.ngrams[n]))
         none &= out[n - 1] == 0.0
         out[n - 1][none] = np.float32(-0.0)
     return out
