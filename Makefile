@@ -13,7 +13,7 @@ OUT = out
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --upgrade pip
+	$(BIN)/pip install --upgrade pip setuptools
 
 install: $(BIN)/python
 	$(BIN)/pip install -e '.[all]'

@@ -221,3 +221,36 @@ def test_timeout_gives_every_word_once_in_bounded_time():
     r = g.realize(bag)
     assert r.status == "timeout" and sorted(r.text.split()) == sorted(bag)
     assert time.perf_counter() - t0 < 30.0
+
+
+def test_split_bound_and_join_filter(setup):
+    """max_split 1 still derives every permutation (unpruned: the best string of the language);
+    a join filter too loose to bind changes nothing; the default slack joins fewer pairs and
+    every output stays a permutation scored by the LM."""
+    import numpy as np
+
+    from wo._fast._gyro import GyroChart
+
+    idx, lm, sents, _ = setup
+    for bag in _small_bags(sents, 6):
+        g = GyroRealizer(idx, lm, r=len(bag) + 1, nbest=3, levels=("unigram",), max_split=1)
+        best = max(lm.score(list(p)) for p in itertools.permutations(bag))
+        assert g.realize(bag).log10_prob == pytest.approx(best, abs=1e-4)
+    bags = [s for s in sents if 12 <= len(s) <= 20][:6]
+    for bag in bags:
+        words = sorted(set(bag))
+        mult = np.array([bag.count(w) for w in words], dtype=np.int32)
+        lmid = np.ascontiguousarray(lm.word_ids(words), dtype=np.int32)
+        flat = np.arange(len(words), dtype=np.int32)
+        off = np.arange(len(words) + 1, dtype=np.int64)
+        runs = {}
+        for slack in (-1.0, 100.0, 0.5):
+            ch = GyroChart(lm.core, lmid, mult)
+            st, toks, sc = ch.parse(flat, off, r=3, beta=4.0, row_cap=300, keep=50, slack=slack)
+            assert st == 0
+            runs[slack] = (toks.tolist(), sc.tolist(), ch.pair_calls)
+            for row, s in zip(toks[:5], sc[:5]):
+                assert sorted(words[i] for i in row) == sorted(bag)
+                assert s == pytest.approx(lm.score([words[i] for i in row]), abs=1e-3)
+        assert runs[100.0][:2] == runs[-1.0][:2]
+        assert runs[0.5][2] < runs[-1.0][2]

@@ -16,6 +16,9 @@ from ._typedefs cimport int32_t, int64_t, uint32_t, uint64_t
 from ._lm cimport NgramModel, LMState, LM_MAX_ORDER, lm_mix
 from ._utils cimport grow, now as _now
 
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long x) nogil
+
 
 cdef int _emit(Walk* w, int n, int64_t row) noexcept nogil:
     """Append the current n-gram (w.path[:n]) and its row to the output pools; -1: no memory."""
@@ -228,6 +231,13 @@ cdef int _cmp_est(const void* a, const void* b) noexcept nogil:
     return _desc(x.est, y.est) or _asc(x.h, y.h)
 
 
+cdef int _cmp_rank(const void* a, const void* b) noexcept nogil:
+    """Best key first, ties by cell index."""
+    cdef const GRank* x = <const GRank*>a
+    cdef const GRank* y = <const GRank*>b
+    return _desc(x.key, y.key) or (0 if x.cell == y.cell else (-1 if x.cell < y.cell else 1))
+
+
 cdef int _cmp_kh(const void* a, const void* b) noexcept nogil:
     """Cell (key hash), then best fragment first."""
     cdef const GCand* x = <const GCand*>a
@@ -249,6 +259,14 @@ cdef class GyroChart:
     of the words they leave out (each word's best log10 probability after any bag word or
     ``<s>``), an addition to the paper's pruning.  Cells of the top row are scored as sentences
     (``<s>``, ``</s>``), and the ``keep`` best distinct strings are the output lattice.
+
+    The joins of a row are enumerated best first: the cells of each row are ranked by their
+    best string's bound as a left and as a right part, the right parts a left part fits beside
+    are the complement of an OR of per-word bitsets (no pairwise multiset test), and a pair
+    whose bound cannot reach the row's threshold ends the loop.  A pruned row's candidates are
+    kept one per string in a hash table and cut to row_cap by selection (no sort) whenever
+    they reach twice that.  Counters of the last parse: pair_checks (cell pairs that fit),
+    pair_calls (pairs whose strings were joined), join_misses (boundary-cache misses), pushes.
     """
 
     @property
@@ -261,6 +279,10 @@ cdef class GyroChart:
         free(self.lmid); free(self.mult); free(self.est); free(self.fword); free(self.fshift)
         free(self.pw); free(self.hyps); free(self.cells); free(self.keys); free(self.toks)
         free(self.cand); free(self.row0); free(self.jc)
+        free(self.lrank); free(self.rrank); free(self.bits); free(self.boff); free(self.bnw)
+        free(self.lvbase); free(self.fwidth); free(self.conflict); free(self.bg)
+        free(self.rb); free(self.rboff); free(self.lwu); free(self.lws); free(self.ctab)
+        free(self.rbmax)
 
     def __init__(self, NgramModel lm, const int32_t[::1] lmid, const int32_t[::1] mult):
         cdef int D = lmid.shape[0], d, width, bits = 0, w = 0, N = 0
@@ -275,7 +297,11 @@ cdef class GyroChart:
         self.est = <float*>malloc(D * sizeof(float))
         self.fword = <int*>malloc(D * sizeof(int))
         self.fshift = <int*>malloc(D * sizeof(int))
-        if not (self.lmid and self.mult and self.est and self.fword and self.fshift):
+        self.fwidth = <int*>malloc(D * sizeof(int))
+        self.lvbase = <int*>malloc(D * sizeof(int))
+        self.bg = <float*>malloc(D * D * sizeof(float))
+        if not (self.bg and self.lmid and self.mult and self.est and self.fword and self.fshift and self.fwidth
+                and self.lvbase):
             raise MemoryError()
         for d in range(KW_MAX):
             self.off[d] = self.guard[d] = self.full[d] = 0
@@ -298,6 +324,8 @@ cdef class GyroChart:
                 raise ValueError(f"bag too large for GYRO's multiset keys ({D} distinct words)")
             self.fword[d] = w
             self.fshift[d] = bits
+            self.fwidth[d] = width - 1
+            self.lvbase[d] = N - mult[d]
             self.guard[w] |= (<uint64_t>1) << (bits + width - 1)
             self.off[w] |= (<uint64_t>((1 << (width - 1)) - 1 - mult[d])) << bits
             self.full[w] |= (<uint64_t>mult[d]) << bits
@@ -307,7 +335,14 @@ cdef class GyroChart:
         self.pw = <uint64_t*>malloc((N + 1) * sizeof(uint64_t))
         self.row0 = <int*>malloc((N + 2) * sizeof(int))
         self.jc = <GJoin*>malloc((1 << JC_BITS) * sizeof(GJoin))
-        if not (self.pw and self.row0 and self.jc):
+        self.boff = <int*>malloc((N + 2) * sizeof(int))
+        self.bnw = <int*>malloc((N + 2) * sizeof(int))
+        self.rboff = <int*>malloc((N + 2) * sizeof(int))
+        self.rbmax = <float*>malloc((N + 2) * D * sizeof(float))
+        self.lwu = <int32_t*>malloc(D * sizeof(int32_t))
+        self.lws = <float*>malloc(D * sizeof(float))
+        if not (self.pw and self.row0 and self.jc and self.boff and self.bnw and self.rboff and self.rbmax and self.lwu
+                and self.lws):
             raise MemoryError()
         self.pw[0] = 1
         for d in range(1, N + 1):
@@ -328,10 +363,12 @@ cdef class GyroChart:
                 best = p
             for v in range(self.D):
                 if v == d and self.mult[d] < 2:
+                    self.bg[v * self.D + d] = -99.0
                     continue
                 e.len = 0
                 self.lm.score(&e, self.lmid[v], &sv)
                 p = self.lm.score(&sv, self.lmid[d], &o)
+                self.bg[v * self.D + d] = p
                 if p > best:
                     best = p
             self.est[d] = best
@@ -349,9 +386,27 @@ cdef class GyroChart:
 
     cdef int _push_cand(self, int32_t b, int32_t c, float score, float est, uint64_t h,
                         uint64_t kh) noexcept nogil:
+        cdef GCand* q
+        cdef uint64_t i, mask
+        if self.ctbits:
+            # one candidate per string: a later copy replaces it only when better
+            mask = ((<uint64_t>1) << self.ctbits) - 1
+            i = lm_mix(h) & mask
+            while self.ctab[i] >= 0:
+                q = &self.cand[self.ctab[i]]
+                if q.h == h:
+                    if est > q.est:
+                        q.b = b
+                        q.c = c
+                        q.score = score
+                        q.est = est
+                        q.kh = kh
+                    return 0
+                i = (i + 1) & mask
+            self.ctab[i] = self.ncand
         if grow(<void**>&self.cand, &self.capcand, sizeof(GCand), self.ncand + 1) < 0:
             return -1
-        cdef GCand* q = &self.cand[self.ncand]
+        q = &self.cand[self.ncand]
         q.b = b
         q.c = c
         q.score = score
@@ -359,6 +414,7 @@ cdef class GyroChart:
         q.h = h
         q.kh = kh
         self.ncand += 1
+        self.pushes += 1
         if self.ncand > self.peak_cands:
             self.peak_cands = self.ncand
         return 0
@@ -410,6 +466,7 @@ cdef class GyroChart:
         if e.key == key:
             return e.delta
         e.key = key
+        self.join_misses += 1
         e.delta = self._join(&self.hyps[hb], lb, &self.hyps[hc], lc, NULL, NULL)
         return e.delta
 
@@ -439,11 +496,78 @@ cdef class GyroChart:
         return delta + self.lm.score(tail, self.lm.eos, &b)
 
     # ------------------------------------------------------------------ candidates of a row
+    cdef int _dedup_begin(self, int cap) noexcept nogil:
+        """Start a row whose candidates are compacted to cap (0: a row kept whole, deduplicated by
+        sorting): an empty table of at least twice the candidates a compaction lets in."""
+        cdef int bits = 0, i
+        self.ctbits = 0
+        if cap <= 0:
+            return 0
+        while (1 << bits) < 2 * (4 * cap + 65):
+            bits += 1
+        if self.ctab == NULL:
+            self.capctab = 1 << bits
+            self.ctab = <int32_t*>malloc(self.capctab * sizeof(int32_t))
+            if self.ctab == NULL:
+                return -1
+        if grow(<void**>&self.ctab, &self.capctab, sizeof(int32_t), 1 << bits) < 0:
+            return -1
+        for i in range(1 << bits):
+            self.ctab[i] = -1
+        self.ctbits = bits
+        return 0
+
+    cdef void _select(self, int n, int k) noexcept nogil:
+        """Rearrange cand[:n] so that its k best (est, then string hash) come first, the k-th at
+        k - 1 (Hoare's selection)."""
+        cdef int lo = 0, hi = n - 1, i, j, mid
+        cdef GCand pv, tmp
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            pv = self.cand[mid]
+            i = lo
+            j = hi
+            while i <= j:
+                while _cmp_est(&self.cand[i], &pv) < 0:
+                    i += 1
+                while _cmp_est(&self.cand[j], &pv) > 0:
+                    j -= 1
+                if i <= j:
+                    tmp = self.cand[i]
+                    self.cand[i] = self.cand[j]
+                    self.cand[j] = tmp
+                    i += 1
+                    j -= 1
+            if k - 1 <= j:
+                hi = j
+            elif k - 1 >= i:
+                lo = i
+            else:
+                break
+
     cdef int _compact(self, int cap, float* thr) noexcept nogil:
-        """Distinct strings only (the best copy), then at most cap of them, best first; raises
-        thr to the score of the last kept one when the row is full."""
+        """Distinct strings only (the best copy), then at most cap of them; raises thr to the
+        score of the last kept one when the row is full.  Without the hash table the kept ones
+        are sorted best first."""
         cdef int i, n = 0
+        cdef uint64_t mask, k
         if self.ncand == 0:
+            return 0
+        if self.ctbits:
+            if self.ncand <= cap:
+                return 0
+            self._select(self.ncand, cap)
+            self.ncand = cap
+            if self.cand[cap - 1].est > thr[0]:
+                thr[0] = self.cand[cap - 1].est
+            mask = ((<uint64_t>1) << self.ctbits) - 1
+            for i in range(1 << self.ctbits):
+                self.ctab[i] = -1
+            for i in range(cap):
+                k = lm_mix(self.cand[i].h) & mask
+                while self.ctab[k] >= 0:
+                    k = (k + 1) & mask
+                self.ctab[k] = i
             return 0
         qsort(self.cand, self.ncand, sizeof(GCand), _cmp_h)
         for i in range(self.ncand):
@@ -468,6 +592,7 @@ cdef class GyroChart:
         cdef float sb, s, e, gain = C.gain
         cdef float cbest = self.hyps[C.first].score
         cdef uint64_t pwc = self.pw[lc]
+        cdef const GHyp* hC
         for hb in range(B.first, B.first + B.n):
             sb = self.hyps[hb].score
             if pruned and sb + cbest + gain + fut < thr[0]:
@@ -475,6 +600,11 @@ cdef class GyroChart:
             for hc in range(C.first, C.first + C.n):
                 if pruned and sb + self.hyps[hc].score + gain + fut < thr[0]:
                     break
+                if pruned and self.slack >= 0:
+                    hC = &self.hyps[hc]
+                    if (sb + hC.score + self.bg[self.hyps[hb].lw * self.D + hC.fw] - hC.head[0] + self.slack
+                            + hC.rest + fut < thr[0]):
+                        continue
                 s = sb + self.hyps[hc].score + self._delta(hb, lb, hc, lc)
                 e = s + fut
                 if pruned and e < thr[0]:
@@ -486,7 +616,7 @@ cdef class GyroChart:
                     if pruned and e - beta > thr[0]:
                         thr[0] = e - beta
                 if pruned:
-                    if self.ncand >= 4 * cap + 64:
+                    if self.ncand >= 2 * cap + 64:
                         self._compact(cap, thr)
                 elif self.ncand + self.nhyp > max_strings:
                     return -2
@@ -546,6 +676,197 @@ cdef class GyroChart:
         if lo < self.row0[x + 1] and self.cells[lo].kh == kh:
             return lo
         return -1
+
+    cdef inline int _count(self, const uint64_t* key, int d) noexcept nogil:
+        """Copies of distinct word d in the multiset key."""
+        return <int>((key[self.fword[d]] >> self.fshift[d]) & ((<uint64_t>1 << self.fwidth[d]) - 1))
+
+    cdef int _index_row(self, int x) noexcept nogil:
+        """Rank row x's cells by lk and rk (best first) and build its bitsets over the rk
+        ranking (see the class attributes).  Returns 0, -1 (out of memory)."""
+        cdef int a = self.row0[x], n = self.row0[x + 1] - a, t, d, k, c, nw, lv
+        cdef GRank* tmp
+        cdef uint64_t* bs
+        cdef const uint64_t* key
+        if self.lrank == NULL:
+            self.caprank = 64
+            self.lrank = <int32_t*>malloc(64 * sizeof(int32_t))
+            self.rrank = <int32_t*>malloc(64 * sizeof(int32_t))
+            if self.lrank == NULL or self.rrank == NULL:
+                return -1
+        t = self.caprank
+        if grow(<void**>&self.lrank, &t, sizeof(int32_t), self.ncell) < 0:
+            return -1
+        if grow(<void**>&self.rrank, &self.caprank, sizeof(int32_t), self.ncell) < 0:
+            return -1
+        nw = (n + 63) >> 6
+        self.boff[x] = self.nbits
+        self.bnw[x] = nw
+        if n == 0:
+            return 0
+        if self.bits == NULL:
+            self.capbits = 64
+            self.bits = <uint64_t*>malloc(64 * sizeof(uint64_t))
+            if self.bits == NULL:
+                return -1
+        if grow(<void**>&self.bits, &self.capbits, sizeof(uint64_t), self.nbits + self.N * nw) < 0:
+            return -1
+        tmp = <GRank*>malloc(n * sizeof(GRank))
+        if tmp == NULL:
+            return -1
+        for t in range(n):
+            tmp[t].key = self.cells[a + t].lk
+            tmp[t].cell = a + t
+        qsort(tmp, n, sizeof(GRank), _cmp_rank)
+        for t in range(n):
+            self.lrank[a + t] = tmp[t].cell
+        for t in range(n):
+            tmp[t].key = self.cells[a + t].rk
+            tmp[t].cell = a + t
+        qsort(tmp, n, sizeof(GRank), _cmp_rank)
+        bs = &self.bits[self.nbits]
+        for t in range(self.N * nw):
+            bs[t] = 0
+        for t in range(n):
+            c = tmp[t].cell
+            self.rrank[a + t] = c
+            key = &self.keys[self.cells[c].key]
+            for d in range(self.D):
+                k = self._count(key, d)
+                for lv in range(self.lvbase[d], self.lvbase[d] + k):
+                    bs[lv * nw + (t >> 6)] |= (<uint64_t>1) << (t & 63)
+        free(tmp)
+        self.nbits += self.N * nw
+        # the right-part bound per left boundary word u, over the rk ranking
+        self.rboff[x] = self.nrb
+        if self.rb == NULL:
+            self.caprb = 64
+            self.rb = <float*>malloc(64 * sizeof(float))
+            if self.rb == NULL:
+                return -1
+        if grow(<void**>&self.rb, &self.caprb, sizeof(float), self.nrb + self.D * n) < 0:
+            return -1
+        cdef float* rbv = &self.rb[self.nrb]
+        cdef float v, sc, mx
+        cdef const GHyp* H
+        for d in range(self.D):
+            mx = -1e30
+            for t in range(n):
+                c = self.rrank[a + t]
+                v = -1e30
+                for k in range(self.cells[c].first, self.cells[c].first + self.cells[c].n):
+                    H = &self.hyps[k]
+                    sc = H.score + self.bg[d * self.D + H.fw] - H.head[0] + H.rest
+                    if sc > v:
+                        v = sc
+                rbv[d * n + t] = v - self.cells[c].used + (self.slack if self.slack > 0 else 0.0)
+                if rbv[d * n + t] > mx:
+                    mx = rbv[d * n + t]
+            self.rbmax[x * self.D + d] = mx
+        self.nrb += self.D * n
+        return 0
+
+    cdef int _row_pairs(self, int x, bint prn, float beta, int cap, float total, float* best, float* thr,
+                        long max_strings, double t_start, double max_seconds) noexcept nogil:
+        """The candidates B.C of row x < N: for every split x = i + j, the left parts of row i best
+        first (by lk) and, for each, the right parts of row j that fit beside it (the complement
+        of the OR of its words' bitsets), best first (by rk); when pruned, a left part whose best
+        join cannot reach thr ends the split and a right part that cannot ends the left part's
+        loop (lk + rk + total bounds every candidate of the pair as _pairs' own bound does).
+        Returns 0, -1 (out of memory), -2 (string bound), -3 (time)."""
+        cdef int i, j, li, cb, cc, d, a, nw, w, t, rc, jb, nj, nu, u, hb
+        cdef uint64_t free_bits, last
+        cdef const uint64_t* keyb
+        cdef const uint64_t* bs
+        cdef const float* rbv
+        cdef float lkb, rbest, m, need
+        cdef bint tight
+        for i in range(1, x):
+            j = x - i
+            if self.max_split > 0 and i > self.max_split and j > self.max_split:
+                continue
+            nw = self.bnw[j]
+            if nw == 0 or self.row0[i + 1] == self.row0[i]:
+                continue
+            if self.conflict == NULL:
+                self.capconf = 64
+                self.conflict = <uint64_t*>malloc(64 * sizeof(uint64_t))
+                if self.conflict == NULL:
+                    return -1
+            if grow(<void**>&self.conflict, &self.capconf, sizeof(uint64_t), nw) < 0:
+                return -1
+            jb = self.row0[j]
+            nj = self.row0[j + 1] - jb
+            rbv = &self.rb[self.rboff[j]]
+            tight = prn and self.slack >= 0
+            rbest = self.cells[self.rrank[jb]].rk
+            bs = &self.bits[self.boff[j]]
+            last = (~(<uint64_t>0)) if ((self.row0[j + 1] - jb) & 63) == 0 else \
+                (((<uint64_t>1) << ((self.row0[j + 1] - jb) & 63)) - 1)
+            for li in range(self.row0[i], self.row0[i + 1]):
+                if max_seconds > 0 and _now() - t_start > max_seconds:
+                    return -3
+                cb = self.lrank[li]
+                lkb = self.cells[cb].lk
+                if prn and lkb + rbest + total < thr[0]:
+                    break
+                nu = 0
+                if tight:
+                    # the left part's distinct last words, each with its best string's score
+                    for hb in range(self.cells[cb].first, self.cells[cb].first + self.cells[cb].n):
+                        u = self.hyps[hb].lw
+                        for d in range(nu):
+                            if self.lwu[d] == u:
+                                break
+                        else:
+                            self.lwu[nu] = u
+                            self.lws[nu] = self.hyps[hb].score
+                            nu += 1
+                    need = thr[0] - total + self.cells[cb].used
+                    m = -1e30
+                    for d in range(nu):
+                        if self.lws[d] + self.rbmax[j * self.D + self.lwu[d]] > m:
+                            m = self.lws[d] + self.rbmax[j * self.D + self.lwu[d]]
+                    if m < need:
+                        continue
+                for w in range(nw):
+                    self.conflict[w] = 0
+                keyb = &self.keys[self.cells[cb].key]
+                for d in range(self.D):
+                    a = self._count(keyb, d)
+                    if a > 0:
+                        t = (self.lvbase[d] + self.mult[d] - a) * nw
+                        for w in range(nw):
+                            self.conflict[w] |= bs[t + w]
+                w = 0
+                while w < nw:
+                    free_bits = ~self.conflict[w]
+                    if w == nw - 1:
+                        free_bits &= last
+                    while free_bits:
+                        t = (w << 6) + __builtin_ctzll(free_bits)
+                        free_bits &= free_bits - 1
+                        cc = self.rrank[jb + t]
+                        self.pair_checks += 1
+                        if prn and lkb + self.cells[cc].rk + total < thr[0]:
+                            w = nw
+                            break
+                        if tight:
+                            need = thr[0] - total + self.cells[cb].used
+                            m = -1e30
+                            for d in range(nu):
+                                if self.lws[d] + rbv[self.lwu[d] * nj + t] > m:
+                                    m = self.lws[d] + rbv[self.lwu[d] * nj + t]
+                            if m < need:
+                                continue
+                        self.pair_calls += 1
+                        rc = self._pairs(cb, cc, total - self.cells[cb].used - self.cells[cc].used,
+                                         self.cells[cb].kh + self.cells[cc].kh, prn, beta, cap, best, thr,
+                                         max_strings)
+                        if rc < 0:
+                            return rc
+                    w += 1
+        return 0
 
     cdef int _materialize(self, int x, const int32_t* ptok, const int64_t* poff,
                           const uint64_t* pkey, const float* pused) noexcept nogil:
@@ -617,11 +938,19 @@ cdef class GyroChart:
                 bound = 0.0
                 for k in range(x if x < self.order - 1 else self.order - 1):
                     bound += self.est[self.toks[self.ntok + k]] - H.head[k]
+                    if k == 0:
+                        H.rest = 0.0
+                    else:
+                        H.rest += self.est[self.toks[self.ntok + k]] - H.head[k]
+                H.fw = self.toks[self.ntok]
+                H.lw = self.toks[self.ntok + x - 1]
                 H.opt = H.score + bound
                 if bound > cell.gain:
                     cell.gain = bound
                 self.ntok += x
                 self.nhyp += 1
+            cell.lk = self.hyps[cell.first].score - cell.used
+            cell.rk = cell.lk + cell.gain
             self.ncell += 1
             i = g
         self.row0[x + 1] = self.ncell
@@ -630,7 +959,7 @@ cdef class GyroChart:
 
     def parse(self, const int32_t[::1] ph_tok, const int64_t[::1] ph_off, int r=3, float beta=4.0,
               int row_cap=2000, long max_strings=2000000, int keep=1000, bint future=True,
-              bint prune=True, float penalty=0.0, double max_seconds=0.0):
+              bint prune=True, float penalty=0.0, double max_seconds=0.0, int max_split=0, float slack=-1.0):
         """Run Algorithm 3 with the phrase rules ph_tok[ph_off[p]:ph_off[p+1]] (int32 distinct-word
         indices; int64[P+1] offsets; rules that do not fit the bag are ignored).
 
@@ -640,6 +969,11 @@ cdef class GyroChart:
         a row is pruned; prune: False gives the full (unpruned) language, for small bags;
         penalty: cost (log10) of every rule application, so a string's score is its LM score
         minus penalty times the fewest rules deriving it (0: the paper's unweighted rules).
+        max_split: join B.C only where B or C has at most this many words (0: every split; 1
+        builds strings word by word at either end); slack (log10, < 0: off): skip a join whose
+        score with the bag's bigram of its boundary words in place of the boundary n-grams is
+        below the row's threshold by more than slack (a heuristic filter in front of the LM,
+        like the ``gain`` bound of the future estimate).
         Returns (status, tokens int32[K, N] distinct-word indices, sentence scores float64[K]
         (log10 probabilities less the rule penalties), best first): status 0 parsed, 1 no parse (the top cell is empty), 2 the
         string bound was reached, 3 ``max_seconds`` (> 0) ran out (checked per row and per cell).
@@ -670,8 +1004,10 @@ cdef class GyroChart:
         cdef uint64_t[::1] vkh = pkh
         cdef unsigned char[::1] vfit = pfit
         cdef const int32_t* tp = &ph_tok[0] if ph_tok.shape[0] else NULL
-        self.nhyp = self.ncell = self.nkey = self.ntok = self.ncand = 0
-        self.peak_cands = self.cells_built = 0
+        self.nhyp = self.ncell = self.nkey = self.ntok = self.ncand = self.nbits = self.nrb = 0
+        self.peak_cands = self.cells_built = self.pair_checks = self.pair_calls = self.join_misses = self.pushes = 0
+        self.max_split = max_split
+        self.slack = slack
         if self.capcand == 0:
             self.capcand = self.caphyp = self.capcell = self.capkey = self.captok = 64
             self.cand = <GCand*>malloc(64 * sizeof(GCand))
@@ -707,6 +1043,9 @@ cdef class GyroChart:
                 best = -1e30
                 thr = -1e30
                 prn = prune and x >= r and x < N
+                if self._dedup_begin(row_cap if prn else (keep if x == N else 0)) < 0:
+                    st = -1
+                    break
                 for p in range(P):
                     if not vfit[p] or ph_off[p + 1] - ph_off[p] != x:
                         continue
@@ -746,27 +1085,8 @@ cdef class GyroChart:
                     break
                 if prn:
                     thr = best - beta
-                for i in range(1, x // 2 + 1):
-                    j = x - i
-                    for cb in range(self.row0[i], self.row0[i + 1]):
-                        if max_seconds > 0 and _now() - t_start > max_seconds:
-                            st = -3
-                            break
-                        for cc in range(cb if i == j else self.row0[j], self.row0[j + 1]):
-                            if not self._fits(&self.keys[self.cells[cb].key], &self.keys[self.cells[cc].key]):
-                                continue
-                            fut = total - self.cells[cb].used - self.cells[cc].used
-                            kh = self.cells[cb].kh + self.cells[cc].kh
-                            rc = self._pairs(cb, cc, fut, kh, prn, beta, row_cap, &best, &thr, max_strings)
-                            if rc == 0 and cc != cb:
-                                rc = self._pairs(cc, cb, fut, kh, prn, beta, row_cap, &best, &thr, max_strings)
-                            if rc < 0:
-                                st = rc
-                                break
-                        if st < 0:
-                            break
-                    if st < 0:
-                        break
+                st = self._row_pairs(x, prn, beta, row_cap, total, &best, &thr, max_strings, t_start,
+                                     max_seconds)
                 if st < 0:
                     break
                 if prn:
@@ -784,7 +1104,7 @@ cdef class GyroChart:
                     if self.nhyp + self.ncand > max_strings:
                         st = -2
                         break
-                if self._materialize(x, tp, &ph_off[0], &vkey[0], &vused[0]) < 0:
+                if self._materialize(x, tp, &ph_off[0], &vkey[0], &vused[0]) < 0 or self._index_row(x) < 0:
                     st = -1
                     break
                 self.strings = self.nhyp

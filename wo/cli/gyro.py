@@ -63,9 +63,10 @@ def cmd_gyro_realize(a) -> int:
             report=lambda m: (bar.clear(), err(m)), r=a.r, beta=a.beta, nbest=a.nbest,
             max_states=a.max_states, row_states=a.row_states, engine=a.engine, row_cap=a.row_cap,
             keep=a.keep, future=not a.no_future, mbr=a.mbr, mbr_scale=a.mbr_scale,
+            join_slack=a.join_slack, max_split=a.max_split,
             levels=tuple(a.levels.split(",")), min_n=a.min_n, rule_penalty=a.rule_penalty, timeout=a.timeout,
             **({"dep_model": a.dep_model, "dep_weight": a.dep_weight, "dep_nbest": a.dep_nbest,
-                "dep_own": not a.no_dep_own} if a.dep_model else {})))
+                "dep_own": not a.no_dep_own, "dep_budget": a.dep_budget} if a.dep_model else {})))
     except (ValueError, PhraseIndexError) as exc:   # a bad option (r, beta, nbest, format) or index file
         err(str(exc))
         return EXIT_USER
@@ -110,6 +111,12 @@ def register(sub) -> None:
                     help="chart: cells of LM-scored strings in C pools (default); fst: OpenFst acceptors (pynini)")
     rz.add_argument("--row-cap", type=int, default=2000, help="chart: strings kept per pruned row (memory bound)")
     rz.add_argument("--keep", type=int, default=1000, help="chart: sentences kept in the output lattice")
+    rz.add_argument("--join-slack", type=float, default=-1.0,
+                    help="chart: skip a join B.C whose score, with the bag's bigram of the boundary words in place "
+                         "of the LM's boundary n-grams, is below the row's threshold by more than this (log10; "
+                         "negative: join every pair the bounds admit)")
+    rz.add_argument("--max-split", type=int, default=0,
+                    help="chart: join B.C only where B or C has at most this many words (0: every split)")
     rz.add_argument("--timeout", type=nonneg_float, default=0.0,
                     help="chart: seconds per bag (0 = none); past it the bag gets the greedy LM order (status timeout)")
     rz.add_argument("--no-future", action="store_true",
@@ -129,6 +136,8 @@ def register(sub) -> None:
     rz.add_argument("--dep-weight", type=float, default=DEFAULT_DEP_WEIGHT,
                     help="weight of the dependency model's score against log10 p (chosen on EWT dev)")
     rz.add_argument("--dep-nbest", type=int, default=DEFAULT_DEP_NBEST, help="strings reranked by --dep-model")
+    rz.add_argument("--dep-budget", type=float, default=200.0,
+                    help="pops per word of the dependency model's parse of each reranked string")
     rz.add_argument("--no-dep-own", action="store_true",
                     help="do not add the dependency model's own output to the strings it reranks")
     rz.add_argument("--max-states", type=int, default=2_000_000,

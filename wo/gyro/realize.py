@@ -173,12 +173,14 @@ class GyroRealizer(system.System):
     (chart): distinct sentences kept as the output lattice; future (chart): prune rows by
     score plus an estimate of the words left out; row_states (fst): states kept by a row's
     pruning; mbr / mbr_scale: minimum Bayes risk reranking of the output lattice
-    (:func:`mbr_rerank`, posterior scale).  dep: a :class:`wo.dep.linearizer.Linearizer`
+    (:func:`mbr_rerank`, posterior scale); join_slack, max_split (chart): the join filter and
+    split bound of ``GyroChart.parse`` (its ``slack`` and ``max_split``).  dep: a :class:`wo.dep.linearizer.Linearizer`
     that reranks the dep_nbest best strings (section 3's "+depLM" rescoring, with wo's
     dependency model in place of a parser and a dependency LM): each is parsed with its order
     fixed (``Linearizer.parse``) and scored log10 p(string) + dep_weight * F, F the model's
     score of its best tree (scaled score x (2n - 1)), log10 p from rescore_lm if given, else lm;
-    dep_own adds the dependency model's own output for the bag to the candidates.
+    dep_own adds the dependency model's own output for the bag to the candidates; dep_budget:
+    pops per word of each parse.
     Raises ValueError for bad parameters (and for phrase levels without an index).
     """
 
@@ -187,13 +189,19 @@ class GyroRealizer(system.System):
                  levels: Sequence[str] = DEFAULT_LEVELS, row_states: int = 20_000, engine: str = "chart",
                  row_cap: int = 2000, keep: int = 1000, future: bool = True, mbr: bool = False,
                  mbr_scale: float = 1.0, rule_penalty: float = 0.5, dep=None, dep_weight: float = DEFAULT_DEP_WEIGHT,
-                 dep_nbest: int = DEFAULT_DEP_NBEST, dep_own: bool = True, timeout: float = 0.0):
+                 dep_nbest: int = DEFAULT_DEP_NBEST, dep_own: bool = True, timeout: float = 0.0,
+                 join_slack: float = -1.0, max_split: int = 0, dep_budget: float = 200.0):
         if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n or row_cap < 1 or keep < 1:
             raise ValueError("need r >= 1, beta > 0, nbest >= 1, 1 <= min_n <= max_n, row_cap >= 1, keep >= 1")
         if dep_nbest < 1 or dep_weight < 0:
             raise ValueError("need dep_nbest >= 1 and dep_weight >= 0")
         self.dep, self.dep_weight, self.dep_nbest, self.dep_own = dep, dep_weight, dep_nbest, dep_own
         self.timeout = timeout
+        if max_split < 0:
+            raise ValueError("need max_split >= 0")
+        if dep_budget <= 0:
+            raise ValueError("need dep_budget > 0")
+        self.join_slack, self.max_split, self.dep_budget = join_slack, max_split, dep_budget
         self._t0 = 0.0
         if any(lv not in LEVELS for lv in levels) or not levels:
             raise ValueError(f"levels: a sequence of {LEVELS}")
@@ -303,7 +311,7 @@ class GyroRealizer(system.System):
         lm = self.rescore_lm or self.lm
         scored = []
         for t in cands:
-            p = self.dep.parse(t)
+            p = self.dep.parse(t, budget_factor=self.dep_budget)
             if p.parsed_score() is not None:
                 scored.append((lm.score(t) + self.dep_weight * p.parsed_score(), t, p))
         if not scored:
@@ -335,7 +343,8 @@ class GyroRealizer(system.System):
                                                max_strings=self.max_states, keep=self.keep,
                                                future=self.future,
                                                penalty=self.rule_penalty if lv == "weighted" else 0.0,
-                                               max_seconds=left)
+                                               max_seconds=left, max_split=self.max_split,
+                                               slack=self.join_slack)
             cells += chart.cells_built
             strings += chart.strings
             self._pool_mb = chart.pool_bytes / 2 ** 20
