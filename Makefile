@@ -50,25 +50,29 @@ bench-quick: install
 bench: install
 	$(BIN)/python bench/run.py
 
-# every shipped word LM: the default 4-gram and the Wikipedia 4-gram
+# every shipped word LM: the default 4-gram and the large 4-gram (Wikipedia + text-en + EWT train)
 lm: lm-en lm-wiki
+
+# EWT train forms, one sentence per line (part of both LMs' text)
+$(OUT)/ewt-train.txt: install
+	mkdir -p $(OUT)
+	$(BIN)/python -c "from wo.io import read_conllu; s = read_conllu('corpora/ud-en-ewt/en_ewt-ud-train.conllu.xz'); open('$(OUT)/ewt-train.txt', 'w').write(''.join(' '.join(x.forms) + '\n' for x in s))"
 
 # the default LM (needs ../shared/corpora/text-en): redistributable parts + EWT train forms
 TEXTEN ?= ../shared/corpora/text-en
-lm-en: install
-	mkdir -p $(OUT)
-	$(BIN)/python -c "from wo.io import read_conllu; s = read_conllu('corpora/ud-en-ewt/en_ewt-ud-train.conllu.xz'); open('$(OUT)/ewt-train.txt', 'w').write(''.join(' '.join(x.forms) + '\n' for x in s))"
-	$(BIN)/wo lm train --text $(TEXTEN)/brown.txt.xz $(TEXTEN)/masc_tagged.txt $(TEXTEN)/state_union.txt \
-		$(TEXTEN)/inaugural.txt $(OUT)/ewt-train.txt --order 4 --prune 0 1 1 --out corpora/models/wo-en-4gram.wolm
+TEXTEN_PARTS = $(TEXTEN)/brown.txt.xz $(TEXTEN)/masc_tagged.txt $(TEXTEN)/state_union.txt $(TEXTEN)/inaugural.txt
+lm-en: install $(OUT)/ewt-train.txt
+	$(BIN)/wo lm train --text $(TEXTEN_PARTS) $(OUT)/ewt-train.txt --order 4 --prune 0 1 1 \
+		--out corpora/models/wo-en-4gram.wolm
 
-# the Wikipedia 4-gram (corpora/models/wo-en-wiki-4gram.wolm; needs ../shared/corpora/text-en-wiki;
-# about 15 min (tokenizing 10, training 5) and 7 GB of memory on 2 cores)
+# the large 4-gram (corpora/models/wo-en-wiki-4gram.wolm: the Wikipedia text, the same text-en parts
+# and EWT train forms, 78 M tokens; needs ../shared/corpora/text-en-wiki and text-en; about 10 min
+# (tokenizing 3-10, training 4-5) and 7.4 GB of memory on 2 cores)
 WIKI ?= ../shared/corpora/text-en-wiki
-lm-wiki: install
-	mkdir -p $(OUT)
+lm-wiki: install $(OUT)/ewt-train.txt
 	$(BIN)/wo lm tokenize --input $(WIKI)/wiki-0*.txt.xz --output $(OUT)/wiki.tok.txt --jobs 2
-	$(BIN)/wo lm train --text $(OUT)/wiki.tok.txt --order 4 --prune 1 3 5 --vocab-min-count 2 --jobs 2 \
-		--format trie-q8 --out corpora/models/wo-en-wiki-4gram.wolm
+	$(BIN)/wo lm train --text $(OUT)/wiki.tok.txt $(TEXTEN_PARTS) $(OUT)/ewt-train.txt --order 4 \
+		--prune 1 3 5 --vocab-min-count 2 --jobs 2 --format trie-q8 --out corpora/models/wo-en-wiki-4gram.wolm
 
 # the per-treebank SR models in corpora/models/sr and docs/sr-multi.md (needs ../shared/corpora; hours on 2 cores)
 sr-models: install

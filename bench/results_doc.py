@@ -234,6 +234,33 @@ def dep(R: Records) -> List[str]:
                  table(["lambda"] + [f"k = {k}, bench LMs" for k in ks] + [f"k = {k}, shipped 4-gram" for k in ks], rows),
                  notes=["Source: `bench/results/lm/bag-rerank.dev.json`, `bench/results/lm/bag-rerank-shipped-lm.dev.json`."])
 
+    # the bag default of wo linearize
+    bd, pud = R("lm/bag-default.dev.json"), R("lm/pud.json")
+    if bd and bd.get("results"):
+        rows = [[name, r["what"], f(r["bleu"]), f(r["exact_pct"]), f(r["wall_seconds"], 1),
+                 f(r["sentences_per_second"], 1), thousands(r["peak_rss_mb"])] for name, r in bd["results"].items()]
+        notes = []
+        te = (pud or {}).get("results", {})
+        if "bags" in te and "ewt" in te["bags"]:
+            b, d = te["bags"]["ewt"], te.get("bags-dep", {}).get("ewt")
+            notes.append(f"EWT test, decoded once with the default: **{f(b['bleu'])}** BLEU, {f(b['wall_seconds'], 1)} s "
+                         f"whole process with 2 jobs ({f(b['sentences_per_second'], 1)} sentences/s)"
+                         + (f"; the model's own search {f(d['bleu'])} ({f(d['wall_seconds'], 1)} s)" if d else "")
+                         + f" (`python bench/pud.py`, `bench/results/lm/pud.json`; signature {b['signature']}).")
+        notes.append("Source: `bench/results/lm/bag-default.dev.json`.")
+        sp = bd["shipped_settings"]
+        out += block("Bags: the default", [bd["script"]],
+                     table(["configuration", "what", "BLEU", "exact %", "seconds (whole process, 2 jobs)",
+                            "sentences/s", "peak RSS MB (main process)"], rows),
+                     setup=(f"{bd['cpu']}. All {rows and bd['results']['default']['sentences']} EWT dev bags. "
+                            "`wo linearize` decodes a bag with the search the shipped model names "
+                            "(`corpora/models/wo-ewt-dep-lm.decode.json`): GYRO's n-best under the large 4-gram "
+                            f"(`{sp['lm']}`, {f(bd['lm_bytes'] / 1e6, 1)} MB), each string parsed by the model with its "
+                            f"order fixed and reranked by log10 p + {sp['dep_weight']} F; settings: row cap {sp['row_cap']}, "
+                            f"join filter {sp['join_slack']}, {sp['dep_nbest']} strings, {sp['dep_budget']} pops per word "
+                            "for each parse. The other GYRO rows are `wo gyro realize` with the same LM and model."),
+                     notes=notes, signature=bd["results"]["default"]["signature"])
+
     # ZGen side by side
     rows = []
     for t, label in (("none", "bags"), ("full", "full trees")):
@@ -616,7 +643,8 @@ def lm(R: Records) -> List[str]:
     pud = R("lm/pud.json")
     if pud and pud.get("results"):
         res = pud["results"]
-        names = {"bags": "bags (`--given none`)", "trees": "full trees (`--given full`)",
+        names = {"bags": "bags (`--given none`: the default, GYRO + the dependency model)",
+                 "bags-dep": "bags, the model's own search (`--bag-search dep`)", "trees": "full trees (`--given full`)",
                  "trees-rerank": "full trees, `--tree-rerank`"}
         rows, sig = [], ""
         for cfg, by in pud["results"].items():

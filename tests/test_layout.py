@@ -129,7 +129,7 @@ def test_shipped_dependency_model_decodes_as_before_the_core_split(tmp_path, giv
 
     out = tmp_path / "out.txt"
     assert main(["dep", "linearize", "--model", str(SHIPPED), "--lm", "none", "--input", str(_first(n, tmp_path)),
-                 "--output", str(out), "--given", given, "--quiet"]) == 0
+                 "--output", str(out), "--given", given, "--bag-search", "dep", "--quiet"]) == 0
     assert out.read_text(encoding="utf-8").splitlines() == _golden(golden)
 
 
@@ -170,6 +170,26 @@ def test_shipped_tree_rerankers_decode_as_recorded(tmp_path):
     pl = plain.read_text(encoding="utf-8").splitlines()
     assert 5 <= sum(a != b for a, b in zip(rr, pl)) <= 75
     assert all(sorted(a.split()) == sorted(b.split()) for a, b in zip(rr, pl))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHIPPED.parent / "wo-en-wiki-4gram.wolm").exists(), reason="shipped LMs not in the tree")
+def test_shipped_bag_default_decodes_as_recorded(tmp_path):
+    """``wo linearize`` on bags: the search the shipped model names (corpora/models/
+    wo-ewt-dep-lm.decode.json: GYRO's n-best under the large 4-gram, reranked by the model) on
+    40 EWT test bags, recorded when it became the default; every word once, and outputs unlike
+    the model's own search (``--bag-search dep``)."""
+    from wo.cli import main
+
+    src = _first(40, tmp_path)
+    out, own = tmp_path / "bag.txt", tmp_path / "dep.txt"
+    assert main(["linearize", "--input", str(src), "--output", str(out), "--quiet"]) == 0
+    got = out.read_text(encoding="utf-8").splitlines()
+    assert got == _golden("ewt-test-bag-default-40.txt.xz")
+    assert main(["linearize", "--input", str(src), "--output", str(own), "--bag-search", "dep", "--quiet"]) == 0
+    dep = own.read_text(encoding="utf-8").splitlines()
+    assert all(sorted(a.split()) == sorted(b.split()) for a, b in zip(got, dep))
+    assert sum(a != b for a, b in zip(got, dep)) >= 10
 
 
 def _wo(args, stdin=""):

@@ -204,7 +204,7 @@ def test_help_shows_the_defaults(capsys):
     for argv, shown in ((["idl", "realize", "--help"], ["(default: astar)", "(default: 1000000)"]),
                         (["linearize", "--help"], ["(default: fallback)", "(default: loky)", "(default: 200)"]),
                         (["sr", "realize", "--help"], ["(default: fallback)"]),
-                        (["gyro", "realize", "--help"], ["(default: 3)", "(default: 2000)"])):
+                        (["gyro", "realize", "--help"], ["(default: 3)", "(default: 500)", "(default: 0.5)"])):
         with pytest.raises(SystemExit) as ex:
             main(argv)
         assert ex.value.code == 0

@@ -59,8 +59,10 @@ CATALOGUE: Dict[str, dict] = {
                          "licence": "non-commercial (Brown); share-alike (EWT)",
                          "default": "wo idl / wo gyro --lm"},
     "wo-en-wiki-4gram.wolm": {"system": "lm", "package": "en",
-                              "data": "English Wikipedia 2015, 65 M words (75.5 M tokens), quantized trie",
-                              "licence": "CC BY-SA 3.0", "default": "wo linearize --tree-rerank"},
+                              "data": "English Wikipedia 2015 (65 M words) + " + _LM_TEXT + ", 78 M tokens, "
+                                      "quantized trie",
+                              "licence": "CC BY-SA 3.0 (Wikipedia) + " + _NC,
+                              "default": "wo linearize (bags, with wo-ewt-dep-lm.decode.json), --tree-rerank"},
     "wo-ewt-depmix4.wolm": {"system": "lm", "package": "en", "data": _EWT + " (dep-mix view)",
                             "licence": "CC BY-SA 4.0"},
     "wo-ewt-depword4.wolm": {"system": "lm", "package": "en", "data": _EWT + " (dep-word view)",

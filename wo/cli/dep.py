@@ -51,7 +51,8 @@ def cmd_linearize(a) -> int:
     a.model = a.model or default_model("dep")
 
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
-            "timeout": a.timeout, "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory}
+            "timeout": a.timeout, "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory,
+            "bag_search": a.bag_search}
     if a.tree_rerank:
         opts["tree_rerank"] = True
     try:
@@ -119,6 +120,9 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
                          "of each head (a dependency LM) instead of the words")
     li.add_argument("--rerank-weight", type=float, default=DEFAULT_RERANK_WEIGHT,
                     help="weight of a --rerank-lm given without one (chosen on EWT dev trees)")
+    li.add_argument("--bag-search", default="model", choices=["model", "dep"],
+                    help="bags (forms only): the search the model names (the shipped model: GYRO's n-best under "
+                         "the large English 4-gram, reranked by the model), or the model's own dependency search")
     li.add_argument("--tree-rerank", action="store_true",
                     help="rerank tree inputs with the rerankers the model header names (decode.tree_rerank; the "
                          "shipped model: its 4-gram, three dependency/POS LMs of EWT trees and the no-LM model; "

@@ -74,7 +74,7 @@ def cmd_gyro_realize(a) -> int:
 
 def register(sub) -> None:
     """Add the ``gyro`` verbs to the ``wo`` subparsers ``sub``."""
-    from ..gyro.realize import DEFAULT_DEP_NBEST, DEFAULT_DEP_WEIGHT
+    from ..gyro.realize import DEFAULT_DEP_NBEST, DEFAULT_DEP_WEIGHT, DEFAULT_JOIN_SLACK, DEFAULT_ROW_CAP
 
     gy = sub.add_parser("gyro", help="GYRO phrase-based word ordering (de Gispert et al. 2014)")
     gs = gy.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -109,9 +109,10 @@ def register(sub) -> None:
     rz.add_argument("--nbest", type=int, default=1, help="realisations per bag (jsonl)")
     rz.add_argument("--engine", default="chart", choices=["chart", "fst"],
                     help="chart: cells of LM-scored strings in C pools (default); fst: OpenFst acceptors (pynini)")
-    rz.add_argument("--row-cap", type=int, default=2000, help="chart: strings kept per pruned row (memory bound)")
+    rz.add_argument("--row-cap", type=int, default=DEFAULT_ROW_CAP,
+                    help="chart: strings kept per pruned row (chosen on EWT dev bags with the shipped 4-gram)")
     rz.add_argument("--keep", type=int, default=1000, help="chart: sentences kept in the output lattice")
-    rz.add_argument("--join-slack", type=float, default=-1.0,
+    rz.add_argument("--join-slack", type=float, default=DEFAULT_JOIN_SLACK,
                     help="chart: skip a join B.C whose score, with the bag's bigram of the boundary words in place "
                          "of the LM's boundary n-grams, is below the row's threshold by more than this (log10; "
                          "negative: join every pair the bounds admit)")

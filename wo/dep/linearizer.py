@@ -200,6 +200,10 @@ class Linearizer(system.System):
     no-LM model: EWT test trees 78.65 -> 80.74 BLEU, 1.6x the decoding time).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.
+    bag_search: "model" (default): a bag (no POS, no head given) is decoded by the search the
+    model names (:mod:`wo.dep.bag`: the shipped model names GYRO's n-best under the large
+    English 4-gram, reranked by this model), when it names one and no reranker is given;
+    "dep": always this model's own search.
     max_memory: search memory per sentence in MiB (default 1536: a worker stays under about
     2 GB); past it the search and its completions stop and the output is what they have (status
     "memory"; every word still appears once).  Raises ModelError via :meth:`load`, ValueError
@@ -211,7 +215,7 @@ class Linearizer(system.System):
                  timeout: float = 0.0, complete_beam: Optional[int] = None,
                  patience_factor: Optional[float] = None, lm=None, rerank_lm=None,
                  rerank_weight: float = DEFAULT_RERANK_WEIGHT, rerank_models=(), rerank_lms=(),
-                 tree_rerank: bool = False, max_memory: Optional[float] = None):
+                 tree_rerank: bool = False, max_memory: Optional[float] = None, bag_search: str = "model"):
         from .._fast._search import edges_for_memory
         from ..model import require_system
 
@@ -245,6 +249,13 @@ class Linearizer(system.System):
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
         self.max_memory = max_memory
         self.core.search.edge_limit = edges_for_memory(max_memory)
+        # bags (no POS, no head given): the search the model names (wo.dep.bag), else its own
+        from .bag import BAG_SEARCHES, bag_spec, make_bag_search
+        if bag_search not in BAG_SEARCHES:
+            raise ValueError(f"bag_search: one of {BAG_SEARCHES}")
+        self.bag_search = bag_search
+        spec = bag_spec(model) if bag_search == "model" and not (self.rerank_lms or self.rerank_models) else None
+        self.bag = make_bag_search(self, spec, timeout=self.timeout) if spec else None
 
     name = "dep"
 
@@ -280,6 +291,12 @@ class Linearizer(system.System):
         """
         t0 = time.perf_counter()
         pos, heads = self._inputs(words, pos, heads)
+        if self.bag is not None and len(words) > 1 and all(p is None for p in pos) and all(h < 0 for h in heads):
+            got = self.bag.realize(words)
+            if got is not None:
+                toks, idx, out_heads, tags, score, pops = got
+                return Result(toks, idx, out_heads, tags, 0, score=score, status="ok", pops=pops,
+                              seconds=time.perf_counter() - t0)
         inst, tree, first, status, pops, edges = self._search(words, pos, heads)
         lms, models = self.rerank_lms, self.rerank_models
         if tree and not (lms or models):
@@ -413,6 +430,7 @@ class Linearizer(system.System):
             opts["rerank_models"] = tuple((m.model.path, w) for m, w in self.rerank_models)
         if self.tree_rerank:
             opts["tree_rerank"] = self.tree_rerank
+        opts["bag_search"] = self.bag_search
         opts.update({k: v for k, v in options.items() if k in opts})
         rest = {k: v for k, v in options.items() if k not in opts}
         return run(self.model.path, input_path, output_path, **rest, **opts)

@@ -40,6 +40,8 @@ DEFAULT_LEVELS = ("unigram",)      # best on EWT dev with text-en (bench/results
 ENGINES = ("chart", "fst")
 DEFAULT_DEP_WEIGHT = 0.3      # "+depLM" weight of the dependency model score (EWT dev: bench/bag_rerank.py)
 DEFAULT_DEP_NBEST = 20        # strings the dependency model reranks
+DEFAULT_ROW_CAP = 500         # strings kept per pruned row (EWT dev bags: 2000 -> 500, 31.65 -> 31.63 BLEU, 25x faster)
+DEFAULT_JOIN_SLACK = 0.5      # the chart's bigram join filter (log10; EWT dev: BLEU within 0.1, 1.7x faster)
 
 
 class GyroLimit(Exception):
@@ -55,7 +57,7 @@ class GyroResult(system.Result):
     (acceptor states built, the memory proxy), pool_mb (chart engine: peak MB of its pools);
     with a dependency model (``GyroRealizer(dep=...)``): heads (1-based head position of each
     output word, 0 = root: the model's tree of the output) and dep_score (its scaled score of
-    that tree); seconds (wall clock), status (ok | timeout | limit: the last level ran out of
+    that tree), pos (its POS per output word); seconds (wall clock), status (ok | timeout | limit: the last level ran out of
     states and the greedy LM order is returned | error), message by keyword."""
 
     level: str = ""
@@ -65,6 +67,7 @@ class GyroResult(system.Result):
     pool_mb: float = 0.0
     heads: List[int] = field(default_factory=list)
     dep_score: float = 0.0
+    pos: List[str] = field(default_factory=list)
 
     @property
     def log10_prob(self) -> float:
@@ -187,10 +190,10 @@ class GyroRealizer(system.System):
     def __init__(self, index, lm, rescore_lm=None, r: int = 3, beta: float = 4.0, nbest: int = 1,
                  min_n: int = 3, max_n: int = 5, max_states: int = 2_000_000, min_count: int = 1,
                  levels: Sequence[str] = DEFAULT_LEVELS, row_states: int = 20_000, engine: str = "chart",
-                 row_cap: int = 2000, keep: int = 1000, future: bool = True, mbr: bool = False,
+                 row_cap: int = DEFAULT_ROW_CAP, keep: int = 1000, future: bool = True, mbr: bool = False,
                  mbr_scale: float = 1.0, rule_penalty: float = 0.5, dep=None, dep_weight: float = DEFAULT_DEP_WEIGHT,
                  dep_nbest: int = DEFAULT_DEP_NBEST, dep_own: bool = True, timeout: float = 0.0,
-                 join_slack: float = -1.0, max_split: int = 0, dep_budget: float = 200.0):
+                 join_slack: float = DEFAULT_JOIN_SLACK, max_split: int = 0, dep_budget: float = 200.0):
         if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n or row_cap < 1 or keep < 1:
             raise ValueError("need r >= 1, beta > 0, nbest >= 1, 1 <= min_n <= max_n, row_cap >= 1, keep >= 1")
         if dep_nbest < 1 or dep_weight < 0:
@@ -242,7 +245,7 @@ class GyroRealizer(system.System):
         if dep_model:
             from ..dep.linearizer import Linearizer
 
-            options["dep"] = Linearizer.load(dep_model)
+            options["dep"] = Linearizer.load(dep_model, bag_search="dep")   # its own search (dep_own)
         return cls(PhraseIndex.load(index, verify=verify) if index else None,
                    LanguageModel.load(path or default_model("lm"), verify=verify),
                    LanguageModel.load(rescore_lm, verify=verify) if rescore_lm else None, **options)
@@ -291,33 +294,38 @@ class GyroRealizer(system.System):
                             key=lambda x: -x[1])
         if self.mbr and len(finals) > 1:
             finals = mbr_rerank(finals, self.mbr_scale)
-        heads, dep_score = [], 0.0
+        heads, dep_score, tags, pops = [], 0.0, [], 0
         if self.dep is not None:
-            finals, heads, dep_score = self._dep_rerank(bag, [t for t, _ in finals[:self.dep_nbest]])
+            finals, tree, pops = self._dep_rerank(bag, [t for t, _ in finals[:self.dep_nbest]])
+            if tree is not None:
+                heads, dep_score, tags = tree.heads, tree.score, tree.pos
         nb = [(" ".join(t), self.lm.score(t)) for t, _ in finals[:self.nbest]]
         text, lp = nb[0]
         return GyroResult(text.split(" ") if text else [], level, nb, total_cells, total_states,
-                          round(self._pool_mb, 3), heads, dep_score, score=lp, seconds=time.perf_counter() - t0)
+                          round(self._pool_mb, 3), heads, dep_score, tags, score=lp, pops=pops,
+                          seconds=time.perf_counter() - t0)
 
     def _dep_rerank(self, bag, cands):
         """Rerank candidate strings (token lists, best first) by log10 p + dep_weight * F (see the
-        class doc).  Returns (finals [(tokens, combined score)] best first, heads of the best,
-        its scaled dependency score).  A candidate the parse cannot cover within its budget is
+        class doc).  Returns (finals [(tokens, combined score)] best first, the model's parse of
+        the best (a :class:`wo.dep.linearizer.Result`: heads, POS, scaled score) or None, the pops
+        of all the parses).  A candidate the parse cannot cover within its budget is
         dropped; when none is left the candidates keep their order."""
         if self.dep_own:
             own = self.dep.linearize(bag).tokens
             if own not in cands:
                 cands = cands + [own]
         lm = self.rescore_lm or self.lm
-        scored = []
+        scored, pops = [], 0
         for t in cands:
             p = self.dep.parse(t, budget_factor=self.dep_budget)
+            pops += p.pops
             if p.parsed_score() is not None:
                 scored.append((lm.score(t) + self.dep_weight * p.parsed_score(), t, p))
         if not scored:
-            return [(t, lm.score(t)) for t in cands], [], 0.0
+            return [(t, lm.score(t)) for t in cands], None, pops
         scored.sort(key=lambda x: -round(x[0], 6))  # stable: ties (to float error) keep the LM's order
-        return [(t, sc) for sc, t, _ in scored], scored[0][2].heads, scored[0][2].score
+        return [(t, sc) for sc, t, _ in scored], scored[0][2], pops
 
     def _run_chart(self, bag, words, mult, wid, unseen):
         """Algorithm 3 in C pools (``wo._fast._gyro.GyroChart``), level by level.  Returns
