@@ -272,10 +272,10 @@ def dep(R: Records) -> List[str]:
     zt = R("zgen_side_by_side.tree-rerank.json")
     pr = zt["plain_runs"]
     zf = zt["types"]["full"]
-    rows.append(["full trees, the current LM model (another run)", f"{f(pr['zgen_wall_s'], 1)} s ({', '.join(f(x, 1) for x in pr['zgen_wall_s_all'])})",
+    rows.append(["full trees, the same model (another run, another machine)", f"{f(pr['zgen_wall_s'], 1)} s ({', '.join(f(x, 1) for x in pr['zgen_wall_s_all'])})",
                  f"{f(pr['wo_wall_s'], 1)} s ({', '.join(f(x, 1) for x in pr['wo_wall_s_all'])})", f"{f(pr['ratio'])}x",
                  f"{f(zf['zgen']['bleu'])} / {f(pr['wo_bleu'])}", f"{thousands(pr['zgen_rss_mb'])} / {pr['wo_rss_mb']} MB"])
-    rows.append(["full trees, the current LM model with `--tree-rerank` (same run)", f"{f(zf['zgen']['wall_s'], 1)} s ({', '.join(f(x, 1) for x in zf['zgen']['wall_s_all'])})",
+    rows.append(["full trees, the same model with `--tree-rerank` (that run; the Wikipedia-only 4-gram)", f"{f(zf['zgen']['wall_s'], 1)} s ({', '.join(f(x, 1) for x in zf['zgen']['wall_s_all'])})",
                  f"{f(zf['wo']['wall_s'], 1)} s ({', '.join(f(x, 1) for x in zf['wo']['wall_s_all'])})",
                  f"{f(zf['ratio_wall_zgen_over_wo'])}x", f"{f(zf['zgen']['bleu'])} / {f(zf['wo']['bleu'])}",
                  f"{thousands(round(zf['zgen']['rss_mb']))} / {thousands(round(zf['wo']['rss_mb']))} MB"])
@@ -287,8 +287,9 @@ def dep(R: Records) -> List[str]:
                  setup=f"{zg['what']}: ZGen_SR (beam {zg['zgen']['beam']}, {zg['zgen']['training_passes']} training pass per "
                        f"input type on EWT train) and wo decode all of EWT test as whole processes, one job, back to back, "
                        f"{zg['repeats']} rounds, medians ({zg['cpu_model']}, {zg['cpus']} cores; {zg['date_utc']} to "
-                       f"{zg['finished_utc']}). The first two rows are the model shipped before the current one; the last two "
-                       f"were interleaved the same way on another machine ({zt['date_utc']}).",
+                       f"{zg['finished_utc']}). The first two rows are the shipped defaults of `wo linearize` (bags: GYRO's n-best "
+                       f"under the large 4-gram reranked by the dependency model); the last two were interleaved the same way "
+                       f"on another machine ({zt['date_utc']}).",
                  notes=["Source: `bench/results/zgen_side_by_side.json`, `bench/results/zgen_side_by_side.tree-rerank.json` "
                         "(build steps for ZGen in NOTES.md)."],
                  signature=zg["types"]["none"]["wo"]["scores"]["signature"])
@@ -625,7 +626,7 @@ def lm(R: Records) -> List[str]:
         tr, tk = w["train"], w["tokenize"]
         rows = [[r["lm"], mega(r["bytes"]) + "B", f(r["gyro_dev300_bleu"]) if r.get("gyro_dev300_bleu") else "",
                  f(r["tree_rerank_dev_bleu"]) if r.get("tree_rerank_dev_bleu") else ""] for r in w["size_quality"]]
-        out += block("The Wikipedia 4-gram (shipped: `corpora/models/wo-en-wiki-4gram.wolm`)",
+        out += block("The Wikipedia-only 4-gram (shipped before the large 4-gram)",
                      ["make lm-wiki", cmd(tk["command"]), cmd(tr["command"])],
                      table(["LM", "file", "GYRO BLEU, first 300 EWT dev bags (LM alone)",
                             "`--tree-rerank` BLEU, EWT dev trees (shipped weights)"], rows),
@@ -640,6 +641,24 @@ def lm(R: Records) -> List[str]:
                             f"{f(w['trees']['test_bleu'])} ([reranking tree inputs](#reranking-tree-inputs---tree-rerank)).",
                             "Source: `bench/results/lm/wiki-lm.json`."],
                      signature=w["signature"])
+    big = R("lm/large-lm.json")
+    if big:
+        tk, tr, rp = big["tokenize"], big["train"], big["replaces"]
+        out += block("The large 4-gram (shipped: `corpora/models/wo-en-wiki-4gram.wolm`)",
+                     [big["make"], cmd(tk["command"]), cmd(tr["command"])],
+                     table(["LM", "bytes", "GYRO BLEU, first 300 EWT dev bags (LM alone)", "`--tree-rerank` BLEU, EWT dev trees"],
+                           [["Wikipedia + text-en + EWT train (shipped)", thousands(tr["bytes"]),
+                             f(rp["gyro_first_300_dev_bags_lm_alone"]["this LM"]), f(rp["tree_rerank_ewt_dev"]["this LM"])],
+                            ["Wikipedia only (shipped before)", "43,779,328",
+                             f(rp["gyro_first_300_dev_bags_lm_alone"]["Wikipedia only"]),
+                             f(rp["tree_rerank_ewt_dev"]["Wikipedia only"])]]),
+                     setup=(f"{big['cpu']}. {thousands(tr['sentences'])} sentences, {thousands(tr['tokens'])} tokens, "
+                            f"{' / '.join(thousands(x) for x in tr['ngrams'])} n-grams. Tokenizing {f(tk['wall_seconds'], 0)} s; "
+                            f"training {' and '.join(f(x, 0) for x in tr['wall_seconds'])} s, peak "
+                            f"{' and '.join(thousands(x) for x in tr['peak_rss_kb_main_process'])} KB (main process). "
+                            f"{big['reproducible']} (md5 {tr['md5'][:8]}...)."),
+                     notes=[f"Tree column: {rp['tree_rerank_ewt_dev']['command']}.", "Source: `bench/results/lm/large-lm.json`."],
+                     signature=big["signature"])
     pud = R("lm/pud.json")
     if pud and pud.get("results"):
         res = pud["results"]
@@ -658,7 +677,7 @@ def lm(R: Records) -> List[str]:
                            rows),
                      setup=(f"{pud['cpu']}. The EWT-trained defaults of `wo linearize` (the shipped model and LMs) on the "
                             "1,000 sentences of UD English-PUD test (news and Wikipedia), beside EWT test; one run each."),
-                     notes=([f"`--tree-rerank` (with the Wikipedia 4-gram) raises full trees by "
+                     notes=([f"`--tree-rerank` (with the large 4-gram) raises full trees by "
                              f"{f(res['trees-rerank']['pud']['bleu'] - res['trees']['pud']['bleu'])} BLEU on PUD and "
                              f"{f(res['trees-rerank']['ewt']['bleu'] - res['trees']['ewt']['bleu'])} on EWT."]
                             if all(k in res and len(res[k]) == 2 for k in ("trees", "trees-rerank")) else [])
@@ -804,6 +823,24 @@ def gyro(R: Records) -> List[str]:
                         "Source: `bench/results/gyro/eval.test-sub.*.json`, `bench/results/gyro/eval.test.*.json`."],
                  signature=SIG)
     R.readme("gyro", "demo")
+    td, tt = R("gyro/throughput.dev.json"), R("gyro/throughput.test.json")
+    if td and tt:
+        rows = [[split, name, f(r["bleu"]), f(r["exact_pct"]), f(r["wall_seconds"], 1), f(r["sentences_per_second"], 1),
+                 thousands(r["peak_rss_mb"])]
+                for split, d in (("dev", td), ("test", tt)) for name, r in d["results"].items()]
+        out += block("Throughput of the `make demo` line (whole EWT bags, the shipped 4-gram)",
+                     [td["script"], tt["script"]],
+                     table(["split", "configuration", "BLEU", "exact %", "seconds (whole process, 2 jobs)", "sentences/s",
+                            "peak RSS MB (main process)"], rows),
+                     setup=(f"{td['cpu']}. `default`: the chart's defaults (row cap 500, join filter 0.5); `former`: the "
+                            "defaults before them (row cap 2000, no join filter), with the same engine; test decoded once, "
+                            "with the default."),
+                     notes=[f"Before the best-first joins, the per-word bitsets and the candidate hash table (the "
+                            f"engine of commit da012db), the same `former` settings on the first 500 dev bags took 91.4 s "
+                            f"against 66.1 s now (29.26 and 29.39 BLEU); the `make demo` line on test gave 32.51 BLEU in 4 min "
+                            f"34 s (`bench/results/readme/gyro.json`).",
+                            "Source: `bench/results/gyro/throughput.dev.json`, `bench/results/gyro/throughput.test.json`."],
+                     signature=tt["results"]["default"]["signature"])
     j, jd = R("gyro/eval.test-sub.uni5.join.json"), R("gyro/eval.dev-sub.all_uni5.join.json")
     dev_all = R("gyro/eval.dev-sub.all_uni5.json")
     nb = R("gyro/eval.dev-sub.f_uni_nb100.json")
