@@ -14,7 +14,7 @@ from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy
 from ._typedefs cimport int32_t, int64_t, uint32_t, uint64_t
 from ._lm cimport NgramModel, LMState, LM_MAX_ORDER, lm_mix
-from ._utils cimport grow, now as _now
+from ._utils cimport grow, reserve, now as _now
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long x) nogil
@@ -505,12 +505,7 @@ cdef class GyroChart:
             return 0
         while (1 << bits) < 2 * (4 * cap + 65):
             bits += 1
-        if self.ctab == NULL:
-            self.capctab = 1 << bits
-            self.ctab = <int32_t*>malloc(self.capctab * sizeof(int32_t))
-            if self.ctab == NULL:
-                return -1
-        if grow(<void**>&self.ctab, &self.capctab, sizeof(int32_t), 1 << bits) < 0:
+        if reserve(<void**>&self.ctab, &self.capctab, sizeof(int32_t), 1 << bits) < 0:
             return -1
         for i in range(1 << bits):
             self.ctab[i] = -1
@@ -688,28 +683,17 @@ cdef class GyroChart:
         cdef GRank* tmp
         cdef uint64_t* bs
         cdef const uint64_t* key
-        if self.lrank == NULL:
-            self.caprank = 64
-            self.lrank = <int32_t*>malloc(64 * sizeof(int32_t))
-            self.rrank = <int32_t*>malloc(64 * sizeof(int32_t))
-            if self.lrank == NULL or self.rrank == NULL:
-                return -1
         t = self.caprank
-        if grow(<void**>&self.lrank, &t, sizeof(int32_t), self.ncell) < 0:
+        if reserve(<void**>&self.lrank, &t, sizeof(int32_t), self.ncell) < 0:
             return -1
-        if grow(<void**>&self.rrank, &self.caprank, sizeof(int32_t), self.ncell) < 0:
+        if reserve(<void**>&self.rrank, &self.caprank, sizeof(int32_t), self.ncell) < 0:
             return -1
         nw = (n + 63) >> 6
         self.boff[x] = self.nbits
         self.bnw[x] = nw
         if n == 0:
             return 0
-        if self.bits == NULL:
-            self.capbits = 64
-            self.bits = <uint64_t*>malloc(64 * sizeof(uint64_t))
-            if self.bits == NULL:
-                return -1
-        if grow(<void**>&self.bits, &self.capbits, sizeof(uint64_t), self.nbits + self.N * nw) < 0:
+        if reserve(<void**>&self.bits, &self.capbits, sizeof(uint64_t), self.nbits + self.N * nw) < 0:
             return -1
         tmp = <GRank*>malloc(n * sizeof(GRank))
         if tmp == NULL:
@@ -739,12 +723,7 @@ cdef class GyroChart:
         self.nbits += self.N * nw
         # the right-part bound per left boundary word u, over the rk ranking
         self.rboff[x] = self.nrb
-        if self.rb == NULL:
-            self.caprb = 64
-            self.rb = <float*>malloc(64 * sizeof(float))
-            if self.rb == NULL:
-                return -1
-        if grow(<void**>&self.rb, &self.caprb, sizeof(float), self.nrb + self.D * n) < 0:
+        if reserve(<void**>&self.rb, &self.caprb, sizeof(float), self.nrb + self.D * n) < 0:
             return -1
         cdef float* rbv = &self.rb[self.nrb]
         cdef float v, sc, mx
@@ -788,12 +767,7 @@ cdef class GyroChart:
             nw = self.bnw[j]
             if nw == 0 or self.row0[i + 1] == self.row0[i]:
                 continue
-            if self.conflict == NULL:
-                self.capconf = 64
-                self.conflict = <uint64_t*>malloc(64 * sizeof(uint64_t))
-                if self.conflict == NULL:
-                    return -1
-            if grow(<void**>&self.conflict, &self.capconf, sizeof(uint64_t), nw) < 0:
+            if reserve(<void**>&self.conflict, &self.capconf, sizeof(uint64_t), nw) < 0:
                 return -1
             jb = self.row0[j]
             nj = self.row0[j + 1] - jb
