@@ -37,7 +37,7 @@ def test_ctrl_c_writes_the_realised_prefix(tmp_path):
 
     from wo.sr.t1 import read_t1
 
-    blocks = _t1(tmp_path, 3)
+    blocks = _t1(tmp_path, 8)    # long enough that the run is still realising when the interrupt comes
     src = tmp_path / "in.t1"
     src.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
     out = tmp_path / "o.txt"
