@@ -136,8 +136,6 @@ cdef class GyroChart:
     cdef readonly long peak_cands, strings, cells_built
 
     cdef void _estimates(self) noexcept nogil
-    cdef inline uint64_t* _key(self, int cell) noexcept nogil
-    cdef inline bint _fits(self, const uint64_t* a, const uint64_t* b) noexcept nogil
     cdef int _push_cand(self, int32_t b, int32_t c, float score, float est, uint64_t h,
                         uint64_t kh) noexcept nogil
     cdef float _walk(self, const int32_t* t, int n, LMState* st, float* head) noexcept nogil

@@ -374,16 +374,6 @@ cdef class GyroChart:
             self.est[d] = best
 
     # ------------------------------------------------------------------ pools
-    cdef inline uint64_t* _key(self, int cell) noexcept nogil:
-        return &self.keys[self.cells[cell].key]
-
-    cdef inline bint _fits(self, const uint64_t* a, const uint64_t* b) noexcept nogil:
-        cdef int w
-        for w in range(self.W):
-            if (a[w] + b[w] + self.off[w]) & self.guard[w]:
-                return False
-        return True
-
     cdef int _push_cand(self, int32_t b, int32_t c, float score, float est, uint64_t h,
                         uint64_t kh) noexcept nogil:
         cdef GCand* q
@@ -678,7 +668,8 @@ cdef class GyroChart:
 
     cdef int _index_row(self, int x) noexcept nogil:
         """Rank row x's cells by lk and rk (best first) and build its bitsets over the rk
-        ranking (see the class attributes).  Returns 0, -1 (out of memory)."""
+        ranking, and with the join filter on its right-part bounds rb and rbmax (see the class
+        attributes).  Returns 0, -1 (out of memory)."""
         cdef int a = self.row0[x], n = self.row0[x + 1] - a, t, d, k, c, nw, lv
         cdef GRank* tmp
         cdef uint64_t* bs
@@ -721,8 +712,11 @@ cdef class GyroChart:
                     bs[lv * nw + (t >> 6)] |= (<uint64_t>1) << (t & 63)
         free(tmp)
         self.nbits += self.N * nw
-        # the right-part bound per left boundary word u, over the rk ranking
+        # the right-part bound per left boundary word u, over the rk ranking (read by the join
+        # filter only)
         self.rboff[x] = self.nrb
+        if self.slack < 0:
+            return 0
         if reserve(<void**>&self.rb, &self.caprb, sizeof(float), self.nrb + self.D * n) < 0:
             return -1
         cdef float* rbv = &self.rb[self.nrb]
@@ -1078,7 +1072,9 @@ cdef class GyroChart:
                     if self.nhyp + self.ncand > max_strings:
                         st = -2
                         break
-                if self._materialize(x, tp, &ph_off[0], &vkey[0], &vused[0]) < 0 or self._index_row(x) < 0:
+                # rows up to N - 2 are the parts of later rows below the top (which finds its pairs by key)
+                if (self._materialize(x, tp, &ph_off[0], &vkey[0], &vused[0]) < 0
+                        or (x <= N - 2 and self._index_row(x) < 0)):
                     st = -1
                     break
                 self.strings = self.nhyp
