@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 
-from common import ROOT, WO, cpu_name, loadavg, run_timed
+from common import ROOT, cpu_name, decode_and_score
 
 DEV = os.path.join(ROOT, "corpora", "ud-en-ewt", "en_ewt-ud-dev.conllu.xz")
 LM = os.path.join(ROOT, "corpora", "models", "wo-en-wiki-4gram.wolm")
@@ -46,17 +46,8 @@ CONFIGS = {
 def run(name: str, tmp: str) -> dict:
     """Decode EWT dev with CONFIGS[name] (whole process, 2 jobs) and score it."""
     hyp = os.path.join(tmp, f"{name}.txt")
-    args = CONFIGS[name][0] + ["--input", DEV, "--output", hyp, "--jobs", "2", "--quiet"]
-    load = loadavg()
-    r = run_timed([*WO, *args])
-    e = run_timed([*WO, "evaluate", "--hyp", hyp, "--ref", DEV, "--json"])
-    score = json.loads(e.stdout)
-    shown = [("OUT" if a == hyp else os.path.relpath(a, ROOT) if a.startswith(ROOT) else a) for a in args]
-    return {"command": "wo " + " ".join(shown),
-            "what": CONFIGS[name][1], "bleu": round(score["bleu"], 2), "exact_pct": round(score.get("exact", 0.0), 2),
-            "signature": score["signature"], "sentences": score["sentences"], "wall_seconds": round(r.wall_s, 1),
-            "sentences_per_second": round(score["sentences"] / r.wall_s, 1), "peak_rss_mb": round(r.rss_mb),
-            "load_average_before": load}
+    rec = decode_and_score(CONFIGS[name][0] + ["--input", DEV, "--output", hyp, "--jobs", "2", "--quiet"], hyp, DEV)
+    return {"what": CONFIGS[name][1], **rec}
 
 
 def main() -> int:

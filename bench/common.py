@@ -124,6 +124,23 @@ def run_timed(cmd: Sequence, *, cwd: Optional[str] = ROOT, env: Optional[dict] =
     return r
 
 
+def decode_and_score(args: Sequence[str], hyp: str, ref: str) -> Dict:
+    """Run ``wo ARGS`` (which writes ``hyp``) as one timed whole process, then ``wo evaluate
+    --json`` against ``ref``: the record of a decoding benchmark row (command with ``hyp`` shown
+    as OUT and repository paths relative, bleu, exact_pct, signature, sentences, wall_seconds,
+    sentences_per_second, peak_rss_mb, load_average_before).  Raises SystemExit on a failed run."""
+    import json
+
+    load = loadavg()
+    r = run_timed([*WO, *args])
+    score = json.loads(run_timed([*WO, "evaluate", "--hyp", hyp, "--ref", ref, "--json"]).stdout)
+    shown = ["OUT" if str(a) == hyp else os.path.relpath(a, ROOT) if str(a).startswith(ROOT) else str(a) for a in args]
+    return {"command": "wo " + " ".join(shown), "bleu": round(score["bleu"], 2),
+            "exact_pct": round(score["exact"], 2), "signature": score["signature"], "sentences": score["sentences"],
+            "wall_seconds": round(r.wall_s, 1), "sentences_per_second": round(score["sentences"] / r.wall_s, 1),
+            "peak_rss_mb": round(r.rss_mb), "load_average_before": load}
+
+
 def parse_time_v(text: str) -> Dict[str, float]:
     """The fields of a ``/usr/bin/time -v`` report (its text): wall_s (the "Elapsed (wall
     clock)" h:mm:ss or m:ss), user_s, sys_s (CPU seconds), rss_mb (peak RSS, MiB) and

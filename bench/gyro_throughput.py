@@ -16,7 +16,7 @@ import os
 import sys
 import tempfile
 
-from common import ROOT, WO, cpu_name, loadavg, run_timed
+from common import ROOT, cpu_name, decode_and_score
 
 LM = os.path.join(ROOT, "corpora", "models", "wo-en-4gram.wolm")
 CONFIGS = {"default": [], "former": ["--row-cap", "2000", "--join-slack", "-1"]}
@@ -33,18 +33,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="wo-gyro-") as tmp:
         for name in names:
             hyp = os.path.join(tmp, f"{name}.txt")
-            args = ["gyro", "realize", "--lm", LM, "--input", ref, "--output", hyp, "--jobs", "2", "--quiet",
-                    *CONFIGS[name]]
-            load = loadavg()
-            r = run_timed([*WO, *args])
-            score = json.loads(run_timed([*WO, "evaluate", "--hyp", hyp, "--ref", ref, "--json"]).stdout)
-            shown = ["OUT" if x == hyp else os.path.relpath(x, ROOT) if x.startswith(ROOT) else x for x in args]
-            rec["results"][name] = {
-                "command": "wo " + " ".join(shown), "bleu": round(score["bleu"], 2),
-                "exact_pct": round(score["exact"], 2), "recovered_pct": score["recovered"],
-                "signature": score["signature"], "sentences": score["sentences"],
-                "wall_seconds": round(r.wall_s, 1), "sentences_per_second": round(score["sentences"] / r.wall_s, 1),
-                "peak_rss_mb": round(r.rss_mb), "load_average_before": load}
+            rec["results"][name] = decode_and_score(
+                ["gyro", "realize", "--lm", LM, "--input", ref, "--output", hyp, "--jobs", "2", "--quiet",
+                 *CONFIGS[name]], hyp, ref)
             print(f"[gyro_throughput] {a.split} {name}: BLEU {rec['results'][name]['bleu']} "
                   f"({rec['results'][name]['sentences_per_second']} sent/s)", file=sys.stderr, flush=True)
     with open(os.path.join(ROOT, "bench", "results", "gyro", f"throughput.{a.split}.json"), "w") as f:

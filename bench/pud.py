@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 
-from common import ROOT, WO, cpu_name, run_timed
+from common import ROOT, cpu_name, decode_and_score
 
 SHARED = os.environ.get("WO_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 SETS = {"pud": os.path.join(SHARED, "corpora", "ud-pud", "en_pud-ud-test.conllu"),
@@ -32,14 +32,8 @@ OUT = os.path.join(ROOT, "bench", "results", "lm", "pud.json")
 def run(name: str, path: str, config: str, tmp: str) -> dict:
     """``wo linearize`` (default model) on ``path`` with CONFIGS[config], then ``wo evaluate``."""
     hyp = os.path.join(tmp, f"{name}.{config}.txt")
-    args = ["linearize", "--input", path, "--output", hyp, "--jobs", "2", *CONFIGS[config]]
-    r = run_timed([*WO, *args])
-    e = run_timed([*WO, "evaluate", "--hyp", hyp, "--ref", path, "--json"])
-    score = json.loads(e.stdout)
-    return {"command": "wo " + " ".join(os.path.relpath(a, ROOT) if a.startswith(ROOT) else a for a in args),
-            "bleu": round(score["bleu"], 2), "signature": score["signature"], "sentences": score["sentences"],
-            "wall_seconds": round(r.wall_s, 1), "sentences_per_second": round(score["sentences"] / r.wall_s, 1),
-            "peak_rss_mb": round(r.rss_mb)}
+    return decode_and_score(["linearize", "--input", path, "--output", hyp, "--jobs", "2", *CONFIGS[config]],
+                            hyp, path)
 
 
 def main() -> int:
