@@ -153,6 +153,7 @@ cdef class GyroChart:
     cdef int _find(self, int x, uint64_t kh) noexcept nogil
     cdef inline int _count(self, const uint64_t* key, int d) noexcept nogil
     cdef int _index_row(self, int x) noexcept nogil
+    cdef inline float _left_bound(self, int nu, const float* table, int stride, int t) noexcept nogil
     cdef int _row_pairs(self, int x, bint prn, float beta, int cap, float total, float* best, float* thr,
                         long max_strings, double t_start, double max_seconds) noexcept nogil
     cdef int _materialize(self, int x, const int32_t* ptok, const int64_t* poff,

@@ -739,6 +739,16 @@ cdef class GyroChart:
         self.nrb += self.D * n
         return 0
 
+    cdef inline float _left_bound(self, int nu, const float* table, int stride, int t) noexcept nogil:
+        """Max over the left part's distinct last words u (lwu, with their best scores lws) of
+        lws + table[u * stride + t]: the join filter's bound of a pair, before the future estimate."""
+        cdef float m = -1e30
+        cdef int d
+        for d in range(nu):
+            if self.lws[d] + table[self.lwu[d] * stride + t] > m:
+                m = self.lws[d] + table[self.lwu[d] * stride + t]
+        return m
+
     cdef int _row_pairs(self, int x, bint prn, float beta, int cap, float total, float* best, float* thr,
                         long max_strings, double t_start, double max_seconds) noexcept nogil:
         """The candidates B.C of row x < N: for every split x = i + j, the left parts of row i best
@@ -752,7 +762,7 @@ cdef class GyroChart:
         cdef const uint64_t* keyb
         cdef const uint64_t* bs
         cdef const float* rbv
-        cdef float lkb, rbest, m, need
+        cdef float lkb, rbest
         cdef bint tight
         for i in range(1, x):
             j = x - i
@@ -765,12 +775,11 @@ cdef class GyroChart:
                 return -1
             jb = self.row0[j]
             nj = self.row0[j + 1] - jb
-            rbv = &self.rb[self.rboff[j]]
             tight = prn and self.slack >= 0
+            rbv = &self.rb[self.rboff[j]] if tight else NULL
             rbest = self.cells[self.rrank[jb]].rk
             bs = &self.bits[self.boff[j]]
-            last = (~(<uint64_t>0)) if ((self.row0[j + 1] - jb) & 63) == 0 else \
-                (((<uint64_t>1) << ((self.row0[j + 1] - jb) & 63)) - 1)
+            last = (~(<uint64_t>0)) if (nj & 63) == 0 else (((<uint64_t>1) << (nj & 63)) - 1)
             for li in range(self.row0[i], self.row0[i + 1]):
                 if max_seconds > 0 and _now() - t_start > max_seconds:
                     return -3
@@ -790,12 +799,7 @@ cdef class GyroChart:
                             self.lwu[nu] = u
                             self.lws[nu] = self.hyps[hb].score
                             nu += 1
-                    need = thr[0] - total + self.cells[cb].used
-                    m = -1e30
-                    for d in range(nu):
-                        if self.lws[d] + self.rbmax[j * self.D + self.lwu[d]] > m:
-                            m = self.lws[d] + self.rbmax[j * self.D + self.lwu[d]]
-                    if m < need:
+                    if self._left_bound(nu, &self.rbmax[j * self.D], 1, 0) < thr[0] - total + self.cells[cb].used:
                         continue
                 for w in range(nw):
                     self.conflict[w] = 0
@@ -819,14 +823,8 @@ cdef class GyroChart:
                         if prn and lkb + self.cells[cc].rk + total < thr[0]:
                             w = nw
                             break
-                        if tight:
-                            need = thr[0] - total + self.cells[cb].used
-                            m = -1e30
-                            for d in range(nu):
-                                if self.lws[d] + rbv[self.lwu[d] * nj + t] > m:
-                                    m = self.lws[d] + rbv[self.lwu[d] * nj + t]
-                            if m < need:
-                                continue
+                        if tight and self._left_bound(nu, rbv, nj, t) < thr[0] - total + self.cells[cb].used:
+                            continue
                         self.pair_calls += 1
                         rc = self._pairs(cb, cc, total - self.cells[cb].used - self.cells[cc].used,
                                          self.cells[cb].kh + self.cells[cc].kh, prn, beta, cap, best, thr,
