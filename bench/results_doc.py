@@ -657,7 +657,11 @@ def lm(R: Records) -> List[str]:
                             f"training {' and '.join(f(x, 0) for x in tr['wall_seconds'])} s, peak "
                             f"{' and '.join(thousands(x) for x in tr['peak_rss_kb_main_process'])} KB (main process). "
                             f"{big['reproducible']} (md5 {tr['md5'][:8]}...)."),
-                     notes=[f"Tree column: {rp['tree_rerank_ewt_dev']['command']}.", "Source: `bench/results/lm/large-lm.json`."],
+                     notes=[f"Tree column: {rp['tree_rerank_ewt_dev']['command']}."]
+                     + ([f"Size against quality, {big['size_quality']['what']} (`{big['size_quality']['command']}`): "
+                         + "; ".join(f"{r['lm']}, {thousands(r['bytes'])} bytes: {f(r['bleu'])} BLEU"
+                                     for r in big["size_quality"]["rows"]) + "."] if big.get("size_quality") else [])
+                     + ["Source: `bench/results/lm/large-lm.json`."],
                      signature=big["signature"])
     pud = R("lm/pud.json")
     if pud and pud.get("results"):
