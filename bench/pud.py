@@ -2,13 +2,15 @@
 Wikipedia, translated; ../shared/corpora/ud-pud, CC BY-SA 4.0), beside the same commands on EWT
 test: bags (the default of ``wo linearize --given none``: the search the shipped model names,
 GYRO's n-best under the large 4-gram reranked by the model), bags with the model's own search
-(``--bag-search dep``), full trees (``--given full``) and full trees with ``--tree-rerank``.  Whole-process wall time, one run each, ``--jobs 2``;
+(``--bag-search dep``), full trees (``--given full``: the search's popped goals reranked by the LMs
+the model names) and full trees without the reranking (``--no-tree-rerank``).  Whole-process
+wall time, one run each, ``--jobs 2``;
 BLEU as ``wo evaluate`` computes it (sacrebleu, case-sensitive, ``tokenize='none'``, the UD
 forms).  Input order: ``wo linearize`` shuffles every sentence with its fixed seed.  Writes
 bench/results/lm/pud.json (shown in docs/results.md).
 
     python bench/pud.py                 # every configuration on PUD and EWT test
-    python bench/pud.py --configs bags  # some of bags, bags-dep, trees, trees-rerank
+    python bench/pud.py --configs bags  # some of bags, bags-dep, trees, trees-plain
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ SETS = {"pud": os.path.join(SHARED, "corpora", "ud-pud", "en_pud-ud-test.conllu"
         "ewt": os.path.join(ROOT, "corpora", "ud-en-ewt", "en_ewt-ud-test.conllu.xz")}
 CONFIGS = {"bags": ["--given", "none"], "bags-dep": ["--given", "none", "--bag-search", "dep"],
            "trees": ["--given", "full"],
-           "trees-rerank": ["--given", "full", "--tree-rerank"]}
+           "trees-plain": ["--given", "full", "--no-tree-rerank"]}
 OUT = os.path.join(ROOT, "bench", "results", "lm", "pud.json")
 
 

@@ -161,7 +161,7 @@ def dep(R: Records) -> List[str]:
               f"{f(zg['types']['none']['wo']['wall_s'], 1)} / {f(zg['types']['full']['wo']['wall_s'], 1)} s",
               f"{f(zg['types']['none']['wo']['rss_mb'], 0)} / {f(zg['types']['full']['wo']['rss_mb'], 0)} MB"]
     out += readme_block(R, "dep", "lm-model-test", extra_rows=[
-        ["full tree, with LM, `--tree-rerank`", f(tr["bleu"]), f"{f(tr['exact_match'], 1)} %",
+        ["full tree, with LM, `--tree-rerank` at beam 64 (the reranking before the default)", f(tr["bleu"]), f"{f(tr['exact_match'], 1)} %",
          f"{f(tr['wall_seconds'], 1)} s (a machine shared with other jobs)", f"{tr['peak_rss_mb']} MB"], before],
         extra_commands=[cmd(tr["command"])])
 
@@ -169,7 +169,7 @@ def dep(R: Records) -> List[str]:
     sp = trr["speed_dev_side_by_side"]
     ens = R.readme("rerank", "tree-ensemble")
     b5 = trr["bench_5gram"]
-    rows = [["no reranking (the default)", f(trr["without_rerank"]["dev_bleu"]), f(trr["without_rerank"]["bleu"]),
+    rows = [["no reranking (the default then)", f(trr["without_rerank"]["dev_bleu"]), f(trr["without_rerank"]["bleu"]),
              f"{f(sp['none_seconds'], 1)} s, {sp['sentences'] / sp['none_seconds']:.0f} sentences/s", f"{sp['none_rss_mb']} MB"]]
     rows += [[r[0], r[1], r[2], "", r[3]] for r in ens["rows"]]
     t4 = trr.get("tree_rerank_4gram")
@@ -180,7 +180,7 @@ def dep(R: Records) -> List[str]:
               f"{f(sp['default_seconds'], 1)} s, {sp['sentences'] / sp['default_seconds']:.0f} sentences/s",
               f"{sp['default_rss_mb']} MB"],
              ["the same with the 5-gram for the 4-gram (bench LM)", f(b5["dev_bleu"]), f(b5["bleu"]), "", f"{b5['peak_rss_mb']} MB"]]
-    out += block("Reranking tree inputs (`--tree-rerank`)",
+    out += block("Reranking tree inputs at beam 64 (`--tree-rerank` before it became the default)",
                  [cmd(trr["without_rerank"]["command"]), cmd(ens["command"]), cmd(tr["command"]), cmd(b5["command"])],
                  table(["EWT trees, `--given full`", "dev (2,001)", "test (2,077)",
                         "whole process (dev, one job, median of 3)", "peak RSS"], rows),
@@ -190,9 +190,36 @@ def dep(R: Records) -> List[str]:
                  notes=[f"Source: `bench/results/lm/tree-rerank.test.json`; the ensemble row: `bench/results/readme/rerank.json` "
                         f"({R('readme/rerank.json')['source']})."],
                  signature=trr["signature"])
+    td = R("lm/tree-default.json")
+    if td:
+        st, sb = td["settings"]["tree_rerank"], td["test_side_by_side"]
+        rows = [[label, f(td["dev"][k]["bleu"]), f(td["test"][tk]["ewt"]["bleu"]) if tk in td["test"] else "",
+                 f"{f(td['dev'][k]['wall_seconds'], 1)} s", f"{td['dev'][k]['peak_rss_mb']} MB",
+                 f(td["test"][tk]["pud"]["bleu"]) if "pud" in td["test"].get(tk, {}) else ""]
+                for k, tk, label in (("default", "trees", "the default (reranked)"),
+                                     ("plain", "trees-plain", "`--no-tree-rerank`"))]
+        out += block("Full trees: the default",
+                     [td["script"], td["dev"]["default"]["command"], td["dev"]["plain"]["command"]],
+                     table(["EWT trees, `--given full`", "dev BLEU", "test BLEU", "dev whole process (one job)",
+                            "dev peak RSS", "PUD test BLEU"], rows),
+                     setup=(f"{td['cpu']}. The shipped decode settings (`corpora/models/wo-ewt-dep-lm.decode.json`): "
+                            f"tree search beam {td['settings']['tree_beam_factor']:g} states per word; the 20 best "
+                            "distinct popped strings reranked by F + "
+                            + " + ".join(f"{w:g} log10 p({n})" for n, w in st["lms"])
+                            + " + " + " + ".join(f"{w:g} F({n})" for n, w in st["models"])
+                            + f", the models' parse for the {st.get('models_top', 0)} best by the other terms only. "
+                            "Weights chosen on dev (the table below: `wiki`, beam 32, 5 parses); test decoded once."),
+                     notes=[f"Side by side with ZGen_SR on EWT test (`{sb['source']}`, {sb['date_utc']}): wo "
+                            f"{f(sb['wo_wall_s'], 1)} s against {f(sb['zgen_wall_s'], 1)} s, {f(sb['ratio'])}x faster, "
+                            f"BLEU {f(sb['wo_bleu'])} against {f(sb['zgen_bleu'])}.",
+                            "Source: `bench/results/lm/tree-default.json` (test columns from `bench/results/lm/pud.json`)."],
+                     signature=td["dev"]["default"]["signature"])
     rows = []
-    for name in ("shipped", "bench", "wiki", "wiki-fast"):
-        d = R(f"lm/tree-rerank.{name}.dev.json")
+    for name in ("shipped", "bench", "wiki", "wiki-fast", "wiki-fast.dev.beam32", "wiki.dev.beam32",
+                 "wiki.dev.beam32.top5"):
+        d = R(f"lm/tree-rerank.{name}.json" if "." in name else f"lm/tree-rerank.{name}.dev.json")
+        if name != d["set"]:
+            name = f"{d['set']}, beam {d['beam_factor']:g}" + (f", {d['models_top']} parses" if d.get("models_top") else "")
         cv = "; ".join(f"{f(c['held_out'])} against {f(c['held_out_without'])} ({c['held_out'] - c['held_out_without']:+.2f})"
                        for c in d["two_fold_cv"])
         w = ", ".join(f"{k} {v:g}" for k, v in sorted(d["best"]["weights"].items(), key=lambda kv: kv[0]))
@@ -200,12 +227,15 @@ def dep(R: Records) -> List[str]:
                      d["grid_size"], cv])
     out += block("Choosing the tree rerankers on EWT dev (20-best lists)",
                  ["python bench/tree_rerank.py dump --split dev --out W/dev.pkl",
-                  "python bench/tree_rerank.py grid --dump W/dev.pkl --set shipped|bench|wiki|wiki-fast"],
+                  "python bench/tree_rerank.py grid --dump W/dev.pkl --set shipped|bench|wiki|wiki-fast",
+                  "python bench/tree_rerank.py dump --split dev --out W/dev32.pkl --beam-factor 32",
+                  "python bench/tree_rerank.py grid --dump W/dev32.pkl --set wiki|wiki-fast [--models-top 5]"],
                  table(["set", "candidates per sentence", "no reranking", "oracle", "best BLEU", "best weights",
                         "grid size", "2-fold CV: held-out half, reranked against not (gain)"], rows),
                  setup="`shipped`: the shipped files only (4-gram, view LMs, no-LM model); `bench`: the 5-gram of "
                        "text-en + EWT train (`bench/results/gyro/text-en+ewt.o5.wolm`, not redistributable) for the 4-gram; `wiki`: the shipped set plus the Wikipedia 4-gram (`corpora/models/wo-en-wiki-4gram.wolm`, 75 M tokens, trie-q8, 43.8 MB); `wiki-fast`: the same without the no-LM model's parse.",
-                 notes=["Source: `bench/results/lm/tree-rerank.{shipped,bench,wiki,wiki-fast}.dev.json`; the shipped rerankers are the `wiki` set."],
+                 notes=["Source: `bench/results/lm/tree-rerank.*.dev*.json`; the shipped rerankers are the `wiki` set at "
+                        "beam 32 with 5 parses (the rows without a beam: the search at beam 64)."],
                  signature=SIG)
     out += readme_block(R, "rerank", "tree-rerank-notes")
 
@@ -263,7 +293,7 @@ def dep(R: Records) -> List[str]:
 
     # ZGen side by side
     rows = []
-    for t, label in (("none", "bags"), ("full", "full trees")):
+    for t, label in (("none", "bags (the default)"), ("full", "full trees (the default: the tree n-best reranked)")):
         z, w = zg["types"][t]["zgen"], zg["types"][t]["wo"]
         rows.append([label, f"{f(z['wall_s'], 1)} s ({', '.join(f(x, 1) for x in z['wall_s_all'])})",
                      f"{f(w['wall_s'], 1)} s ({', '.join(f(x, 1) for x in w['wall_s_all'])})",
@@ -272,10 +302,10 @@ def dep(R: Records) -> List[str]:
     zt = R("zgen_side_by_side.tree-rerank.json")
     pr = zt["plain_runs"]
     zf = zt["types"]["full"]
-    rows.append(["full trees, the same model (another run, another machine)", f"{f(pr['zgen_wall_s'], 1)} s ({', '.join(f(x, 1) for x in pr['zgen_wall_s_all'])})",
+    rows.append(["full trees, no reranking (another run, another machine)", f"{f(pr['zgen_wall_s'], 1)} s ({', '.join(f(x, 1) for x in pr['zgen_wall_s_all'])})",
                  f"{f(pr['wo_wall_s'], 1)} s ({', '.join(f(x, 1) for x in pr['wo_wall_s_all'])})", f"{f(pr['ratio'])}x",
                  f"{f(zf['zgen']['bleu'])} / {f(pr['wo_bleu'])}", f"{thousands(pr['zgen_rss_mb'])} / {pr['wo_rss_mb']} MB"])
-    rows.append(["full trees, the same model with `--tree-rerank` (that run; the Wikipedia-only 4-gram)", f"{f(zf['zgen']['wall_s'], 1)} s ({', '.join(f(x, 1) for x in zf['zgen']['wall_s_all'])})",
+    rows.append(["full trees, the reranking of that time (that run; the Wikipedia-only 4-gram, beam 64)", f"{f(zf['zgen']['wall_s'], 1)} s ({', '.join(f(x, 1) for x in zf['zgen']['wall_s_all'])})",
                  f"{f(zf['wo']['wall_s'], 1)} s ({', '.join(f(x, 1) for x in zf['wo']['wall_s_all'])})",
                  f"{f(zf['ratio_wall_zgen_over_wo'])}x", f"{f(zf['zgen']['bleu'])} / {f(zf['wo']['bleu'])}",
                  f"{thousands(round(zf['zgen']['rss_mb']))} / {thousands(round(zf['wo']['rss_mb']))} MB"])
@@ -288,7 +318,8 @@ def dep(R: Records) -> List[str]:
                        f"input type on EWT train) and wo decode all of EWT test as whole processes, one job, back to back, "
                        f"{zg['repeats']} rounds, medians ({zg['cpu_model']}, {zg['cpus']} cores; {zg['date_utc']} to "
                        f"{zg['finished_utc']}). The first two rows are the shipped defaults of `wo linearize` (bags: GYRO's n-best "
-                       f"under the large 4-gram reranked by the dependency model); the last two were interleaved the same way "
+                       f"under the large 4-gram reranked by the dependency model; full trees: the tree search's n-best "
+                       f"reranked by the large 4-gram, three tree-view LMs and the no-LM model); the last two were interleaved the same way "
                        f"on another machine ({zt['date_utc']}).",
                  notes=["Source: `bench/results/zgen_side_by_side.json`, `bench/results/zgen_side_by_side.tree-rerank.json` "
                         "(build steps for ZGen in NOTES.md)."],
@@ -637,8 +668,9 @@ def lm(R: Records) -> List[str]:
                             f"{f(tr['peak_rss_mb'] / 1024, 1)} GB (before: {f(w['train_before']['wall_seconds'], 0)} s, "
                             f"{f(w['train_before']['peak_rss_mb'] / 1024, 1)} GB). {w['reproducible']}"),
                      notes=[f"Tree column: {w['size_quality_tree_command']}.",
-                            f"Used by `wo linearize --tree-rerank`: EWT trees dev {f(w['trees']['dev_bleu'])}, test "
-                            f"{f(w['trees']['test_bleu'])} ([reranking tree inputs](#reranking-tree-inputs---tree-rerank)).",
+                            f"Used by `wo linearize --tree-rerank` at beam 64: EWT trees dev {f(w['trees']['dev_bleu'])}, test "
+                            f"{f(w['trees']['test_bleu'])} ([reranking tree inputs](#reranking-tree-inputs-at-beam-64---tree-rerank-before-it-became-the-default)); "
+                            "the large 4-gram replaced this file ([full trees: the default](#full-trees-the-default)).",
                             "Source: `bench/results/lm/wiki-lm.json`."],
                      signature=w["signature"])
     big = R("lm/large-lm.json")
@@ -667,8 +699,9 @@ def lm(R: Records) -> List[str]:
     if pud and pud.get("results"):
         res = pud["results"]
         names = {"bags": "bags (`--given none`: the default, GYRO + the dependency model)",
-                 "bags-dep": "bags, the model's own search (`--bag-search dep`)", "trees": "full trees (`--given full`)",
-                 "trees-rerank": "full trees, `--tree-rerank`"}
+                 "bags-dep": "bags, the model's own search (`--bag-search dep`)",
+                 "trees": "full trees (`--given full`: the default, reranked by the LMs)",
+                 "trees-plain": "full trees, `--no-tree-rerank`"}
         rows, sig = [], ""
         for cfg, by in pud["results"].items():
             e, p_ = by.get("ewt", {}), by.get("pud", {})
@@ -681,10 +714,10 @@ def lm(R: Records) -> List[str]:
                            rows),
                      setup=(f"{pud['cpu']}. The EWT-trained defaults of `wo linearize` (the shipped model and LMs) on the "
                             "1,000 sentences of UD English-PUD test (news and Wikipedia), beside EWT test; one run each."),
-                     notes=([f"`--tree-rerank` (with the large 4-gram) raises full trees by "
-                             f"{f(res['trees-rerank']['pud']['bleu'] - res['trees']['pud']['bleu'])} BLEU on PUD and "
-                             f"{f(res['trees-rerank']['ewt']['bleu'] - res['trees']['ewt']['bleu'])} on EWT."]
-                            if all(k in res and len(res[k]) == 2 for k in ("trees", "trees-rerank")) else [])
+                     notes=([f"The reranking of tree inputs (with the large 4-gram) raises full trees by "
+                             f"{f(res['trees']['pud']['bleu'] - res['trees-plain']['pud']['bleu'])} BLEU on PUD and "
+                             f"{f(res['trees']['ewt']['bleu'] - res['trees-plain']['ewt']['bleu'])} on EWT."]
+                            if all(k in res and len(res[k]) == 2 for k in ("trees", "trees-plain")) else [])
                      + ["Source: `bench/results/lm/pud.json`."], signature=sig)
     s = R("idl/summary.json")
     rows = [[k, f(v["wall_seconds"], 2), f"{f(v['peak_rss_mib'], 1)} MiB", thousands(v["bytes"]),

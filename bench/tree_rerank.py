@@ -16,6 +16,8 @@ split's sentences halved at random, tuned on one half and scored on the other, b
     python bench/tree_rerank.py grid --dump W/dev.pkl --set bench           # with the 5-gram
     python bench/tree_rerank.py grid --dump W/dev.pkl --set wiki            # with the Wikipedia 4-gram
     python bench/tree_rerank.py grid --dump W/dev.pkl --set wiki-fast       # the same without the no-LM parse
+    python bench/tree_rerank.py dump --split dev --out W/dev32.pkl --beam-factor 32     # the shipped tree search
+    python bench/tree_rerank.py grid --dump W/dev32.pkl --set wiki --models-top 5  # the shipped reranking
 
 ``--set bench`` needs ``bench/results/gyro/text-en+ewt.o5.wolm`` (``python bench/gyro_index.py
 && python bench/gyro_data.py --set ewt``).  Records go to
@@ -58,14 +60,17 @@ GRIDS = {
 }
 
 
-def dump(split: str, out: str, model: str) -> None:
+def dump(split: str, out: str, model: str, beam_factor: float = 0.0) -> None:
     from wo.dep.linearizer import Linearizer
     from wo.io import read_conllu
     from wo.io.trees import scramble
     from wo.lm import LanguageModel
     from wo.lm.views import score_view
 
-    lin = Linearizer.load(model)
+    # beam_factor > 0: the tree search's beam in states per word (budget and patience as the
+    # model's tree settings); 0: the model's own tree settings
+    lin = Linearizer.load(model, **({"beam_factor": beam_factor, "budget_factor": 1000.0, "patience_factor": 100.0}
+                                    if beam_factor else {}))
     nolm = Linearizer.load(os.path.join(MODELS, "wo-ewt-dep.wo"))
     lms = {k: LanguageModel.load(p) for k, p in LMS.items() if os.path.exists(p)}
     sents = read_conllu(os.path.join(EWT, f"en_ewt-ud-{split}.conllu.xz"))
@@ -81,13 +86,13 @@ def dump(split: str, out: str, model: str) -> None:
             row.append((" ".join(r.tokens), feats))
         rows.append(row)
     with open(out, "wb") as fh:
-        pickle.dump({"split": split, "model": os.path.basename(model), "rows": rows,
+        pickle.dump({"split": split, "model": os.path.basename(model), "beam_factor": beam_factor or None, "rows": rows,
                      "refs": [" ".join(s.forms) for s in sents], "seconds": time.perf_counter() - t0}, fh)
     print(f"{len(rows)} sentences, {np.mean([len(r) for r in rows]):.1f} candidates each, "
           f"{time.perf_counter() - t0:.0f} s -> {out}")
 
 
-def grid(path: str, which: str) -> dict:
+def grid(path: str, which: str, models_top: int = 0) -> dict:
     with open(path, "rb") as fh:
         d = pickle.load(fh)
     rows, refs = d["rows"], d["refs"]
@@ -96,7 +101,18 @@ def grid(path: str, which: str) -> dict:
 
     def pick(spec, idx):
         w = np.array([spec.get(k, 0.0) for k in names])
-        return [rows[i][int(np.argmax(np.round(mats[i] @ w, 6)))][0] for i in idx]
+        if not models_top or "nolm" not in names:
+            return [rows[i][int(np.argmax(np.round(mats[i] @ w, 6)))][0] for i in idx]
+        # the no-LM parse only for the models_top best by the other terms (wo's late_top)
+        j = names.index("nolm")
+        w1 = w.copy()
+        w1[j] = 0.0
+        out = []
+        for i in idx:
+            s1 = np.round(mats[i] @ w1, 6)
+            keep = np.sort(np.argsort(-s1, kind="stable")[:models_top])
+            out.append(rows[i][int(keep[np.argmax(np.round(mats[i][keep] @ w, 6))])][0])
+        return out
 
     def score(spec, idx):
         return round(bleu(pick(spec, idx), [refs[i] for i in idx]).bleu, 2)
@@ -116,12 +132,14 @@ def grid(path: str, which: str) -> dict:
         k = int(np.argmax(tuned))
         cv.append({"tuned": tuned[k], "held_out": score(specs[k], b), "held_out_without": score({"F": 1}, b),
                    "weights": specs[k]})
-    rec = {"split": d["split"], "set": which, "model": d["model"], "candidates": float(np.mean([len(r) for r in rows])),
+    rec = {"split": d["split"], "set": which, "model": d["model"], "beam_factor": d.get("beam_factor"),
+           "models_top": models_top or None, "candidates": float(np.mean([len(r) for r in rows])),
            "without_rerank": score({"F": 1}, every),
            "oracle": round(bleu(oracle, refs).bleu, 2), "best": {"bleu": full[order[0]], "weights": specs[order[0]]},
            "top5": [{"bleu": full[k], "weights": specs[k]} for k in order[:5]], "grid_size": len(specs),
            "two_fold_cv": cv, "signature": bleu(oracle[:1], refs[:1]).signature}
-    out = os.path.join(HERE, "results", "lm", f"tree-rerank.{which}.{d['split']}.json")
+    bf = (f".beam{d['beam_factor']:g}" if d.get("beam_factor") else "") + (f".top{models_top}" if models_top else "")
+    out = os.path.join(HERE, "results", "lm", f"tree-rerank.{which}.{d['split']}{bf}.json")
     write_record(out, rec)
     print(json.dumps(rec, indent=1))
     return rec
@@ -134,14 +152,19 @@ def main() -> None:
     d.add_argument("--split", default="dev", choices=["dev", "train"])
     d.add_argument("--out", required=True)
     d.add_argument("--model", default=os.path.join(MODELS, "wo-ewt-dep-lm.wo"))
+    d.add_argument("--beam-factor", type=float, default=0.0,
+                   help="tree search beam in states per word (budget 1000 and patience 100 pops per word); "
+                        "default: the model's tree settings")
     g = sub.add_parser("grid")
     g.add_argument("--dump", required=True)
     g.add_argument("--set", default="shipped", choices=sorted(GRIDS))
+    g.add_argument("--models-top", type=int, default=0,
+                   help="the no-LM parse scores only the N best candidates by the other terms (0: all)")
     a = ap.parse_args()
     if a.cmd == "dump":
-        dump(a.split, a.out, a.model)
+        dump(a.split, a.out, a.model, a.beam_factor)
     else:
-        grid(a.dump, a.set)
+        grid(a.dump, a.set, a.models_top)
 
 
 if __name__ == "__main__":

@@ -154,19 +154,21 @@ def test_shipped_sr_model_realises_as_recorded(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (SHIPPED.parent / "wo-en-wiki-4gram.wolm").exists(), reason="shipped LMs not in the tree")
-def test_shipped_tree_rerankers_decode_as_recorded(tmp_path):
-    """``wo linearize --tree-rerank`` with the shipped LM model and the rerankers its header
-    names (the Wikipedia 4-gram among them) on 150 EWT test trees, recorded when that set was
-    shipped; the reranking changes some of the plain decode's outputs and keeps every word."""
+def test_shipped_tree_default_decodes_as_recorded(tmp_path):
+    """``wo linearize`` on trees with the shipped LM model: by default (its sidecar
+    ``wo-ewt-dep-lm.decode.json``: ``tree_rerank.default``) the popped goals of a search with
+    beam 32 per word are reranked by the Wikipedia 4-gram and three EWT view LMs; 150 EWT test
+    trees as recorded when that default was shipped.  ``--no-tree-rerank`` gives the search's
+    own outputs: some differ, every word is kept."""
     from wo.cli import main
 
     src = _first(150, tmp_path)
     out, plain = tmp_path / "rr.txt", tmp_path / "plain.txt"
-    assert main(["linearize", "--input", str(src), "--output", str(out), "--given", "full", "--tree-rerank",
-                 "--quiet"]) == 0
+    assert main(["linearize", "--input", str(src), "--output", str(out), "--given", "full", "--quiet"]) == 0
     rr = out.read_text(encoding="utf-8").splitlines()
-    assert rr == _golden("ewt-test-full-150-tree-rerank.txt.xz")
-    assert main(["linearize", "--input", str(src), "--output", str(plain), "--given", "full", "--quiet"]) == 0
+    assert rr == _golden("ewt-test-full-150-default.txt.xz")
+    assert main(["linearize", "--input", str(src), "--output", str(plain), "--given", "full", "--no-tree-rerank",
+                 "--quiet"]) == 0
     pl = plain.read_text(encoding="utf-8").splitlines()
     assert 5 <= sum(a != b for a, b in zip(rr, pl)) <= 75
     assert all(sorted(a.split()) == sorted(b.split()) for a, b in zip(rr, pl))

@@ -180,7 +180,7 @@ def test_reranking_popped_goals_with_an_lm_keeps_the_given_trees(ewt_dev):
 
     path = str(ROOT / "corpora" / "models" / "wo-ewt-dep-lm.wo")
     lm = LanguageModel.load(str(ROOT / "corpora" / "models" / "wo-en-4gram.wolm"))
-    plain, zero = Linearizer.load(path), Linearizer.load(path, rerank_lm=lm, rerank_weight=0.0)
+    plain, zero = Linearizer.load(path, tree_rerank=False), Linearizer.load(path, rerank_lm=lm, rerank_weight=0.0)
     rr = Linearizer.load(path, rerank_lm=lm, rerank_weight=2.0)
     changed = 0
     for s in ewt_dev[:30]:

@@ -3,7 +3,9 @@ reranked by the model (the "+depLM" rescoring of de Gispert, Tomalin & Byrne 201
 with wo's dependency model in place of a parser and a dependency LM: :mod:`wo.gyro.bag`).
 
 A model names it in its header (``decode.bag``) or, without rewriting the model file, in a small
-file beside it, ``<model>.decode.json`` holding ``{"bag": {...}}`` (the file wins key by key).
+file beside it, ``<model>.decode.json`` (:func:`decode_settings`: any of the header's ``decode``
+entries, e.g. ``{"bag": {...}, "tree_rerank": {...}, "tree_beam_factor": 32}``; the file wins key
+by key).
 The entry: ``system`` ("gyro"), ``lm`` (an LM file name, looked up beside the model and in the
 shipped model directory) and any of GyroRealizer's options ``r``, ``beta``, ``row_cap``,
 ``keep``, ``join_slack``, ``max_split``, ``dep_weight``, ``dep_nbest``, ``dep_budget`` (the
@@ -31,21 +33,39 @@ def sidecar_path(model_path: str) -> str:
     return os.path.splitext(model_path)[0] + SIDECAR
 
 
-def bag_spec(model) -> Optional[dict]:
-    """The bag search a :class:`wo.model.Model` names (header ``decode.bag`` updated by the
-    ``bag`` entry of its sidecar file), or None.  Raises ModelError for a sidecar that is not
-    valid JSON or names another system."""
+def decode_settings(model) -> dict:
+    """The decode settings of a :class:`wo.model.Model`: its header's ``decode`` dict updated by
+    the sidecar file beside the model (:func:`sidecar_path`), key by key (an entry that is a dict
+    in both, e.g. ``bag`` or ``tree_rerank``, is merged one level down; ``tree_rerank`` replaces
+    the header's ``lms`` and ``models`` lists as wholes).  Settings can so change without a new
+    copy of the model's weights.  Raises ModelError for a sidecar that is not a JSON object."""
     from ..model import ModelError
 
-    spec = dict(model.header.get("decode", {}).get("bag") or {})
-    if model.path:
-        side = sidecar_path(model.path)
-        if os.path.exists(side):
-            try:
-                with open(side, encoding="utf-8") as f:
-                    spec.update(json.load(f).get("bag") or {})
-            except (ValueError, AttributeError) as exc:
-                raise ModelError(f"{side}: not a decode-settings file ({exc})") from None
+    dec = {k: (dict(v) if isinstance(v, dict) else v) for k, v in (model.header.get("decode") or {}).items()}
+    side = sidecar_path(model.path) if getattr(model, "path", None) else None
+    if side and os.path.exists(side):
+        try:
+            with open(side, encoding="utf-8") as f:
+                extra = json.load(f)
+            if not isinstance(extra, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            raise ModelError(f"{side}: not a decode-settings file ({exc})") from None
+        for k, v in extra.items():
+            if isinstance(v, dict) and isinstance(dec.get(k), dict):
+                dec[k].update(v)
+            else:
+                dec[k] = v
+    return dec
+
+
+def bag_spec(model) -> Optional[dict]:
+    """The bag search a :class:`wo.model.Model` names (:func:`decode_settings`' ``bag``: the
+    header's ``decode.bag`` updated by the sidecar file), or None.  Raises ModelError for a
+    sidecar that is not valid JSON or names another system."""
+    from ..model import ModelError
+
+    spec = dict(decode_settings(model).get("bag") or {})
     if not spec:
         return None
     if spec.setdefault("system", "gyro") not in BAG_SYSTEMS or "lm" not in spec:

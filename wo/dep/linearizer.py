@@ -82,20 +82,35 @@ def goal_candidates(search, inst, first, tokens_of, nbest: int = DEFAULT_RERANK_
 
 
 def rerank_goals(search, inst, first, tokens_of, lm, weight: float, nbest: int = DEFAULT_RERANK_NBEST,
-                 extra=None):
+                 extra=None, late=None, late_top: int = 0):
     """Rerank the goal edges the last decode popped (its n-best, :func:`goal_candidates`) by
     F + weight * log10 p (+ extra(order, tokens, idx, heads) when given: other scores of the
-    same string and tree).
+    same string and tree; + late(order, tokens, idx, heads), a costlier score such as another
+    model's parse, for the ``late_top`` best candidates by the other terms only, the rest then
+    left out; 0 = for all).
 
     search, inst, first, tokens_of, nbest: as for :func:`goal_candidates`; lm:
     :class:`wo.lm.LanguageModel` or None; scores are compared to 1e-6, ties keep the decoder's
-    output.  Returns the best (order, idx, heads, scaled score).  Source: n-best rescoring with
-    a larger LM, as de Gispert et al. (2014, section 3) rescore GYRO's lattices with a 5-gram.
+    output (the earlier candidate).  Returns the best (order, idx, heads, scaled score).
+    Source: n-best rescoring with a larger LM, as de Gispert et al. (2014, section 3) rescore
+    GYRO's lattices with a 5-gram.
     """
-    best = None
+    scored = []
     for f, cand, toks in goal_candidates(search, inst, first, tokens_of, nbest):
         v = f + (weight * lm.score(toks) if lm is not None else 0.0)
-        v = round(v + (extra(cand[0], toks, cand[1], cand[2]) if extra is not None else 0.0), 6)
+        scored.append([round(v + (extra(cand[0], toks, cand[1], cand[2]) if extra is not None else 0.0), 6),
+                       cand, toks])
+    if late is not None:
+        keep = range(len(scored))
+        if 0 < late_top < len(scored):
+            keep = sorted(sorted(range(len(scored)), key=lambda i: -scored[i][0])[:late_top])
+        kept = []
+        for i in keep:
+            v, cand, toks = scored[i]
+            kept.append([round(v + late(cand[0], toks, cand[1], cand[2]), 6), cand, toks])
+        scored = kept
+    best = None
+    for v, cand, _ in scored:
         if best is None or v > best[0]:
             best = (v, cand)
     return best[1]
@@ -104,12 +119,16 @@ def rerank_goals(search, inst, first, tokens_of, lm, weight: float, nbest: int =
 def tree_rerankers_of(model) -> tuple:
     """([(LM path, weight)], [(model path, weight)]): the rerankers a model's header names for
     tree inputs (``decode.tree_rerank``: {"lms": [[file, weight], ...], "models": [...]}, files
-    beside the model or in the shipped model directory); empty lists when it names none.
-    Raises ModelError for a named file that is missing."""
-    spec = model.header.get("decode", {}).get("tree_rerank") or {}
+    beside the model or in the shipped model directory; the header's entry updated by the
+    model's sidecar file, :func:`wo.dep.bag.decode_settings`); empty lists when it names none.
+    Raises ModelError for a named file that is missing or a bad sidecar file."""
+    from .bag import decode_settings
+
+    spec = decode_settings(model).get("tree_rerank") or {}
 
     def where(name):
-        return named_file(model, name, "dep", "decode.tree_rerank", "--rerank-lm/--rerank-model instead")
+        return named_file(model, name, "dep", "decode.tree_rerank",
+                          "--no-tree-rerank, or --rerank-lm/--rerank-model instead")
 
     return ([(where(n), float(w)) for n, w in spec.get("lms", [])],
             [(where(n), float(w)) for n, w in spec.get("models", [])])
@@ -120,7 +139,7 @@ def load_rerankers(lms, models):
     path, weight) pairs.  Raises FileNotFoundError, LMError, ModelError for bad files."""
     from ..lm.model import LanguageModel
 
-    return ([(LanguageModel.load(m, verify=False) if isinstance(m, str) else m, float(w)) for m, w in lms],
+    return ([(LanguageModel.shared(m) if isinstance(m, str) else m, float(w)) for m, w in lms],
             [(Linearizer.load(m) if isinstance(m, str) else m, float(w)) for m, w in models])
 
 
@@ -195,9 +214,11 @@ class Linearizer(system.System):
     :class:`Linearizer`, weight): other word-ordering models whose scores of each candidate's
     string and tree are added, weighted (an ensemble by reranking); tree_rerank: when true,
     tree inputs (at least half of the heads given) that get no reranker from the caller are
-    reranked by the ones the model header names (``decode.tree_rerank``,
-    :func:`tree_rerankers_of`; the shipped LM model names the 4-gram, three EWT view LMs and the
-    no-LM model: EWT test trees 78.65 -> 80.74 BLEU, 1.6x the decoding time).
+    reranked by the ones the model's decode settings name (``decode.tree_rerank``,
+    :func:`tree_rerankers_of`; its ``models_top``: the rerank models parse only that many best
+    candidates by F and the LMs), None: when those settings say ``"default": true`` (the
+    shipped LM model: the large 4-gram, three EWT view LMs and the no-LM model for the 5 best;
+    EWT test trees 81.15 BLEU, chosen on dev, ``bench/tree_rerank.py``).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.
     bag_search: "model" (default): a bag (no POS, no head given) is decoded by the search the
@@ -215,7 +236,7 @@ class Linearizer(system.System):
                  timeout: float = 0.0, complete_beam: Optional[int] = None,
                  patience_factor: Optional[float] = None, lm=None, rerank_lm=None,
                  rerank_weight: float = DEFAULT_RERANK_WEIGHT, rerank_models=(), rerank_lms=(),
-                 tree_rerank: bool = False, max_memory: Optional[float] = None, bag_search: str = "model"):
+                 tree_rerank: Optional[bool] = None, max_memory: Optional[float] = None, bag_search: str = "model"):
         from .._fast._search import edges_for_memory
         from ..model import require_system
 
@@ -225,13 +246,19 @@ class Linearizer(system.System):
             rerank_lm = None
         lms = ([(rerank_lm, rerank_weight)] if rerank_lm is not None else []) + list(rerank_lms)
         self.rerank_lms, self.rerank_models = load_rerankers(lms, rerank_models)
-        # the model's own rerankers of tree inputs (header decode.tree_rerank), when asked for
-        # and the caller gave none (off by default: they cost 1.6x the tree decoding time)
+        from .bag import decode_settings
+
+        dec = decode_settings(model)   # the header's decode settings updated by the sidecar file
+        # the model's own rerankers of tree inputs (decode.tree_rerank), when asked for (None: as
+        # its "default" entry says) and the caller gave none
+        if tree_rerank is None:
+            tree_rerank = bool((dec.get("tree_rerank") or {}).get("default", False))
         self.tree_rerank = bool(tree_rerank)
         self.tree_rerank_lms, self.tree_rerank_models = [], []
+        # the rerank models parse only the best candidates by F and the LMs (0: every candidate)
+        self.tree_rerank_top = int((dec.get("tree_rerank") or {}).get("models_top", 0))
         if self.tree_rerank and not (self.rerank_lms or self.rerank_models):
             self.tree_rerank_lms, self.tree_rerank_models = load_rerankers(*tree_rerankers_of(model))
-        dec = model.header.get("decode", {})
         self.patience_factor = decode_option(patience_factor, dec, "patience_factor", 0.0)
         self.tree_patience_factor = decode_option(patience_factor, dec, "tree_patience_factor", 0.0)
         self.beam_factor = decode_option(beam_factor, dec, "beam_factor", DEFAULT_BEAM_FACTOR)
@@ -298,11 +325,11 @@ class Linearizer(system.System):
                 return Result(toks, idx, out_heads, tags, 0, score=score, status="ok", pops=pops,
                               seconds=time.perf_counter() - t0)
         inst, tree, first, status, pops, edges = self._search(words, pos, heads)
-        lms, models = self.rerank_lms, self.rerank_models
+        lms, models, top = self.rerank_lms, self.rerank_models, 0
         if tree and not (lms or models):
-            lms, models = self.tree_rerank_lms, self.tree_rerank_models
+            lms, models, top = self.tree_rerank_lms, self.tree_rerank_models, self.tree_rerank_top
         if (lms or models) and status == "ok":
-            first = self._rerank(inst, words, pos, first, lms, models)
+            first = self._rerank(inst, words, pos, first, lms, models, top)
         order, idx, out_heads, score = first
         return Result([words[i] for i in idx], idx, out_heads, [inst.leaf_tag[leaf] for leaf in order], edges,
                       score=score, status=status, pops=pops, seconds=time.perf_counter() - t0)
@@ -361,23 +388,30 @@ class Linearizer(system.System):
             self.core, inst, beam, budget, self.timeout, self.complete_beam, patience)
         return inst, tree, (order, idx, out_heads, score), status, pops, edges
 
-    def _rerank(self, inst, words, pos, first, lms, models):
+    def _rerank(self, inst, words, pos, first, lms, models, models_top: int = 0):
         """The popped goal with the best F + sum of w_i log10 p_i + sum of w_j F_j: p_i the
         probability of the candidate under reranking LM i in its view (:func:`wo.lm.views.score_view`;
         tags are the output's POS), F_j the score of rerank model j of the same string and tree
-        (:meth:`parse` with those heads)."""
+        (:meth:`parse` with those heads), computed for the ``models_top`` best candidates by the
+        other terms only (0: for all; :func:`rerank_goals`' ``late``)."""
+        memos = [{} for _ in lms]   # per LM: the distinct sequences of this input's candidates
+
         def extra(o, toks, ix, hs):
             tags = [inst.leaf_tag[leaf] for leaf in o]
             v = 0.0
-            for lm, w in lms:
-                v += w * score_view(lm, toks, tags, hs)
+            for (lm, w), memo in zip(lms, memos):
+                v += w * score_view(lm, toks, tags, hs, memo)
+            return v
+
+        def late(o, toks, ix, hs):
+            v = 0.0
             for other, w in models:
                 f = other.parse(toks, [pos[i] for i in ix], heads=hs).parsed_score()
                 v += w * (f if f is not None else -1e9)
             return v
 
         return rerank_goals(self.core.search, inst, first, lambda o, ix: [words[i] for i in ix], None, 0.0,
-                            extra=extra)
+                            extra=extra, late=late if models else None, late_top=models_top)
 
     def parse(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,
               budget_factor: float = 200.0, heads: Optional[Sequence[int]] = None) -> Result:
@@ -428,8 +462,7 @@ class Linearizer(system.System):
             opts["rerank_lms"] = tuple((lm.path, w) for lm, w in self.rerank_lms)
         if self.rerank_models:
             opts["rerank_models"] = tuple((m.model.path, w) for m, w in self.rerank_models)
-        if self.tree_rerank:
-            opts["tree_rerank"] = self.tree_rerank
+        opts["tree_rerank"] = self.tree_rerank
         opts["bag_search"] = self.bag_search
         opts.update({k: v for k, v in options.items() if k in opts})
         rest = {k: v for k, v in options.items() if k not in opts}

@@ -20,7 +20,7 @@ class GyroBagSearch:
         path = named_file(dep.model, spec["lm"], "dep", "decode.bag", "--bag-search dep")
         opts = {k: spec[k] for k in GYRO_OPTIONS if k in spec}
         self.spec = spec
-        self.gyro = GyroRealizer(None, LanguageModel.load(path, verify=False), dep=dep, dep_own=False, timeout=timeout,
+        self.gyro = GyroRealizer(None, LanguageModel.shared(path), dep=dep, dep_own=False, timeout=timeout,
                                  **opts)
 
     def realize(self, words):

@@ -39,6 +39,9 @@ class CorpusScore:
         return json.dumps(asdict(self))
 
 
+_SHARED: Dict[tuple, "LanguageModel"] = {}   # LanguageModel.shared: (path, mtime) -> LM
+
+
 class LanguageModel:
     """An n-gram LM in backoff form with Cython queries: ``core`` is a ``wo._fast._lm.NgramModel``
     (probing tables) or its subclass ``wo._fast._lmtrie.TrieModel`` (trie, exact or quantized),
@@ -124,6 +127,17 @@ class LanguageModel:
         m = cls.from_tables(read_arpa(path))
         m.path = path
         return m
+
+    @classmethod
+    def shared(cls, path: str) -> "LanguageModel":
+        """The LM file at ``path`` loaded once per process (:meth:`load` without the checksum,
+        memory-mapped; later calls with the same file, e.g. a bag search and a tree reranker
+        naming the same 4-gram, get the same object).  Raises as :meth:`load`."""
+        key = (os.path.abspath(path), os.path.getmtime(path))
+        lm = _SHARED.get(key)
+        if lm is None:
+            lm = _SHARED[key] = cls.load(path, verify=False)
+        return lm
 
     def fingerprint(self) -> dict:
         """What a model trained with this LM records to check the LM it decodes with:

@@ -19,7 +19,7 @@ recorded in the LM's header); ``wo linearize --rerank-lm`` applies each LM in it
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator, List, Sequence
+from typing import Iterable, Iterator, List, Optional, Sequence
 
 VIEWS = ("words", "pos", "dep-mix", "dep-word")
 
@@ -79,10 +79,23 @@ def sequences(view: str, words: Sequence[str], tags: Sequence[str], heads: Seque
     return out
 
 
-def score_view(lm, words: Sequence[str], tags: Sequence[str], heads: Sequence[int]) -> float:
+def score_view(lm, words: Sequence[str], tags: Sequence[str], heads: Sequence[int],
+               memo: Optional[dict] = None) -> float:
     """log10 probability of a linearized tree under ``lm`` in the LM's own view (the sum over
-    its sequences, each with ``<s>``/``</s>``).  words, tags, heads as in :func:`sequences`."""
-    return sum(lm.score(q) for q in sequences(view_of(lm), words, tags, heads))
+    its sequences, each with ``<s>``/``</s>``).  words, tags, heads as in :func:`sequences`.
+    memo: a dict kept by the caller for one LM over the candidates of one input (sequence tuple
+    -> log10 p): the candidates of a reranked n-best share most of their heads' sequences, so
+    each distinct one is scored once."""
+    if memo is None:
+        return sum(lm.score(q) for q in sequences(view_of(lm), words, tags, heads))
+    v = 0.0
+    for q in sequences(view_of(lm), words, tags, heads):
+        k = tuple(q)
+        s = memo.get(k)
+        if s is None:
+            s = memo[k] = lm.score(q)
+        v += s
+    return v
 
 
 def treebank_lines(sentences: Iterable, view: str) -> Iterator[str]:
