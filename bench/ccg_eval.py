@@ -33,8 +33,9 @@ OUT = os.path.join(HERE, "results", "ccg")
 from common import conllu_blocks, write_conllu_blocks  # noqa: E402  (bench/ is on sys.path)
 
 
-def ccg_run(model, derivs, budget: float, dp: bool, **opts):
-    """Decode the derivations' bags (opts: further ``Linearizer`` options); returns (hyps, record)."""
+def ccg_run(model, derivs, budget: float, dp: bool, words_only: bool = False, **opts):
+    """Decode the derivations' bags (opts: further ``Linearizer`` options; words_only: the forms
+    alone, no POS: the model's bag search when it names one); returns (hyps, record)."""
     from wo.ccg.linearizer import Linearizer
     from wo.ccg.train import scrambled
 
@@ -44,7 +45,7 @@ def ccg_run(model, derivs, budget: float, dp: bool, **opts):
     t0 = time.perf_counter()
     for i, d in enumerate(derivs):
         f, p, _ = scrambled(d, 1, i)
-        r = lin.linearize(f, p)
+        r = lin.linearize(f, None if words_only else p)
         hyps.append(r.text)
         st[r.status] += 1
         edges += r.edges
@@ -52,7 +53,8 @@ def ccg_run(model, derivs, budget: float, dp: bool, **opts):
     secs = time.perf_counter() - t0
     return hyps, {"budget_pops_per_word": budget, "dp": dp, "beam_factor": lin.beam_factor,
                   "complete_beam": lin.complete_beam, "patience_factor": lin.patience_factor,
-                  "lm": bool(lin.lm), "status": dict(st),
+                  "lm": bool(lin.lm), "words_only": words_only,
+                  "bag_search": lin.bag.spec if words_only and lin.bag is not None else None, "status": dict(st),
                   "seconds_per_sentence": round(secs / len(derivs), 4),
                   "edges_per_second": round(edges / secs), "words_recovered_percent":
                   round(100.0 * recovered / len(derivs), 2)}
@@ -92,6 +94,9 @@ def main(argv=None) -> int:
     ap.add_argument("--complete-beam", type=int, default=None)
     ap.add_argument("--patience", type=float, default=None, help="pops per word after the first goal")
     ap.add_argument("--tag", default="", help="suffix of the result file name")
+    ap.add_argument("--words-only", action="store_true",
+                    help="bags of forms alone (no POS): the CCG model's bag search when it names one, and the "
+                         "dependency system's default on the same bags")
     a = ap.parse_args(argv)
     opts = {"beam_factor": a.beam_factor, "complete_beam": a.complete_beam, "patience_factor": a.patience}
     split = "test" if a.test else "dev"
@@ -104,7 +109,7 @@ def main(argv=None) -> int:
     rec = {"split": split, "sentences": len(derivs), "model": os.path.basename(a.model), "ccg": [], "dep": {}}
     for b in a.budgets:
         for dp in (True, False) if b in a.no_dp_budgets else (True,):
-            hyps, r = ccg_run(model, derivs, b, dp, **opts)
+            hyps, r = ccg_run(model, derivs, b, dp, a.words_only, **opts)
             sc = score(hyps, refs)
             r.update(BLEU=round(sc.bleu, 2), exact=round(sc.exact, 2), signature=sc.signature)
             rec["ccg"].append(r)
@@ -128,6 +133,8 @@ def main(argv=None) -> int:
         runs = [("pos", a.dep_model, False), ("none", a.dep_model, False)]
         if model.header.get("lm"):
             runs += [("pos+lm", a.dep_lm_model, True), ("none+lm", a.dep_lm_model, True)]
+        if a.words_only:
+            runs = [r for r in runs if r[0].startswith("none")]
         for given, path, lm in runs:
             hyps, secs = dep_run(path, sub, given.split("+")[0], tmp, lm)
             sc = score(hyps, refs)

@@ -603,6 +603,41 @@ def ccg(R: Records) -> List[str]:
                      notes=[f"Source: `bench/results/ccg/eval.{split}.nolm.json`, `bench/results/ccg/eval.{split}.lm.json`; "
                             f"plots `bench/results/ccg/bleu_by_budget.{split}.{{nolm,lm}}.png`."],
                      signature=d1["ccg"][0]["signature"])
+    # bags of forms alone: the CCG model's bag search against the dependency system's default
+    rows, sig = [], ""
+    for split in ("dev", "test"):
+        d = R(f"ccg/eval.{split}.words.json")
+        if not d:
+            continue
+        for r in d["ccg"]:
+            rows.append([f"EWT-CCG {split}", "CCG with LM, its bag search (GYRO + CCG parses)", f(r["BLEU"]),
+                         f"{f(r['exact'])} %", f"{f(r['words_recovered_percent'], 0)} %", g3(r["seconds_per_sentence"]),
+                         ", ".join(f"{k} {v}" for k, v in sorted(r["status"].items()))])
+            sig = sig or r["signature"]
+        for k, label in (("none+lm", "dependency with LM, its default (GYRO + dependency parses)"),
+                         ("none", "dependency without LM, its own search (`wo-ewt-dep.wo --lm none`)")):
+            v = d["dep"].get(k)
+            if v:
+                rows.append([f"EWT-CCG {split}", label, f(v["BLEU"]), f"{f(v['exact'])} %", "100 %",
+                             g3(v["seconds_per_sentence"]), ""])
+    bg = R("ccg/bag.dev.json")
+    if rows and bg:
+        out += block("Bags of words without POS",
+                     ["python bench/ccg_eval.py --model corpora/models/wo-ewt-ccg-lm.wo [--test] --budgets 100 "
+                      "--no-dp-budgets --words-only --tag words",
+                      "python bench/ccg_bag.py dump --out W/ccg-dev.pkl && python bench/ccg_bag.py grid --dump W/ccg-dev.pkl"],
+                     table(["set", "system", "BLEU", "exact", "words recovered", "seconds per sentence (one process)",
+                            "status"], rows),
+                     setup=("The forms alone, shuffled per sentence. The CCG model's bag search "
+                            "(`corpora/models/wo-ewt-ccg-lm.decode.json`): GYRO's 10 best strings under the large 4-gram, "
+                            "each parsed by the CCG model with its order fixed (100 pops per word), reranked by log10 p + "
+                            f"0.5 F. Chosen on dev (`bench/ccg_bag.py`): GYRO alone {f(bg['gyro_alone'])}; "
+                            + "; ".join(f"{k} {f(v)}" for k, v in bg["grid"].items() if k.startswith("10 strings"))
+                            + f"; the best, {bg['best']['strings']} strings at {bg['best']['w']:g}, {f(bg['best']['bleu'])} "
+                            f"(10 strings at 0.5 ship: half the parses); {f(100 * bg['parsed_share'], 0)} % of the strings "
+                            "parse. Test decoded once."),
+                     notes=["Source: `bench/results/ccg/eval.{dev,test}.words.json`, `bench/results/ccg/bag.dev.json`."],
+                     signature=sig)
     rows = []
     for rel in ("ccg/tune.wo-ewt-ccg.json", "ccg/tune.wo-ewt-ccg-lm.json"):
         d = R(rel)

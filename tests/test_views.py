@@ -164,7 +164,7 @@ def test_decode_settings_sidecar_updates_the_header_key_by_key(tmp_path):
     beside it: scalars replaced, dict entries merged one level down (so a sidecar can switch the
     tree reranking on and replace its LMs while the header's other entries stay); a sidecar that
     is not a JSON object is refused, naming the file."""
-    from wo.dep.bag import decode_settings
+    from wo.model import decode_settings
     from wo.dep.linearizer import Linearizer
 
     m = tmp_path / "m.wo"

@@ -20,6 +20,7 @@ between joblib worker processes instead of copying the model per process.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import struct
@@ -429,3 +430,68 @@ def decode_option(explicit, dec: dict, key: str, default, cast=float):
     """A decoding option: the caller's value if given (not None), else the model header's
     ``decode[key]``, else ``default``; converted with ``cast``."""
     return cast(explicit if explicit is not None else dec.get(key, default))
+
+
+# ------------------------------------------------------------------ decode settings beside a model
+# A model names its decoding defaults in its header (``decode``), updated by a small JSON file
+# beside it (``<model>.decode.json``); among them the bag search it wants for bags of words
+# (``decode.bag``: GYRO's n-best reranked by the model's parses, :mod:`wo.gyro.bag`), found by
+# its ``system`` name in BAG_SYSTEMS and imported when a model names it, so no system module
+# imports another (the dependency and CCG linearizers both use it).
+SIDECAR = ".decode.json"
+GYRO_OPTIONS = ("r", "beta", "row_cap", "keep", "join_slack", "max_split", "dep_weight", "dep_nbest",
+                "dep_budget")
+BAG_SYSTEMS = {"gyro": "wo.gyro.bag:GyroBagSearch"}   # system name -> "module:class"
+
+
+def sidecar_path(model_path: str) -> str:
+    """The decode-settings file beside a model file: ``x.wo`` -> ``x.decode.json``."""
+    return os.path.splitext(model_path)[0] + SIDECAR
+
+
+def decode_settings(model) -> dict:
+    """The decode settings of a :class:`wo.model.Model`: its header's ``decode`` dict updated by
+    the sidecar file beside the model (:func:`sidecar_path`), key by key (an entry that is a dict
+    in both, e.g. ``bag`` or ``tree_rerank``, is merged one level down; ``tree_rerank`` replaces
+    the header's ``lms`` and ``models`` lists as wholes).  Settings can so change without a new
+    copy of the model's weights.  Raises ModelError for a sidecar that is not a JSON object."""
+    dec = {k: (dict(v) if isinstance(v, dict) else v) for k, v in (model.header.get("decode") or {}).items()}
+    side = sidecar_path(model.path) if getattr(model, "path", None) else None
+    if side and os.path.exists(side):
+        try:
+            with open(side, encoding="utf-8") as f:
+                extra = json.load(f)
+            if not isinstance(extra, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            raise ModelError(f"{side}: not a decode-settings file ({exc})") from None
+        for k, v in extra.items():
+            if isinstance(v, dict) and isinstance(dec.get(k), dict):
+                dec[k].update(v)
+            else:
+                dec[k] = v
+    return dec
+
+
+def bag_spec(model) -> Optional[dict]:
+    """The bag search a :class:`wo.model.Model` names (:func:`decode_settings`' ``bag``: the
+    header's ``decode.bag`` updated by the sidecar file), or None.  Raises ModelError for a
+    sidecar that is not valid JSON or names another system."""
+    spec = dict(decode_settings(model).get("bag") or {})
+    if not spec:
+        return None
+    if spec.setdefault("system", "gyro") not in BAG_SYSTEMS or "lm" not in spec:
+        raise ModelError(f"the model's bag search {spec} names no system of {sorted(BAG_SYSTEMS)} with an lm")
+    return spec
+
+
+def make_bag_search(dep, spec: dict, timeout: float = 0.0, system: str = "dep", option: str = "--bag-search dep"):
+    """The bag search ``spec`` names (:func:`bag_spec`), built over the linearizer ``dep`` (any
+    system's linearizer with ``model`` and ``parse(words, budget_factor=)``: the dependency or
+    the CCG one; ``system`` and ``option`` name it in the error of a missing file); its
+    ``realize(words)`` gives (tokens, input index per output token, 1-based heads, POS, scaled
+    score, pops) or None, ``realize_parse(words)`` (input index per output token, the
+    linearizer's parse Result of the best string) or None.  Raises ModelError / LMError for
+    missing or bad files."""
+    module, cls = BAG_SYSTEMS[spec["system"]].split(":")
+    return getattr(importlib.import_module(module), cls)(dep, spec, timeout=timeout, system=system, option=option)

@@ -47,6 +47,8 @@ cdef class CCGGrammar(Grammar):
     cdef const uint32_t* leaf_pos
     cdef const int32_t* leaf_lex     # lexical category of each leaf
     cdef const int32_t* leaf_urule   # unary rule applied on top (-1: none)
+    cdef bint has_order              # parsing a given string: edges combine only when adjacent in it
+    cdef const int32_t* tok_order    # position of each token in that string (has_order)
     cdef object _refs
     # gold derivation (training, forced decoding)
     cdef const int32_t* g_cat        # category of each gold node

@@ -30,7 +30,7 @@ import numpy as np
 cimport numpy as cnp
 cimport cython
 
-from ._typedefs cimport feat_t, eid_t, uint32_t, int32_t, int64_t, uint64_t, uint8_t
+from ._typedefs cimport feat_t, eid_t, uint32_t, int16_t, int32_t, int64_t, uint64_t, uint8_t
 from ._hash cimport murmurhash3_words
 from ._weights cimport FeatBuf, add2, add3
 from ._arena cimport Edge, GrammarState, new_edge
@@ -185,7 +185,8 @@ cdef class CCGGrammar(Grammar):
         self.glue_rule = glue_rule
         self.has_glue = glue_rule >= 0
 
-    def set_instance(self, tok_word, leaf_tok, leaf_pos, leaf_lex, leaf_urule, gold=None, leaf_lm=None):
+    def set_instance(self, tok_word, leaf_tok, leaf_pos, leaf_lex, leaf_urule, gold=None, leaf_lm=None,
+                     tok_order=None):
         """Make this the sentence the search works on (arrays kept referenced, not copied).
 
         tok_word uint32[n] word atoms; leaf_tok int32[L] token of each leaf (every token has a
@@ -194,9 +195,12 @@ cdef class CCGGrammar(Grammar):
         int32[G], g_parent int32[G], g_left int32[G], g_kind int32[G] (0 leaf, 1 unary,
         2 binary), tok_gnode int32[n] the gold leaf node of each token) for training and
         forced decoding.  leaf_lm int32[L]: LM vocabulary id of each leaf's word, required when
-        the grammar has an LM (:meth:`set_lm`).  Raises ValueError for inconsistent shapes,
-        ids out of range, an empty instance, more than 32000 tokens, tables not set, or a
-        missing leaf_lm.
+        the grammar has an LM (:meth:`set_lm`).  tok_order int32[n]: the position of each token
+        in a given string, which the search then parses: two edges combine only when they are
+        adjacent in it, so a goal is a derivation of that string (the model's score of the
+        order, as :meth:`wo._fast._dep.DepGrammar.set_instance`'s).  Raises ValueError for
+        inconsistent shapes, ids out of range, an empty instance, more than 32000 tokens, tables
+        not set, a missing leaf_lm, a tok_order that is not a permutation or comes with gold.
         """
         if self.ncat == 0:
             raise ValueError("set_tables first")
@@ -222,6 +226,17 @@ cdef class CCGGrammar(Grammar):
             if lu[i] >= 0 and not (self.un_start[lx[i]] <= lu[i] < self.un_start[lx[i] + 1]):
                 raise ValueError("leaf_urule does not apply to the leaf's category")
         refs = [tw, lt, lp, lx, lu]
+        cdef const int32_t[::1] vto
+        self.has_order = tok_order is not None
+        if self.has_order:
+            if gold is not None:
+                raise ValueError("tok_order and gold cannot be given together")
+            to = _arr(tok_order, np.int32, "tok_order", n)
+            if to.min() < 0 or to.max() >= n or len(np.unique(to)) != n:
+                raise ValueError("tok_order is not a permutation of the tokens")
+            vto = to
+            self.tok_order = &vto[0]
+            refs.append(to)
         cdef const uint32_t[::1] vtw = tw, vlp = lp
         cdef const int32_t[::1] vlt = lt, vlx = lx, vlu = lu
         cdef const int32_t[::1] gc, gp, gl, gk, gt
@@ -397,6 +412,9 @@ cdef class CCGGrammar(Grammar):
             x.nact = 2 if u >= 0 else 1
             x.act = 0
             x.span_lo = -1; x.span_hi = -1
+            if self.has_order:             # parsing a given string: spans are its positions
+                x.span_lo = <int16_t>self.tok_order[self.leaf_tok[i]]
+                x.span_hi = <int16_t>(self.tok_order[self.leaf_tok[i]] + 1)
             ccg_state(x).base = self.leaf_lex[i]
             ccg_state(x).cat = self.un_res[u] if u >= 0 else self.leaf_lex[i]
             ccg_state(x).rule = -1
@@ -429,6 +447,8 @@ cdef class CCGGrammar(Grammar):
         x.nact = L.nact + R.nact + (2 if u >= 0 else 1)
         x.act = 1
         x.span_lo = -1; x.span_hi = -1
+        if self.has_order:
+            x.span_lo = L.span_lo; x.span_hi = R.span_hi
         ccg_state(x).base = self.bin_res[r]
         ccg_state(x).cat = self.un_res[u] if u >= 0 else self.bin_res[r]
         ccg_state(x).rule = r
@@ -447,6 +467,8 @@ cdef class CCGGrammar(Grammar):
         """Every binary rule instance with (category of le, category of re) as (left, right),
         each alone and followed by every unary rule on its result.  Returns the number of
         edges pushed, or -1 (memory).  Coverage disjointness is the caller's check."""
+        if self.has_order and s.A.E[le].span_hi != s.A.E[re].span_lo:   # not adjacent in the given string
+            return 0
         cdef int64_t key = (<int64_t>ccg_state(&s.A.E[le]).cat << 32) | <int64_t>ccg_state(&s.A.E[re]).cat
         cdef int lo = 0, hi = self.nbin_key, mid
         while lo < hi:                 # binary search of the sorted pair keys

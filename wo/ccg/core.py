@@ -36,19 +36,24 @@ class CCGSearch:
         self.search = (Search(self.grammar, weights, hash_bits) if accum is None
                        else Trainer(self.grammar, weights, hash_bits, accum))
 
-    def _set(self, inst: Instance, gold: bool = False) -> None:
+    def _set(self, inst: Instance, gold: bool = False, tok_order: Optional[np.ndarray] = None) -> None:
         """Install an instance (with its gold arrays if ``gold``; with an LM, the LM ids of the
-        leaves' words, int32[L], mapped once per call)."""
+        leaves' words, int32[L], mapped once per call; tok_order int32[n]: the position of each
+        canonical token in a string to parse)."""
         leaf_lm = None
         if self.lm is not None:
             leaf_lm = np.ascontiguousarray(self.lm.word_ids(inst.tok_form)[inst.leaf_tok])
-        self.grammar.set_instance(*inst.arrays(), gold=inst.gold if gold else None, leaf_lm=leaf_lm)
+        self.grammar.set_instance(*inst.arrays(), gold=inst.gold if gold else None, leaf_lm=leaf_lm,
+                                  tok_order=tok_order)
 
     def decode(self, inst: Instance, beam: int, max_pops: int, timeout: float = 0.0,
-               complete_beam: int = 4, max_edges: int = 4_000_000, goal_patience: int = 0):
+               complete_beam: int = 4, max_edges: int = 4_000_000, goal_patience: int = 0,
+               tok_order: Optional[np.ndarray] = None):
         """Algorithm 1 with DP-signature pruning; returns ``Search.decode``'s (order int32[n]
-        leaf ids, analysis (list of derivation trees), scaled score, status, pops, edges)."""
-        self._set(inst)
+        leaf ids, analysis (list of derivation trees), scaled score, status, pops, edges).
+        tok_order int32[n] (position of each canonical token in a given string): parse that
+        string instead (edges combine only when adjacent in it)."""
+        self._set(inst, tok_order=tok_order)
         return self.search.decode(beam, max_pops, timeout, complete_beam, max_edges, goal_patience)
 
     def forced(self, inst: Instance, max_pops: int):

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
 
+import numpy as np
+
 from .. import system
 from ..io.batch import Summary, decode_system, load_system, process
 from ..io.items import Item, read_items, validate
@@ -27,6 +29,7 @@ STATUS_NAMES = {0: "ok", 1: "fallback", 2: "timeout", 3: "completed", 4: "glued"
 DEFAULT_BEAM_FACTOR = 6.0
 DEFAULT_BUDGET_FACTOR = 30.0
 DEFAULT_COMPLETE_BEAM = 16
+BAG_SEARCHES = ("model", "ccg")   # bag_search: the search the model names, or its own
 SYSTEM = "ccg"
 CCG_FEATURE_SET = "zc2015-table1-v1"
 INPUT_FORMATS = ("auto", "bag", "conllu")
@@ -79,6 +82,16 @@ class Result(system.Result):
     derivation: object = None
     edges: int = 0
 
+    def parsed_score(self) -> Optional[float]:
+        """For a :meth:`Linearizer.parse` result: the model's unscaled score F (scaled x
+        |derivation actions|) of its best derivation of the given order, or None when the parse
+        could not keep that order (or built no goal: pieces joined by glue)."""
+        if self.order != list(range(len(self.tokens))) or self.status not in ("ok", "completed"):
+            return None
+        d = self.derivation      # one action per node: lexical assignment, binary or unary rule
+        actions = len(d.leaves()) + (len(d.nodes()) if hasattr(d, "nodes") else 0)
+        return self.score * actions
+
     @classmethod
     def input_order(cls, words: Sequence[str], pos, message: str) -> "Result":
         """The error fallback: the words in input order, status "error", no derivation."""
@@ -100,14 +113,20 @@ class Linearizer(system.System):
     spent after the first goal edge looking for a better-scored one (0: stop at the first goal,
     as Algorithm 1); max_memory: search memory per sentence in MiB (default 1536; past it the
     search stops, status "memory", see :class:`wo.dep.Linearizer`).  Options left None take
-    the model header's ``decode`` values.  Raises ModelError when the model is not a CCG
-    model, or its LM is missing or does not fit; ValueError for a max_memory not positive.
+    the model header's ``decode`` values.  bag_search: "model" (default): a bag of words with
+    no POS given is decoded by the search the model's decode settings name (``decode.bag``,
+    :func:`wo.model.bag_spec`: GYRO's n-best under an n-gram LM, each string parsed by this
+    model with its order fixed, :meth:`parse`, and reranked by log10 p + w F; the output is
+    the best string's derivation), when it names one; "ccg": always this model's own search.
+    Raises ModelError when the model is not a CCG model, or its LM or its bag search's LM is
+    missing or does not fit; ValueError for a max_memory not positive or another bag_search.
     """
 
     def __init__(self, model: Model, beam_factor: Optional[float] = None,
                  budget_factor: Optional[float] = None, max_pops: Optional[int] = None,
                  timeout: float = 0.0, complete_beam: Optional[int] = None, lm=None,
-                 patience_factor: Optional[float] = None, max_memory: Optional[float] = None):
+                 patience_factor: Optional[float] = None, max_memory: Optional[float] = None,
+                 bag_search: str = "model"):
         from .._fast._search import edges_for_memory
 
         self.model = model
@@ -122,6 +141,13 @@ class Linearizer(system.System):
         self.lm = resolve_lm(model, lm)
         self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm)
         self.core.search.edge_limit = edges_for_memory(max_memory)
+        from ..model import bag_spec, make_bag_search
+        if bag_search not in BAG_SEARCHES:
+            raise ValueError(f"bag_search: one of {BAG_SEARCHES}")
+        self.bag_search = bag_search
+        spec = bag_spec(model) if bag_search == "model" else None
+        self.bag = (make_bag_search(self, spec, timeout=self.timeout, system="ccg", option="--bag-search ccg")
+                    if spec else None)
 
     name = "ccg"
 
@@ -147,7 +173,38 @@ class Linearizer(system.System):
 
     def linearize(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None) -> Result:
         """Order a bag of words; pos: optional n str-or-None (given POS tags).  Returns a
-        :class:`Result`.  Raises ValueError for an empty input or a pos list of another length."""
+        :class:`Result`.  Raises ValueError for an empty input or a pos list of another length.
+        A bag with no POS given goes to the model's bag search when it names one (the class
+        doc); when none of its strings can be parsed, to this model's own search."""
+        if self.bag is not None and len(words) > 1 and (pos is None or all(p is None for p in pos)):
+            t0 = time.perf_counter()
+            got = self.bag.realize_parse(list(words))
+            if got is not None:
+                idx, p = got
+                toks = [words[i] for i in idx]
+                status = "ok"
+                if p is None:   # no string parsed: GYRO's best, with pieces glued in its order if they keep it
+                    p = self.parse(toks, budget_factor=self.bag.gyro.dep_budget)
+                    status = p.status
+                if p.order == list(range(len(toks))):
+                    return Result(toks, idx, p.heads, p.pos, p.categories, p.derivation, p.edges,
+                                  score=p.score, status=status, pops=p.pops, seconds=time.perf_counter() - t0)
+        return self._decode(words, pos)
+
+    def parse(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,
+              budget_factor: float = 200.0) -> Result:
+        """The model's best derivation of the words in the order given: the same search, with
+        edges combining only when adjacent in ``words`` (a best-first CCG parser under the
+        word-ordering model).  Its :meth:`Result.parsed_score` rates that string, so candidates
+        of other systems (GYRO's n-best, :mod:`wo.gyro.bag`) can be reranked by it.
+
+        words: list of n str in surface order; pos: optional n str-or-None; budget_factor: pops
+        per word.  Returns a :class:`Result` whose order is 0..n-1 unless the search ran out of
+        budget (its completion may then reorder).  Raises ValueError as :meth:`linearize`."""
+        return self._decode(words, pos, budget_factor=budget_factor, fixed=True)
+
+    def _decode(self, words, pos, budget_factor: Optional[float] = None, fixed: bool = False) -> Result:
+        """One search over ``words`` (``fixed``: in their order, :meth:`parse`)."""
         n = len(words)
         if n == 0:
             raise ValueError("empty input")
@@ -157,9 +214,11 @@ class Linearizer(system.System):
         t0 = time.perf_counter()
         inst = make_instance(words, pos, self.tables)
         beam = max(1, int(round(self.beam_factor * n)))
+        budget = self.budget(n) if budget_factor is None else max(8, int(budget_factor * n))
         order, trees, score, status, pops, edges = self.core.decode(
-            inst, beam, self.budget(n), self.timeout, self.complete_beam,
-            goal_patience=int(self.patience_factor * n))
+            inst, beam, budget, self.timeout, self.complete_beam,
+            goal_patience=0 if fixed else int(self.patience_factor * n),
+            tok_order=np.asarray(inst.canon, dtype=np.int32) if fixed else None)
         pieces, idx = [], []
         for t in trees:
             tree, ix = build_tree(t, inst, self.tables, words)

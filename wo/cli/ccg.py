@@ -34,7 +34,7 @@ def cmd_ccg_linearize(a) -> int:
     a.model = a.model or default_model("ccg")
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "max_pops": a.budget,
             "timeout": a.timeout, "lm": a.lm, "complete_beam": a.complete_beam,
-            "patience_factor": a.patience, "max_memory": a.max_memory}
+            "patience_factor": a.patience, "max_memory": a.max_memory, "bag_search": a.bag_search}
     return batch_run(a, lambda bar: run(
         a.model, a.input, a.output, input_format=a.input_format, output_format=a.format, seed=a.seed,
         jobs=a.jobs, on_error=a.on_error, max_length=a.max_length, backend=a.backend, scheduler=a.scheduler,
@@ -74,5 +74,9 @@ def register(sub) -> None:
                   format_help="output: tokenized text, JSON lines, the derivation found (.auto)")
     li.add_argument("--max-length", type=positive_int, default=200, help="refuse longer sentences (memory bound)")
     li.add_argument("--lm", default=None, help="n-gram LM path, or 'none' (default: the model's own LM)")
+    li.add_argument("--bag-search", default="model", choices=["model", "ccg"],
+                    help="bags of words with no POS: the search the model names (the shipped model: GYRO's "
+                         "n-best under the large English 4-gram, each string parsed by the CCG model), or the "
+                         "model's own CCG search (default: model)")
     li.set_defaults(func=cmd_ccg_linearize)
 

@@ -16,66 +16,7 @@ rerank with a dependency model sit above :mod:`wo.dep`, which imports none of th
 """
 from __future__ import annotations
 
-import importlib
-import json
-import os
-from typing import Optional
+from ..model import (BAG_SYSTEMS, GYRO_OPTIONS, SIDECAR, bag_spec, decode_settings,  # noqa: F401  (re-exported)
+                     make_bag_search, sidecar_path)
 
-SIDECAR = ".decode.json"
-GYRO_OPTIONS = ("r", "beta", "row_cap", "keep", "join_slack", "max_split", "dep_weight", "dep_nbest",
-                "dep_budget")
 BAG_SEARCHES = ("model", "dep")
-BAG_SYSTEMS = {"gyro": "wo.gyro.bag:GyroBagSearch"}   # system name -> "module:class"
-
-
-def sidecar_path(model_path: str) -> str:
-    """The decode-settings file beside a model file: ``x.wo`` -> ``x.decode.json``."""
-    return os.path.splitext(model_path)[0] + SIDECAR
-
-
-def decode_settings(model) -> dict:
-    """The decode settings of a :class:`wo.model.Model`: its header's ``decode`` dict updated by
-    the sidecar file beside the model (:func:`sidecar_path`), key by key (an entry that is a dict
-    in both, e.g. ``bag`` or ``tree_rerank``, is merged one level down; ``tree_rerank`` replaces
-    the header's ``lms`` and ``models`` lists as wholes).  Settings can so change without a new
-    copy of the model's weights.  Raises ModelError for a sidecar that is not a JSON object."""
-    from ..model import ModelError
-
-    dec = {k: (dict(v) if isinstance(v, dict) else v) for k, v in (model.header.get("decode") or {}).items()}
-    side = sidecar_path(model.path) if getattr(model, "path", None) else None
-    if side and os.path.exists(side):
-        try:
-            with open(side, encoding="utf-8") as f:
-                extra = json.load(f)
-            if not isinstance(extra, dict):
-                raise ValueError("not a JSON object")
-        except ValueError as exc:
-            raise ModelError(f"{side}: not a decode-settings file ({exc})") from None
-        for k, v in extra.items():
-            if isinstance(v, dict) and isinstance(dec.get(k), dict):
-                dec[k].update(v)
-            else:
-                dec[k] = v
-    return dec
-
-
-def bag_spec(model) -> Optional[dict]:
-    """The bag search a :class:`wo.model.Model` names (:func:`decode_settings`' ``bag``: the
-    header's ``decode.bag`` updated by the sidecar file), or None.  Raises ModelError for a
-    sidecar that is not valid JSON or names another system."""
-    from ..model import ModelError
-
-    spec = dict(decode_settings(model).get("bag") or {})
-    if not spec:
-        return None
-    if spec.setdefault("system", "gyro") not in BAG_SYSTEMS or "lm" not in spec:
-        raise ModelError(f"the model's bag search {spec} names no system of {sorted(BAG_SYSTEMS)} with an lm")
-    return spec
-
-
-def make_bag_search(dep, spec: dict, timeout: float = 0.0):
-    """The bag search ``spec`` names (:func:`bag_spec`), built over the linearizer ``dep``; its
-    ``realize(words)`` gives (tokens, input index per output token, 1-based heads, POS, scaled
-    score, pops) or None.  Raises ModelError / LMError for missing or bad files."""
-    module, cls = BAG_SYSTEMS[spec["system"]].split(":")
-    return getattr(importlib.import_module(module), cls)(dep, spec, timeout=timeout)

@@ -120,7 +120,7 @@ def tree_rerankers_of(model) -> tuple:
     """([(LM path, weight)], [(model path, weight)]): the rerankers a model's header names for
     tree inputs (``decode.tree_rerank``: {"lms": [[file, weight], ...], "models": [...]}, files
     beside the model or in the shipped model directory; the header's entry updated by the
-    model's sidecar file, :func:`wo.dep.bag.decode_settings`); empty lists when it names none.
+    model's sidecar file, :func:`wo.model.decode_settings`); empty lists when it names none.
     Raises ModelError for a named file that is missing or a bad sidecar file."""
     from .bag import decode_settings
 

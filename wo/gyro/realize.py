@@ -57,7 +57,8 @@ class GyroResult(system.Result):
     (acceptor states built, the memory proxy), pool_mb (chart engine: peak MB of its pools);
     with a dependency model (``GyroRealizer(dep=...)``): heads (1-based head position of each
     output word, 0 = root: the model's tree of the output) and dep_score (its scaled score of
-    that tree), pos (its POS per output word); seconds (wall clock), status (ok | timeout | limit: the last level ran out of
+    that tree), pos (its POS per output word), parse (the reranking model's whole parse of the
+    output: its ``Result``, e.g. a CCG derivation; None without one); seconds (wall clock), status (ok | timeout | limit: the last level ran out of
     states and the greedy LM order is returned | error), message by keyword."""
 
     level: str = ""
@@ -68,6 +69,7 @@ class GyroResult(system.Result):
     heads: List[int] = field(default_factory=list)
     dep_score: float = 0.0
     pos: List[str] = field(default_factory=list)
+    parse: object = None
 
     @property
     def log10_prob(self) -> float:
@@ -294,7 +296,7 @@ class GyroRealizer(system.System):
                             key=lambda x: -x[1])
         if self.mbr and len(finals) > 1:
             finals = mbr_rerank(finals, self.mbr_scale)
-        heads, dep_score, tags, pops = [], 0.0, [], 0
+        heads, dep_score, tags, pops, tree = [], 0.0, [], 0, None
         if self.dep is not None:
             finals, tree, pops = self._dep_rerank(bag, [t for t, _ in finals[:self.dep_nbest]])
             if tree is not None:
@@ -302,7 +304,7 @@ class GyroRealizer(system.System):
         nb = [(" ".join(t), self.lm.score(t)) for t, _ in finals[:self.nbest]]
         text, lp = nb[0]
         return GyroResult(text.split(" ") if text else [], level, nb, total_cells, total_states,
-                          round(self._pool_mb, 3), heads, dep_score, tags, score=lp, pops=pops,
+                          round(self._pool_mb, 3), heads, dep_score, tags, tree, score=lp, pops=pops,
                           seconds=time.perf_counter() - t0)
 
     def _dep_rerank(self, bag, cands):
