@@ -137,7 +137,7 @@ def test_shipped_dependency_model_decodes_as_before_the_core_split(tmp_path, giv
 @pytest.mark.skipif(not SR_MODEL.exists(), reason="shipped SR model not in the tree")
 def test_shipped_sr_model_realises_as_recorded(tmp_path):
     """The shipped SR model's output on 200 test sentences, recorded when that model was shipped
-    (the local orderer with the English 4-gram and dep-mix LMs); core changes must not move it."""
+    (the local orderer with the large English 4-gram and the dep-mix LM); core changes must not move it."""
     from wo.cli import main
 
     t1 = tmp_path / "in.t1"
