@@ -349,9 +349,6 @@ def mix(models: "list[Model]", weights: Optional["list[float]"] = None) -> Model
     return Model(acc.astype(np.float32), first.hash_bits, first.tagdict, head)
 
 
-_LMS: dict = {}
-
-
 def check_lm_fit(model, lm, where: str = "--lm") -> None:
     """Refuse an LM that does not fit a model: the model was trained without an LM, or with an
     LM of another order, or (models that record it) another vocabulary, so the learned LM
@@ -416,11 +413,7 @@ def resolve_lm(model, lm=None, check: bool = True):
     if isinstance(lm, str):
         if lm == "none":
             return None
-        key = os.path.abspath(lm)
-        if key not in _LMS:
-            _LMS.clear()
-            _LMS[key] = LanguageModel.load(lm)
-        lm = _LMS[key]
+        lm = LanguageModel.shared(lm, verify=True)
     if check:
         check_lm_fit(model, lm)
     return lm
@@ -475,8 +468,11 @@ def decode_settings(model) -> dict:
 
 def bag_spec(model) -> Optional[dict]:
     """The bag search a :class:`wo.model.Model` names (:func:`decode_settings`' ``bag``: the
-    header's ``decode.bag`` updated by the sidecar file), or None.  Raises ModelError for a
-    sidecar that is not valid JSON or names another system."""
+    header's ``decode.bag`` updated by the sidecar file), or None.  The entry: ``system``
+    ("gyro"), ``lm`` (an LM file name, beside the model or shipped) and any of GYRO_OPTIONS
+    (:class:`wo.gyro.realize.GyroRealizer`'s: chart size and filter, strings reranked, pops per
+    parse, ...); the reranking model is the one that names it.  Raises ModelError for a sidecar
+    that is not valid JSON or names another system."""
     spec = dict(decode_settings(model).get("bag") or {})
     if not spec:
         return None
@@ -489,9 +485,8 @@ def make_bag_search(dep, spec: dict, timeout: float = 0.0, system: str = "dep", 
     """The bag search ``spec`` names (:func:`bag_spec`), built over the linearizer ``dep`` (any
     system's linearizer with ``model`` and ``parse(words, budget_factor=)``: the dependency or
     the CCG one; ``system`` and ``option`` name it in the error of a missing file); its
-    ``realize(words)`` gives (tokens, input index per output token, 1-based heads, POS, scaled
-    score, pops) or None, ``realize_parse(words)`` (input index per output token, the
-    linearizer's parse Result of the best string) or None.  Raises ModelError / LMError for
-    missing or bad files."""
+    ``realize(words)`` gives (input index per output token, the GyroResult with the
+    linearizer's parse of the best string) or None (:class:`wo.gyro.bag.GyroBagSearch`).
+    Raises ModelError / LMError for missing or bad files."""
     module, cls = BAG_SYSTEMS[spec["system"]].split(":")
     return getattr(importlib.import_module(module), cls)(dep, spec, timeout=timeout, system=system, option=option)

@@ -178,9 +178,10 @@ class Linearizer(system.System):
         doc); when none of its strings can be parsed, to this model's own search."""
         if self.bag is not None and len(words) > 1 and (pos is None or all(p is None for p in pos)):
             t0 = time.perf_counter()
-            got = self.bag.realize_parse(list(words))
+            got = self.bag.realize(list(words))
             if got is not None:
-                idx, p = got
+                idx, res = got
+                p = res.parse
                 toks = [words[i] for i in idx]
                 status = "ok"
                 if p is None:   # no string parsed: GYRO's best, with pieces glued in its order if they keep it
@@ -188,7 +189,8 @@ class Linearizer(system.System):
                     status = p.status
                 if p.order == list(range(len(toks))):
                     return Result(toks, idx, p.heads, p.pos, p.categories, p.derivation, p.edges,
-                                  score=p.score, status=status, pops=p.pops, seconds=time.perf_counter() - t0)
+                                  score=p.score, status=status, pops=res.pops + (p.pops if status != "ok" else 0),
+                                  seconds=time.perf_counter() - t0)
         return self._decode(words, pos)
 
     def parse(self, words: Sequence[str], pos: Optional[Sequence[Optional[str]]] = None,

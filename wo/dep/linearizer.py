@@ -32,6 +32,7 @@ DEFAULT_COMPLETE_BEAM = 32
 DEFAULT_TREE_BEAM_FACTOR = 32.0
 DEFAULT_TREE_BUDGET_FACTOR = 1000.0
 DEFAULT_RERANK_WEIGHT = 0.8    # F + w * log10 p over the popped goals (EWT dev trees, text-en+ewt 5-gram)
+BAG_SEARCHES = ("model", "dep")   # bag_search: the search the model names, or its own
 DEFAULT_RERANK_NBEST = 20      # distinct strings reranked (EWT dev: 10, 20, all popped goals within 0.04)
 
 
@@ -122,7 +123,7 @@ def tree_rerankers_of(model) -> tuple:
     beside the model or in the shipped model directory; the header's entry updated by the
     model's sidecar file, :func:`wo.model.decode_settings`); empty lists when it names none.
     Raises ModelError for a named file that is missing or a bad sidecar file."""
-    from .bag import decode_settings
+    from ..model import decode_settings
 
     spec = decode_settings(model).get("tree_rerank") or {}
 
@@ -222,7 +223,7 @@ class Linearizer(system.System):
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.
     bag_search: "model" (default): a bag (no POS, no head given) is decoded by the search the
-    model names (:mod:`wo.dep.bag`: the shipped model names GYRO's n-best under the large
+    model names (:func:`wo.model.bag_spec`: the shipped model names GYRO's n-best under the large
     English 4-gram, reranked by this model), when it names one and no reranker is given;
     "dep": always this model's own search.
     max_memory: search memory per sentence in MiB (default 1536: a worker stays under about
@@ -246,7 +247,7 @@ class Linearizer(system.System):
             rerank_lm = None
         lms = ([(rerank_lm, rerank_weight)] if rerank_lm is not None else []) + list(rerank_lms)
         self.rerank_lms, self.rerank_models = load_rerankers(lms, rerank_models)
-        from .bag import decode_settings
+        from ..model import decode_settings
 
         dec = decode_settings(model)   # the header's decode settings updated by the sidecar file
         # the model's own rerankers of tree inputs (decode.tree_rerank), when asked for (None: as
@@ -276,8 +277,8 @@ class Linearizer(system.System):
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
         self.max_memory = max_memory
         self.core.search.edge_limit = edges_for_memory(max_memory)
-        # bags (no POS, no head given): the search the model names (wo.dep.bag), else its own
-        from .bag import BAG_SEARCHES, bag_spec, make_bag_search
+        # bags (no POS, no head given): the search the model names (wo.model.bag_spec), else its own
+        from ..model import bag_spec, make_bag_search
         if bag_search not in BAG_SEARCHES:
             raise ValueError(f"bag_search: one of {BAG_SEARCHES}")
         self.bag_search = bag_search
@@ -320,9 +321,10 @@ class Linearizer(system.System):
         pos, heads = self._inputs(words, pos, heads)
         if self.bag is not None and len(words) > 1 and all(p is None for p in pos) and all(h < 0 for h in heads):
             got = self.bag.realize(words)
-            if got is not None:
-                toks, idx, out_heads, tags, score, pops = got
-                return Result(toks, idx, out_heads, tags, 0, score=score, status="ok", pops=pops,
+            if got is not None and got[1].parse is not None:   # else no string parsed: the own search
+                idx, res = got
+                return Result(list(res.tokens), idx, list(res.heads), list(res.pos), 0, score=res.dep_score,
+                              status="ok", pops=res.pops,
                               seconds=time.perf_counter() - t0)
         inst, tree, first, status, pops, edges = self._search(words, pos, heads)
         lms, models, top = self.rerank_lms, self.rerank_models, 0

@@ -98,9 +98,6 @@ def train_epoch(core: DepSearch, insts: Sequence, rng: random.Random, beam_facto
     return ent
 
 
-_IPM_LMS: dict = {}
-
-
 def _ipm_shard(state: tuple, batch: list) -> list:
     """One shard's epoch of iterative parameter mixing (a joblib/Dask worker): from the shared
     weights W (float32[2^b]), accumulator U (float64[2^b]) and averaging count c, train
@@ -111,7 +108,7 @@ def _ipm_shard(state: tuple, batch: list) -> list:
         lm = None
         if lm_path:
             from ..lm.model import LanguageModel
-            lm = _IPM_LMS.get(lm_path) or _IPM_LMS.setdefault(lm_path, LanguageModel.load(lm_path))
+            lm = LanguageModel.shared(lm_path, verify=True)
         W, U = np.array(W0, dtype=np.float32), np.array(U0, dtype=np.float64)
         core = DepSearch(W, bits, U, lm=lm)
         core.max_tau = max_tau

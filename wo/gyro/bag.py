@@ -23,23 +23,16 @@ class GyroBagSearch:
         self.gyro = GyroRealizer(None, LanguageModel.shared(path), dep=dep, dep_own=False, timeout=timeout,
                                  **opts)
 
-    def realize_parse(self, words):
-        """(input index of each output token, the reranking model's parse of the best string: its
-        ``Result``, or None when no candidate could be parsed: then the string is GYRO's best),
-        or None when GYRO gave no string of the bag.  words: list of n str."""
+    def realize(self, words):
+        """(input index of each output token, the :class:`wo.gyro.realize.GyroResult`: its
+        tokens, the reranking model's parse of them as ``parse`` (the linearizer's Result; None
+        when no candidate could be parsed: the string is then GYRO's best), ``heads``, ``pos``,
+        ``dep_score`` and the ``pops`` of all the parses), or None when GYRO gave no string of
+        the bag.  words: list of n str."""
         res = self.gyro.realize(list(words))
         if len(res.tokens) != len(words):
             return None
-        return _input_index(words, res.tokens), res.parse
-
-    def realize(self, words):
-        """(tokens, input index of each output token, 1-based heads, POS, the model's scaled
-        score, pops of the reranking parses) of the best reranked string, or None when no candidate could be parsed (the
-        caller then runs its own search).  words: list of n str."""
-        res = self.gyro.realize(list(words))
-        if not res.heads or len(res.tokens) != len(words):
-            return None
-        return list(res.tokens), _input_index(words, res.tokens), list(res.heads), list(res.pos), res.dep_score, res.pops
+        return _input_index(words, res.tokens), res
 
 
 def _input_index(words, tokens):

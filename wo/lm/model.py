@@ -39,7 +39,8 @@ class CorpusScore:
         return json.dumps(asdict(self))
 
 
-_SHARED: Dict[tuple, "LanguageModel"] = {}   # LanguageModel.shared: (path, mtime) -> LM
+SHARED_LMS = 16                               # LMs kept by LanguageModel.shared
+_SHARED: Dict[tuple, tuple] = {}              # (path, mtime) -> (LM, checksum verified)
 
 
 class LanguageModel:
@@ -129,15 +130,19 @@ class LanguageModel:
         return m
 
     @classmethod
-    def shared(cls, path: str) -> "LanguageModel":
-        """The LM file at ``path`` loaded once per process (:meth:`load` without the checksum,
-        memory-mapped; later calls with the same file, e.g. a bag search and a tree reranker
-        naming the same 4-gram, get the same object).  Raises as :meth:`load`."""
+    def shared(cls, path: str, verify: bool = False) -> "LanguageModel":
+        """The LM file at ``path`` loaded once per process (memory-mapped; later calls with the
+        same file, e.g. a model's feature LM, its bag search and its tree reranker naming the
+        same 4-gram, get the same object; the SHARED_LMS most recent files are kept).  verify:
+        check the checksum (:meth:`load`), once per file.  Raises as :meth:`load`."""
         key = (os.path.abspath(path), os.path.getmtime(path))
-        lm = _SHARED.get(key)
-        if lm is None:
-            lm = _SHARED[key] = cls.load(path, verify=False)
-        return lm
+        got = _SHARED.pop(key, None)
+        if got is None or (verify and not got[1]):
+            got = (cls.load(path, verify=verify), verify)
+        _SHARED[key] = got          # most recent last
+        while len(_SHARED) > SHARED_LMS:
+            del _SHARED[next(iter(_SHARED))]
+        return got[0]
 
     def fingerprint(self) -> dict:
         """What a model trained with this LM records to check the LM it decodes with:

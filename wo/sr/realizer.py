@@ -606,7 +606,7 @@ def rerank_lm_of(model, rerank_lm=None):
     if isinstance(rerank_lm, str):
         if rerank_lm == "none":
             return None
-        rerank_lm = LanguageModel.load(rerank_lm, verify=False)
+        rerank_lm = LanguageModel.shared(rerank_lm)
     return rerank_lm
 
 
