@@ -65,6 +65,23 @@ def test_lin_rule_reproduces_every_partut_annotation(partut):
     assert checked == 7008
 
 
+def test_reading_t1_on_two_processes_gives_what_one_reads(tmp_path, ewt_dev):
+    """read_t1(jobs=2) parses contiguous parts of the file in two processes: the same
+    sentences, indices, line numbers and per-sentence errors (a broken block in the second
+    half, a comment-only block) as one process."""
+    blocks = [format_t1(make_input(s, 7, i, True)) for i, s in enumerate(ewt_dev[:61])]
+    broken = blocks[45].split("\n")
+    broken[3] = broken[3].replace("\t", " ", 2)          # a token line with too few columns
+    blocks[45] = "\n".join(broken)
+    blocks.insert(20, "# only a comment\n")
+    path = tmp_path / "mixed.t1"
+    path.write_text("\n".join(blocks), encoding="utf-8")
+    one, two = read_t1(str(path)), read_t1(str(path), jobs=2)
+    assert len(one) == 61 and one == two
+    bad = [s for s in two if s.error]
+    assert len(bad) == 1 and "columns" in bad[0].error and bad[0].line > 1
+
+
 def test_make_input_then_gold_reconstruction_returns_the_sentence(tmp_path, ewt_dev):
     ud = ewt_dev[:300]
     path = tmp_path / "dev.t1"

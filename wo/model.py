@@ -210,7 +210,7 @@ class Model:
         if kind != "float32":
             keep = {k: head.pop(k) for k in ("format_version", "feature_set", "hash_bits", "weights_crc32",
                                               "weights_bytes")}
-            blob = zlib.compress(json.dumps(head, sort_keys=True).encode("utf-8"), 9)
+            blob = zlib.compress(json.dumps(head, sort_keys=True).encode("utf-8"), 6)   # 9: 4x the time, 3 % smaller
             head = dict(keep, weights_dtype=kind, header_zlib=base64.b64encode(blob).decode("ascii"))
             if codebook is not None:
                 head["codebook"] = [float(x) for x in codebook]

@@ -49,7 +49,7 @@ def cmd_sr_train(a) -> int:
     from ..sr.t1 import gold_sentences, read_references, read_t1
     from ..sr.train import train_sr
 
-    train = read_t1(a.train)
+    train = read_t1(a.train, jobs=a.jobs if a.backend == "loky" else 1)
     bad = [s for s in train if s.error]
     for s in bad[:20]:
         err(f"{display_name(a.train)}:{s.line}: {s.error} (sentence skipped)")
@@ -65,16 +65,22 @@ def cmd_sr_train(a) -> int:
         return Lexicon.build(gold_sentences(train, ref_ud), lang=a.lang)
     from ..sr.mwt import Contractions
     mwt_files = a.mwt or ([a.train_ref] if a.train_ref else [])
-    contractions = Contractions.build(mwt_files) if mwt_files else None
-    dev, dev_refs = [], []
-    if a.dev:
-        dev = read_t1(a.dev)
-        dev_refs = read_references(a.dev_ref or a.dev)
-        if a.dev_limit:
-            dev, dev_refs = dev[:a.dev_limit], dev_refs[:a.dev_limit]
-        if len(dev_refs) != len(dev):
-            err(f"{a.dev_ref or a.dev}: {len(dev_refs)} references but {a.dev} has {len(dev)} sentences")
-            return EXIT_USER
+
+    class DevMismatch(Exception):
+        pass
+
+    def load_dev():
+        dev, dev_refs = [], []
+        if a.dev:
+            dev = read_t1(a.dev)
+            dev_refs = read_references(a.dev_ref or a.dev)
+            if a.dev_limit:
+                dev, dev_refs = dev[:a.dev_limit], dev_refs[:a.dev_limit]
+            if len(dev_refs) != len(dev):
+                raise DevMismatch(f"{a.dev_ref or a.dev}: {len(dev_refs)} references but {a.dev} has "
+                                  f"{len(dev)} sentences")
+        return dev, dev_refs
+
     meta = {"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""), "lang": a.lang}
     if a.orderer == "local":
         from ..sr.train import train_sr_local
@@ -82,12 +88,23 @@ def cmd_sr_train(a) -> int:
         if a.lm:
             err("--lm belongs to --orderer search")
             return EXIT_USER
-        rec = train_sr_local(train, dev, dev_refs, a.epochs, a.model, lex_build, train_refs=train_refs,
-                             hash_bits=a.hash_bits or 20, beam=a.order_beam, seed=a.seed, meta=meta,
-                             contractions=contractions, compact=a.compact, jobs=a.jobs, backend=a.backend,
-                             scheduler=a.scheduler, suffix=a.order_suffix)
+        try:   # the dev set and the contractions are read while the workers build the training domains
+            rec = train_sr_local(train, load_dev, None, a.epochs, a.model, lex_build, train_refs=train_refs,
+                                 hash_bits=a.hash_bits or 20, beam=a.order_beam, seed=a.seed, meta=meta,
+                                 contractions=(lambda: Contractions.build(mwt_files)) if mwt_files else None,
+                                 compact=a.compact, jobs=a.jobs, backend=a.backend,
+                                 scheduler=a.scheduler, suffix=a.order_suffix)
+        except DevMismatch as exc:
+            err(str(exc))
+            return EXIT_USER
         print(json.dumps(rec, indent=1))
         return EXIT_OK
+    contractions = Contractions.build(mwt_files) if mwt_files else None
+    try:
+        dev, dev_refs = load_dev()
+    except DevMismatch as exc:
+        err(str(exc))
+        return EXIT_USER
     rec = train_sr(train, dev, dev_refs, a.epochs, a.model, lex_build(), train_refs=train_refs,
                    hash_bits=a.hash_bits or 23, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
                    seed=a.seed,

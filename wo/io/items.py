@@ -155,6 +155,16 @@ def _zgen_item(start: int, lines, index: int) -> Item:
     return item
 
 
+def conllu_blocks(path: str) -> List[Tuple[int, list]]:
+    """The sentence blocks of a CoNLL-U file as :func:`read_items` reads them: (first line,
+    [(line number, text), ...]) per block, comment-only blocks left out.  Raises
+    FileNotFoundError if the file does not exist."""
+    if not exists(path):
+        raise FileNotFoundError(2, "no such file", path)
+    return [(start, lines) for start, lines in read_blocks(path)
+            if not all(t is not None and t.startswith("#") for _, t in lines)]
+
+
 def read_items(path: str, fmt: str = "auto") -> Tuple[List[Item], str]:
     """Read every sentence of ``path``; returns (items, format used).
 
@@ -168,12 +178,10 @@ def read_items(path: str, fmt: str = "auto") -> Tuple[List[Item], str]:
     if fmt == "auto":
         fmt = detect_format(path)
     items: List[Item] = []
+    if fmt == "conllu":
+        return [_conllu_item(path, start, lines, i) for i, (start, lines) in enumerate(conllu_blocks(path))], fmt
     for start, lines in read_blocks(path):
-        if fmt == "conllu":
-            if all(t is not None and t.startswith("#") for _, t in lines):
-                continue
-            items.append(_conllu_item(path, start, lines, len(items)))
-        elif fmt == "zgen":
+        if fmt == "zgen":
             items.append(_zgen_item(start, lines, len(items)))
         else:
             items.extend(_bag_item(start, lines, len(items)))

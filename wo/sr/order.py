@@ -35,14 +35,18 @@ bottom-up pass and the training loop.  Output is projective in the tree it order
 """
 from __future__ import annotations
 
+import os
 import random
+import shutil
 import struct
 import time
+import weakref
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import mmh3
 import numpy as np
 
+from ..io.batch import map_start
 from ..learn import mix_start, train_pass
 
 START, END = -1, -2
@@ -522,6 +526,43 @@ def _mix_shard(state: tuple, batch: list) -> list:
     return out
 
 
+_RESIDENT: Dict[str, "DomainSet"] = {}   # shard file -> its memory-mapped DomainSet (per worker process)
+
+
+def _resident_shard(path: str) -> "DomainSet":
+    """The shard stored at ``path`` (``joblib.dump`` of a :class:`DomainSet`), memory-mapped
+    copy-on-write once per worker process and kept (at most 16 files)."""
+    ds = _RESIDENT.get(path)
+    if ds is None:
+        import joblib
+
+        if len(_RESIDENT) >= 16:
+            _RESIDENT.pop(next(iter(_RESIDENT)))
+        mapped = joblib.load(path, mmap_mode="c")   # plain views: slicing an np.memmap costs 40 % more here
+        ds = _RESIDENT[path] = DomainSet(*(a.view(np.ndarray) for a in mapped.__getstate__()))
+    return ds
+
+
+def _mix_shard_resident(state: tuple, batch: list) -> list:
+    """:func:`_mix_shard` for workers on this machine (loky processes): the weights W (float32
+    [2^b]) are read from the file ``state[0]``, each shard is a file memory-mapped once per
+    worker (:func:`_resident_shard`), and the result is sparse, so that an epoch moves
+    kilobytes, not the 12 MB of W and U per shard and way.  Returns per shard (idx int64 [m]:
+    the features whose weight or accumulator changed, their new weights float32 [m], their
+    accumulator increments float64 [m] (the accumulator started at 0), domains, updates)."""
+    w_path, c0, bits, beam, suffix = state
+    W0 = np.fromfile(w_path, dtype=np.float32)
+    out = []
+    for path, seed in batch:
+        ds = _resident_shard(path)
+        w, u = W0.copy(), np.zeros(len(W0), dtype=np.float64)
+        learner = _Learner(LocalOrderer(w, bits, beam, suffix), ds, w, u, c0)
+        ent = train_pass(learner, range(len(ds)), random.Random(seed), learner.step)
+        idx = np.flatnonzero((w != W0) | (u != 0.0))
+        out.append((idx, w[idx], u[idx], len(ds), ent["updates"]))
+    return out
+
+
 class LocalTrainer:
     """Training of the local orderer, one epoch at a time (:meth:`epoch`, for
     :func:`wo.learn.epoch_loop`): the averaged perceptron with early update over the training
@@ -546,10 +587,22 @@ class LocalTrainer:
         self.rng = random.Random(seed)
         self.order = list(range(len(self.ds)))   # shuffled in place every epoch (cumulatively)
         self.mixing = jobs > 1 or backend == "dask"
+        self._dir = None
         if self.mixing:
             cut = list(range(len(self.ds)))
             random.Random(seed * 1000003).shuffle(cut)
             self.shards = [self.ds.take(sorted(cut[k::jobs])) for k in range(jobs)]
+            if backend == "loky":   # workers on this machine: the shards are files, mapped once
+                self._dir = _scratch_dir(sum(a.nbytes for sh in self.shards for a in sh.__getstate__())
+                                         + self.w.nbytes)
+                self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, True)
+                import joblib
+
+                self.shard_files = []
+                for k, sh in enumerate(self.shards):
+                    self.shard_files.append(os.path.join(self._dir, f"shard{k}.joblib"))
+                    joblib.dump(sh, self.shard_files[-1])
+                self.w_file = os.path.join(self._dir, "W.f32")
 
     def epoch(self, ep: int) -> dict:
         """Train epoch ``ep`` (from 1).  Returns {"updates", "seconds", "shards"}."""
@@ -562,6 +615,25 @@ class LocalTrainer:
         :meth:`epoch`'s record ("seconds": from dispatch to the end of the mixing)."""
         t0 = time.perf_counter()
         lr = self.learner
+        if self._dir is not None:
+            self.w.tofile(self.w_file)       # read by the workers at the start of their task
+            wait_sparse = map_start(_mix_shard_resident, ((self.w_file, lr.avg_count, self.hash_bits, self.beam,
+                                                           self.suffix),),
+                                    [(f, self.seed * 7919 + ep * 101 + k) for k, f in enumerate(self.shard_files)],
+                                    jobs=self.jobs, chunk=1)
+
+            def finish_sparse() -> dict:
+                res = wait_sparse()
+                K = len(res)
+                W = self.w.astype(np.float64)
+                for idx, w_new, du, _, _ in res:     # the uniform mixture of the shards' weights
+                    W[idx] += (w_new.astype(np.float64) - self.w[idx]) / K
+                    self.u[idx] += du / K
+                self.w[:] = W.astype(np.float32)
+                lr.avg_count += float(np.mean([r[3] for r in res]))
+                return {"updates": int(sum(r[4] for r in res)), "seconds": round(time.perf_counter() - t0, 2),
+                        "shards": self.jobs}
+            return finish_sparse
         if self.mixing:
             wait = mix_start(_mix_shard, (self.w, self.u, lr.avg_count, self.hash_bits, self.beam, self.suffix),
                              [(sh, self.seed * 7919 + ep * 101 + k) for k, sh in enumerate(self.shards)],
@@ -580,6 +652,20 @@ class LocalTrainer:
     def averaged(self) -> np.ndarray:
         """The averaged weights W - U / c, float32 [2^hash_bits]."""
         return (self.w - self.u / self.learner.avg_count).astype(np.float32)
+
+
+def _scratch_dir(nbytes: int) -> str:
+    """A new private directory for the shard files of parameter mixing: in /dev/shm (memory)
+    when it has four times ``nbytes`` free, else in the system's temporary directory."""
+    import tempfile
+
+    base = None
+    try:
+        if shutil.disk_usage("/dev/shm").free > 4 * nbytes:
+            base = "/dev/shm"
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix="wo-ipm-", dir=base)
 
 
 def train_local(domains, epochs: int, hash_bits: int = 20, beam: int = 16, seed: int = 1,

@@ -104,30 +104,50 @@ def check_sr(s: SRSentence) -> Optional[str]:
     return None
 
 
-def read_t1(path: str) -> List[SRSentence]:
+def read_t1(path: str, jobs: int = 1) -> List[SRSentence]:
     """Read a T1 file (or any UD-shaped file read as T1).  One :class:`SRSentence` per block.
 
     A malformed sentence is returned with ``error`` set (``file:line`` in ``line``), never
-    dropped.  Raises FileNotFoundError for a missing file.
+    dropped.  jobs > 1: the blocks are parsed in that many loky processes (contiguous parts of
+    the file; the same sentences, indices and line numbers as one process reads).  Raises
+    FileNotFoundError for a missing file.
     """
+    if jobs > 1:
+        from ..io.batch import map_batches
+        from ..io.items import conllu_blocks
+
+        blocks = list(enumerate(conllu_blocks(path)))
+        size = -(-len(blocks) // jobs) if blocks else 1
+        parts = [blocks[i:i + size] for i in range(0, len(blocks), size)]
+        return [s for part in map_batches(_t1_part, (path,), parts, jobs=jobs, chunk=1) for s in part]
     items, _ = read_items(path, "conllu")
-    out = []
-    for i, it in enumerate(items):
-        s = it.gold
-        if it.error:
-            sr = SRSentence(list(s.forms), ["_"] * len(s), ["_"] * len(s), ["_"] * len(s),
-                            [-1] * len(s), ["_"] * len(s), [0] * len(s), [None] * len(s), None,
-                            it.sent_id, it.line, it.error)
-        else:
-            try:
-                sr = _from_sentence(s, i)
-                sr.error = check_sr(sr)
-            except ValueError as exc:
-                sr = SRSentence(list(s.forms), list(s.upos), list(s.xpos), ["_"] * len(s), list(s.heads),
-                                list(s.deprels), [0] * len(s), [None] * len(s), None, it.sent_id,
-                                it.line, str(exc))
-        out.append(sr)
-    return out
+    return [_t1_sentence(it, i) for i, it in enumerate(items)]
+
+
+def _t1_part(path: str, batch: list) -> list:
+    """Worker of :func:`read_t1`: per item of ``batch`` (a list of (sentence index, (first
+    line, lines)) blocks of ``path``), the list of their :class:`SRSentence`."""
+    from ..io.items import _conllu_item
+
+    return [[_t1_sentence(_conllu_item(path, start, lines, i), i) for i, (start, lines) in part] for part in batch]
+
+
+def _t1_sentence(it: Item, i: int) -> SRSentence:
+    """The :class:`SRSentence` of the CoNLL-U item ``it``, sentence ``i`` (0-based) of its file
+    (errors attached, never raised)."""
+    s = it.gold
+    if it.error:
+        return SRSentence(list(s.forms), ["_"] * len(s), ["_"] * len(s), ["_"] * len(s),
+                          [-1] * len(s), ["_"] * len(s), [0] * len(s), [None] * len(s), None,
+                          it.sent_id, it.line, it.error)
+    try:
+        sr = _from_sentence(s, i)
+        sr.error = check_sr(sr)
+    except ValueError as exc:
+        sr = SRSentence(list(s.forms), list(s.upos), list(s.xpos), ["_"] * len(s), list(s.heads),
+                        list(s.deprels), [0] * len(s), [None] * len(s), None, it.sent_id,
+                        it.line, str(exc))
+    return sr
 
 
 def looks_like_ud(path: str) -> bool:

@@ -155,7 +155,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
                         lm=lm_model, compact=compact, jobs=jobs, backend=backend, scheduler=scheduler)
 
 
-def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str],
+def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence[str]],
                    epochs: int, out: str, lexicon, train_refs: Optional[Sequence[Sequence[str]]] = None,
                    hash_bits: int = 20, beam: int = 16, seed: int = 1,
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
@@ -167,9 +167,11 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
 
     The arguments are :func:`train_sr`'s: training T1 sentences with gold forms and
     ``original_id`` (or ``train_refs`` for the alignment), dev input and references (empty:
-    every epoch is saved), the lexicon (inflection: the realised form of a token is its first
-    candidate; a :class:`Lexicon`, or a function returning one, which is then built here while
-    the worker processes build the training domains), the multiword-token table, ``compact``.
+    every epoch is saved; or ``dev`` a function returning (dev input, references), called
+    while the worker processes build the training domains, and ``dev_refs`` None), the lexicon
+    (inflection: the realised form of a token is its first candidate; a :class:`Lexicon`, or a
+    function returning one, which is then built here while the workers build the domains), the
+    multiword-token table (or a function returning it, called likewise), ``compact``.
     hash_bits: size of the weight table (2^hash_bits float32); beam: states per step of the
     domain search (recorded in the header, ``sr.order.beam``).  The lifting model of non-projective orders is learned as for
     :func:`train_sr`.  jobs/backend/scheduler: the domains are built and the epochs trained
@@ -198,11 +200,19 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
     pairs = list(zip(kept, kept_pos))
     n_chunks = 1 if jobs == 1 and backend != "dask" else 4 * max(1, jobs)
     chunks = [pairs[i::n_chunks] for i in range(n_chunks)]
-    wait = map_start(_domain_chunk, (suffix,), chunks, chunk=1, **par)   # loky workers build the domains ...
-    if callable(lexicon):                                          # ... while the lexicon is built here
+    lex_task = callable(lexicon) and jobs > 1 and backend == "loky"   # the longest task, first in the pool
+    tasks = ([("lexicon", lexicon)] if lex_task else []) + [("domains", c) for c in chunks]
+    wait = map_start(_prepare, (suffix,), tasks, chunk=1, **par)   # loky workers build the domains ...
+    if callable(dev):                                      # ... while the dev set, the contractions
+        dev, dev_refs = dev()
+    if callable(contractions):
+        contractions = contractions()
+    if callable(lexicon) and not lex_task:                 # and the lexicon are made here
         lexicon = lexicon()
     lift = lift_training(kept, kept_pos)
     built = wait()
+    if lex_task:
+        lexicon = built.pop(0)
     domains = DomainSet.concat([b[0] for b in built])
     lifted = sum(b[1] for b in built)
     log(f"SR training (local orderer) on {len(kept)} sentences, {len(domains)} domains ({lifted} non-projective "
@@ -229,6 +239,14 @@ def train_sr_local(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_r
                       lambda: Model(trainer.averaged(), hash_bits, TagDictionary({}, ["_"]), dict(header)),
                       out, record, dev_eval if dev else None, log, t_all, compact,
                       start_epoch=trainer.start if trainer.mixing and backend == "loky" else None)
+
+
+def _prepare(suffix: Optional[str], batch: list) -> list:
+    """Worker of :func:`train_sr_local`'s preparation: each item of ``batch`` is ("domains",
+    a list of (training sentence, gold positions)) -> (:class:`wo.sr.order.DomainSet`,
+    sentences projectivised), see :func:`_domain_chunk`; or ("lexicon", a function returning
+    the :class:`Lexicon`) -> the lexicon."""
+    return [task() if kind == "lexicon" else _domain_chunk(suffix, [task])[0] for kind, task in batch]
 
 
 def _domain_chunk(suffix: Optional[str], batch: list) -> list:
