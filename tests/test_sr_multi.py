@@ -81,6 +81,25 @@ def test_character_lm_weight_is_chosen_on_held_out_tokens_and_kept_in_json(pt_tr
     assert all(back.predict(*t) == inf.predict(*t) for t in held[:200])
 
 
+def test_lexicon_built_in_a_worker_comes_back_with_its_character_lm(pt_train):
+    """``wo sr train --jobs 2`` builds the lexicon in a worker process (wo.sr.train._prepare):
+    what comes back must pickle (the compiled character LM does not) and be the same lexicon."""
+    import pickle
+
+    from wo.sr.train import _prepare
+
+    lex = Lexicon.build(pt_train[:200], lang="pt")
+    lex.inflector.char_lm = CharLM.build(s.forms[i] for s in pt_train[:200] for i in range(len(s)))
+    lex.inflector.char_weight = 0.5
+    with pytest.raises(TypeError):
+        pickle.dumps(lex)
+    back = pickle.loads(pickle.dumps(_prepare(None, [("lexicon", lambda: lex)])))
+    again = Lexicon.from_json(back[0])
+    assert again.to_json() == lex.to_json() and again.inflector.char_lm is not None
+    held = [(s.lemmas[i], s.upos[i], morph_key(parse_feats(s.feats[i]))) for s in pt_train[300:] for i in range(len(s))]
+    assert all(again.inflector.predict(*t) == lex.inflector.predict(*t) for t in held[:200])
+
+
 def test_character_lm_reranks_the_scripts():
     """Plural -ler after front vowels, -lar after back ones (Turkish): for an unseen lemma the
     suffix table backs off to contexts where -lar is more frequent; a character LM of forms that
