@@ -160,8 +160,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                    hash_bits: int = 20, beam: int = 16, seed: int = 1,
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
-                   scheduler: Optional[str] = None, suffix: Optional[str] = None,
-                   bidirectional: bool = True) -> dict:
+                   scheduler: Optional[str] = None, suffix: Optional[str] = None) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
     head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
     best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
@@ -179,11 +178,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     (iterative parameter mixing, :class:`wo.sr.order.LocalTrainer`) in ``jobs`` joblib
     processes or on a Dask cluster; dev is decoded in this process, with loky processes while
     the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  suffix:
-    the order suffix spec (:func:`wo.sr.order.suffix_function`; recorded as ``sr.order.suffix``).
-    bidirectional: the right-to-left model is trained in the same weight table (the mirrored
-    domains, :meth:`wo.sr.order.DomainSet.mirrored`) and rescores each domain's final beam with
-    weight 1 (``sr.order.r2l``; dev BLEU with gold forms, left-to-right alone -> both: vi_vtb
-    87.28 -> 87.98, tr_imst 76.01 -> 76.52, en_lines 89.18 -> 89.24).  Returns
+    the order suffix spec (:func:`wo.sr.order.suffix_function`; recorded as ``sr.order.suffix``).  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
     BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
     suffix spec.
@@ -223,17 +218,16 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     log(f"SR training (local orderer) on {len(kept)} sentences, {len(domains)} domains ({lifted} non-projective "
         f"sentences projectivised); dropped: {dict(reasons) or 'none'}")
     record = {"epochs": [], "dropped": dict(reasons), "train_sentences": len(kept), "projectivised": lifted,
-              "domains": len(domains), "bidirectional": bidirectional, "hash_bits": hash_bits, "beam": beam,
-              "orderer": "local", "jobs": jobs,
+              "domains": len(domains), "hash_bits": hash_bits, "beam": beam, "orderer": "local", "jobs": jobs,
               "backend": backend}
     record.update(meta or {})
     record["lift_contexts"] = len(lift.table)
     header = {"kind": "sr",
               "sr": {"lexicon": lexicon.to_json(), "question_labels": False, "lang": lexicon.lang,
                      "lift": lift.to_json(), "order": {"kind": "local", "feature_set": ORDER_FEATURES, "beam": beam,
-                               **({"suffix": suffix} if suffix else {}), **({"r2l": 1.0} if bidirectional else {})},
+                               **({"suffix": suffix} if suffix else {})},
                      **({"mwt": contractions.to_json()} if contractions is not None else {})}}
-    trainer = LocalTrainer(domains, hash_bits, beam, seed, suffix=suffix, bidirectional=bidirectional, **par)
+    trainer = LocalTrainer(domains, hash_bits, beam, seed, suffix=suffix, **par)
 
     dev_lexicon = Lexicon.from_json(header["sr"]["lexicon"])   # as a Realizer builds it, once for every epoch
 
