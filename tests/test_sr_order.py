@@ -207,11 +207,12 @@ def test_parameter_mixing_trains_as_well_as_one_process(trained):
     assert np.array_equal(w2, w3)   # the same shards, seeds and mixing: the same weights
 
 
-@pytest.mark.parametrize("suffix", [None, "chars:2", "morpheme"])
-def test_compiled_step_features_are_the_documented_templates(pt_train, suffix):
+@pytest.mark.parametrize("suffix,sig", [(None, False), ("chars:2", False), ("morpheme", False), (None, True),
+                                        ("chars:2", True)])
+def test_compiled_step_features_are_the_documented_templates(pt_train, suffix, sig):
     """The compiled search's feature indices are those of the Python templates
-    (LocalOrderer._step_feats), with and without the order suffix; with one, every step has the
-    suffix templates on top."""
+    (LocalOrderer._step_feats), with and without the order suffix and the domain signature;
+    with them, every step has their templates on top."""
     from wo.sr.order import suffix_function
 
     sfx = suffix_function(suffix)
@@ -220,9 +221,11 @@ def test_compiled_step_features_are_the_documented_templates(pt_train, suffix):
         x = make_input(s, 3, i, True)
         heads, lin, _ = training_tree(x, x.orig)
         doms += gold_domains(heads, [p - 1 for p in x.orig], x.lemmas, x.upos, x.deprels, x.feats, lin,
-                             [f.lower() for f in x.forms], sfx)
-    lo = LocalOrderer(np.zeros(1 << 18, dtype=np.float32), 18, suffix=suffix)
+                             [f.lower() for f in x.forms], sfx, sig)
+    lo = LocalOrderer(np.zeros(1 << 18, dtype=np.float32), 18, suffix=suffix, sig=sig)
     plain = LocalOrderer(np.zeros(1 << 18, dtype=np.float32), 18)
+    if sig:   # the head item carries the relation set of the domain's dependents
+        assert all(d.kr[d.hi] != 0 for d in doms)
     for d in doms[:60]:
         seq = list(reversed(range(len(d))))
         want, p2, p, hp = [], START, START, False
@@ -233,7 +236,7 @@ def test_compiled_step_features_are_the_documented_templates(pt_train, suffix):
         got = lo.seq_features(d, seq, True)
         assert sorted(got.tolist()) == sorted(want)
         extra = len(got) - len(plain.seq_features(d, seq, True))
-        assert extra == (0 if suffix is None else 7 * len(d) + 4)
+        assert extra == (0 if suffix is None else 7 * len(d) + 4) + (3 * len(d) + 2 if sig else 0)
 
 
 def test_order_suffix_specs():

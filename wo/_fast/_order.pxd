@@ -7,6 +7,7 @@ cdef struct OrderDomain:
     # one domain of k items as uint32 atoms per item (wo.sr.order.Domain), the head at hi
     int k, hi
     int fset                                  # 3, or 4: + the suffix templates over sf
+    bint sig                                  # + the domain-signature templates 71-73 over kr[hi]
     uint32_t hu, hl, hr                       # atoms of the head's UPOS, lemma, relation
     const uint32_t* r
     const uint32_t* u

@@ -22,7 +22,7 @@ from ._typedefs cimport uint32_t, int32_t, uint8_t
 
 cnp.import_array()
 
-DEF MAXF = 48
+DEF MAXF = 56
 cdef int DENSE_K = 24
 cdef uint32_t SIDE_L = 1, SIDE_H = 2, SIDE_R = 3
 cdef uint32_t A_START = 0x85EBCA77u, A_END = 0xC2B2AE3Du
@@ -39,7 +39,7 @@ cdef int step_features(const OrderDomain* d, int p2, int p, int x, bint hp, uint
     those of ``wo.sr.order.LocalOrderer._step_feats`` (part of the model format)."""
     cdef uint32_t k[6]
     cdef int n = 0
-    cdef uint32_t side = 0, rx, ux, lx, fx, fux, rp, up, lp, lw, lup, r2, u2, zp, zx, sx, sp
+    cdef uint32_t side = 0, rx, ux, lx, fx, fux, rp, up, lp, lw, lup, r2, u2, zp, zx, sx, sp, ds
     if x >= 0:
         side = SIDE_H if x == d.hi else (SIDE_R if hp else SIDE_L)
         k[0] = 1; k[1] = d.r[x]; k[2] = side; n = _key(out, n, k, 3)
@@ -91,6 +91,12 @@ cdef int step_features(const OrderDomain* d, int p2, int p, int x, bint hp, uint
     u2 = A_START if p2 < 0 else d.u[p2]
     k[0] = 51; k[1] = r2; k[2] = rp; k[3] = rx; n = _key(out, n, k, 4)
     k[0] = 52; k[1] = u2; k[2] = up; k[3] = ux; n = _key(out, n, k, 4)
+    if d.sig:   # the domain's signature (its dependents' relation set, the head's kr atom) with the step
+        ds = d.kr[d.hi]
+        k[0] = 71; k[1] = rp; k[2] = rx; k[3] = ds; n = _key(out, n, k, 4)
+        if x >= 0:
+            k[0] = 72; k[1] = rx; k[2] = side; k[3] = ds; n = _key(out, n, k, 4)
+        k[0] = 73; k[1] = r2; k[2] = rp; k[3] = rx; k[4] = ds; n = _key(out, n, k, 5)
     if d.fset >= 4:   # the suffix templates (a model trained with an order suffix, wo.sr.order.suffix_function)
         sx = A_END if x < 0 else d.sf[x]
         sp = A_START if p < 0 else d.sf[p]
@@ -156,13 +162,15 @@ cdef class DomainSearch:
 
     weights: float32 [2^hash_bits] (read-only buffers such as memory maps are fine); beam:
     states per step; fset: 3, or 4 for a model with an order suffix (the suffix templates 15-17
-    and 33-36 over the domain's 11th atom row).  Raises ValueError if the table's size is not
+    and 33-36 over the domain's 11th atom row); sig: the domain-signature templates 71-73 (the
+    head item's kr atom: the relation set of the domain's dependents).  Raises ValueError if the table's size is not
     2^hash_bits or fset is neither.
     """
     cdef const float[::1] w
     cdef uint32_t mask
     cdef public int beam
     cdef public int fset
+    cdef public bint sig
     cdef double* cache
     cdef size_t cache_cap
 
@@ -170,7 +178,7 @@ cdef class DomainSearch:
         self.cache = NULL
         self.cache_cap = 0
 
-    def __init__(self, const float[::1] weights, int hash_bits, int beam=16, int fset=3):
+    def __init__(self, const float[::1] weights, int hash_bits, int beam=16, int fset=3, bint sig=False):
         if weights.shape[0] != (1 << hash_bits):
             raise ValueError(f"weight table of {weights.shape[0]} is not 2^{hash_bits}")
         self.w = weights
@@ -179,6 +187,7 @@ cdef class DomainSearch:
         if fset not in (3, 4):
             raise ValueError(f"feature set {fset}: 3 or 4")
         self.fset = fset
+        self.sig = sig
 
     def __dealloc__(self):
         free(self.cache)
@@ -204,6 +213,7 @@ cdef class DomainSearch:
             raise ValueError("the suffix templates need the domain's 11th atom row (sf)")
         d.sf = &atoms[10, 0] if atoms.shape[0] > 10 else NULL
         d.fset = self.fset
+        d.sig = self.sig
         d.side = &ints[0, 0]
         d.rank = &ints[1, 0]
 

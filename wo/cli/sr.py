@@ -93,7 +93,7 @@ def cmd_sr_train(a) -> int:
                                  hash_bits=a.hash_bits or 20, beam=a.order_beam, seed=a.seed, meta=meta,
                                  contractions=(lambda: Contractions.build(mwt_files)) if mwt_files else None,
                                  compact=a.compact, jobs=a.jobs, backend=a.backend,
-                                 scheduler=a.scheduler, suffix=a.order_suffix)
+                                 scheduler=a.scheduler, suffix=a.order_suffix, sig=a.order_signature)
         except DevMismatch as exc:
             err(str(exc))
             return EXIT_USER
@@ -213,6 +213,9 @@ def register(sub) -> None:
                    help="local: each head's dependents ordered by a linear model with beam search (wo.sr.order; "
                         "default); search: the best-first search over the whole tree with joint inflection")
     t.add_argument("--order-beam", type=positive_int, default=16, help="--orderer local: beam of the domain search")
+    t.add_argument("--order-signature", action="store_true",
+                   help="--orderer local: features of each step with the relation set of the head's dependents "
+                        "(the clause's signature: e.g. a subordinate clause's verb-final order)")
     t.add_argument("--order-suffix", default=None, metavar="SPEC", type=_order_suffix,
                    help="--orderer local: suffix features of the ordering model: 'morpheme' (the last morpheme of "
                         "a lemma written with '+', as UD Korean), 'chars:N' (the word's last N characters) or "

@@ -352,7 +352,8 @@ class Realizer(system.System):
             if order.get("feature_set") != ORDER_FEATURES:
                 raise ValueError(f"{model.path or 'model'}: local-order feature set {order.get('feature_set')!r}, "
                                  f"expected {ORDER_FEATURES!r} (retrain with this version of wo)")
-            self.local = LocalOrderer(model.weights, model.hash_bits, int(order.get("beam", 16)), order.get("suffix"))
+            self.local = LocalOrderer(model.weights, model.hash_bits, int(order.get("beam", 16)), order.get("suffix"),
+                                      bool(order.get("sig", False)))
             self.lm, self.core = None, None
             return
         self.lm = resolve_lm(model, lm)

@@ -160,7 +160,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                    hash_bits: int = 20, beam: int = 16, seed: int = 1,
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
-                   scheduler: Optional[str] = None, suffix: Optional[str] = None) -> dict:
+                   scheduler: Optional[str] = None, suffix: Optional[str] = None, sig: bool = False) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
     head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
     best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
@@ -178,7 +178,8 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     (iterative parameter mixing, :class:`wo.sr.order.LocalTrainer`) in ``jobs`` joblib
     processes or on a Dask cluster; dev is decoded in this process, with loky processes while
     the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  suffix:
-    the order suffix spec (:func:`wo.sr.order.suffix_function`; recorded as ``sr.order.suffix``).  Returns
+    the order suffix spec (:func:`wo.sr.order.suffix_function`; recorded as ``sr.order.suffix``).
+    sig: the domain-signature templates (:class:`wo.sr.order.LocalOrderer`; ``sr.order.sig``).  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
     BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
     suffix spec.
@@ -202,7 +203,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     chunks = [pairs[i::n_chunks] for i in range(n_chunks)]
     lex_task = callable(lexicon) and jobs > 1 and backend == "loky"   # the longest task, first in the pool
     tasks = ([("lexicon", lexicon)] if lex_task else []) + [("domains", c) for c in chunks]
-    wait = map_start(_prepare, (suffix,), tasks, chunk=1, **par)   # loky workers build the domains ...
+    wait = map_start(_prepare, ((suffix, sig),), tasks, chunk=1, **par)   # loky workers build the domains ...
     if callable(dev):                                      # ... while the dev set, the contractions
         dev, dev_refs = dev()
     if callable(contractions):
@@ -225,9 +226,9 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     header = {"kind": "sr",
               "sr": {"lexicon": lexicon.to_json(), "question_labels": False, "lang": lexicon.lang,
                      "lift": lift.to_json(), "order": {"kind": "local", "feature_set": ORDER_FEATURES, "beam": beam,
-                               **({"suffix": suffix} if suffix else {})},
+                               **({"suffix": suffix} if suffix else {}), **({"sig": True} if sig else {})},
                      **({"mwt": contractions.to_json()} if contractions is not None else {})}}
-    trainer = LocalTrainer(domains, hash_bits, beam, seed, suffix=suffix, **par)
+    trainer = LocalTrainer(domains, hash_bits, beam, seed, suffix=suffix, sig=sig, **par)
 
     dev_lexicon = Lexicon.from_json(header["sr"]["lexicon"])   # as a Realizer builds it, once for every epoch
 
@@ -241,22 +242,24 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                       start_epoch=trainer.start if trainer.mixing and backend == "loky" else None)
 
 
-def _prepare(suffix: Optional[str], batch: list) -> list:
+def _prepare(spec: tuple, batch: list) -> list:
     """Worker of :func:`train_sr_local`'s preparation: each item of ``batch`` is ("domains",
     a list of (training sentence, gold positions)) -> (:class:`wo.sr.order.DomainSet`,
     sentences projectivised), see :func:`_domain_chunk`; or ("lexicon", a function returning
     the :class:`Lexicon`) -> the lexicon's JSON form (:meth:`Lexicon.to_json`: its compiled
     character LM does not pickle)."""
-    return [task().to_json() if kind == "lexicon" else _domain_chunk(suffix, [task])[0] for kind, task in batch]
+    return [task().to_json() if kind == "lexicon" else _domain_chunk(spec, [task])[0] for kind, task in batch]
 
 
-def _domain_chunk(suffix: Optional[str], batch: list) -> list:
+def _domain_chunk(spec, batch: list) -> list:
     """Worker of :func:`train_sr_local`: each item of ``batch`` is a list of (training sentence,
-    gold positions); suffix: the order suffix spec; returns per item
-    (:class:`wo.sr.order.DomainSet` of its domains, number of sentences projectivised)."""
+    gold positions); spec: (the order suffix spec, the domain signature flag) or the suffix spec
+    alone; returns per item (:class:`wo.sr.order.DomainSet` of its domains, number of sentences
+    projectivised)."""
     from .order import DomainSet, gold_domains, suffix_function
     from .realizer import training_tree
 
+    suffix, sig = spec if isinstance(spec, tuple) else (spec, False)
     sfx = suffix_function(suffix)
 
     out = []
@@ -266,7 +269,7 @@ def _domain_chunk(suffix: Optional[str], batch: list) -> list:
             heads, lin, was = training_tree(s, pos)
             lifted += was
             doms += gold_domains(heads, [p - 1 for p in pos], s.lemmas, s.upos, s.deprels, s.feats, lin,
-                                 [f.lower() for f in s.forms], sfx)
+                                 [f.lower() for f in s.forms], sfx, sig)
         out.append((DomainSet.of(doms), lifted))
     return out
 
