@@ -264,24 +264,25 @@ def test_bad_input_in_any_language_gets_per_sentence_results(fixture, request, t
     assert len(lines) == 5 and all(lines[:4])
 
 
-def test_domain_signature_model_trains_and_realises(tmp_path, pt_train, pt_test):
-    """`wo sr train --order-signature`: the model header says so, the realiser's orderer uses
-    the signature templates, and held-out sentences are realised with every word once; the
-    shipped German model is one."""
+def test_domain_signature_and_phrase_ends_model_trains_and_realises(tmp_path, pt_train, pt_test):
+    """`wo sr train --order-signature --order-ends`: the model header says so, the realiser's
+    orderer uses those templates, and held-out sentences are realised with every word once; the
+    shipped German model has the signature, the Japanese one the phrase ends."""
     from wo.model import Model
     from wo.sr.models import find_model
 
     train = t1_file(tmp_path / "train.t1", pt_train[:120], gold=True)
     model = tmp_path / "sig.wo"
-    wo("sr", "train", "--train", train, "--model", model, "--lang", "pt", "--epochs", 2, "--order-signature")
+    wo("sr", "train", "--train", train, "--model", model, "--lang", "pt", "--epochs", 2, "--order-signature", "--order-ends")
     m = Model.load(str(model))
-    assert m.header["sr"]["order"]["sig"] is True
+    assert m.header["sr"]["order"]["sig"] is True and m.header["sr"]["order"]["ends"] is True
     r = Realizer(m)
-    assert r.local.sig and r.local.core.sig
+    assert r.local.sig and r.local.core.sig and r.local.ends and r.local.core.ends
     for i, s in enumerate(pt_test[:10]):
         out = r.realize(make_input(s, 3, i, True))
         assert sorted(t.lower() for t in out.tokens) == sorted(f.lower() for f in s.forms)
     assert Model.read_header(find_model("de_gsd"))[0]["sr"]["order"].get("sig") is True
+    assert Model.read_header(find_model("ja_gsd"))[0]["sr"]["order"].get("ends") is True
 
 
 @pytest.mark.slow

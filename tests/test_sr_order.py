@@ -207,11 +207,12 @@ def test_parameter_mixing_trains_as_well_as_one_process(trained):
     assert np.array_equal(w2, w3)   # the same shards, seeds and mixing: the same weights
 
 
-@pytest.mark.parametrize("suffix,sig", [(None, False), ("chars:2", False), ("morpheme", False), (None, True),
-                                        ("chars:2", True)])
-def test_compiled_step_features_are_the_documented_templates(pt_train, suffix, sig):
+@pytest.mark.parametrize("suffix,sig,ends", [(None, False, False), ("chars:2", False, False), ("morpheme", False, False),
+                                             (None, True, False), ("chars:2", True, False), (None, False, True),
+                                             ("morpheme", True, True)])
+def test_compiled_step_features_are_the_documented_templates(pt_train, suffix, sig, ends):
     """The compiled search's feature indices are those of the Python templates
-    (LocalOrderer._step_feats), with and without the order suffix and the domain signature;
+    (LocalOrderer._step_feats), with and without the order suffix, the domain signature and the phrase ends;
     with them, every step has their templates on top."""
     from wo.sr.order import suffix_function
 
@@ -222,7 +223,7 @@ def test_compiled_step_features_are_the_documented_templates(pt_train, suffix, s
         heads, lin, _ = training_tree(x, x.orig)
         doms += gold_domains(heads, [p - 1 for p in x.orig], x.lemmas, x.upos, x.deprels, x.feats, lin,
                              [f.lower() for f in x.forms], sfx, sig)
-    lo = LocalOrderer(np.zeros(1 << 18, dtype=np.float32), 18, suffix=suffix, sig=sig)
+    lo = LocalOrderer(np.zeros(1 << 18, dtype=np.float32), 18, suffix=suffix, sig=sig, ends=ends)
     plain = LocalOrderer(np.zeros(1 << 18, dtype=np.float32), 18)
     if sig:   # the head item carries the relation set of the domain's dependents
         assert all(d.kr[d.hi] != 0 for d in doms)
@@ -236,7 +237,8 @@ def test_compiled_step_features_are_the_documented_templates(pt_train, suffix, s
         got = lo.seq_features(d, seq, True)
         assert sorted(got.tolist()) == sorted(want)
         extra = len(got) - len(plain.seq_features(d, seq, True))
-        assert extra == (0 if suffix is None else 7 * len(d) + 4) + (3 * len(d) + 2 if sig else 0)
+        assert extra == ((0 if suffix is None else 7 * len(d) + 4) + (3 * len(d) + 2 if sig else 0)
+                         + (4 * (len(d) - 1) if ends else 0))
 
 
 def test_order_suffix_specs():

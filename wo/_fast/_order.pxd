@@ -8,6 +8,7 @@ cdef struct OrderDomain:
     int k, hi
     int fset                                  # 3, or 4: + the suffix templates over sf
     bint sig                                  # + the domain-signature templates 71-73 over kr[hi]
+    bint ends                                 # + the phrase-ends templates 74-77 (first/last words of p and x)
     uint32_t hu, hl, hr                       # atoms of the head's UPOS, lemma, relation
     const uint32_t* r
     const uint32_t* u

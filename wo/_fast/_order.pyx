@@ -22,7 +22,7 @@ from ._typedefs cimport uint32_t, int32_t, uint8_t
 
 cnp.import_array()
 
-DEF MAXF = 56
+DEF MAXF = 64
 cdef int DENSE_K = 24
 cdef uint32_t SIDE_L = 1, SIDE_H = 2, SIDE_R = 3
 cdef uint32_t A_START = 0x85EBCA77u, A_END = 0xC2B2AE3Du
@@ -97,6 +97,11 @@ cdef int step_features(const OrderDomain* d, int p2, int p, int x, bint hp, uint
         if x >= 0:
             k[0] = 72; k[1] = rx; k[2] = side; k[3] = ds; n = _key(out, n, k, 4)
         k[0] = 73; k[1] = r2; k[2] = rp; k[3] = rx; k[4] = ds; n = _key(out, n, k, 5)
+    if d.ends and p >= 0 and x >= 0:   # both phrases' ends: particles (head-final) and prepositions (head-initial)
+        k[0] = 74; k[1] = d.last[p]; k[2] = d.last[x]; n = _key(out, n, k, 3)
+        k[0] = 75; k[1] = d.first[p]; k[2] = d.first[x]; n = _key(out, n, k, 3)
+        k[0] = 76; k[1] = d.last[p]; k[2] = d.last[x]; k[3] = SIDE_R if hp else SIDE_L; k[4] = d.hu; n = _key(out, n, k, 5)
+        k[0] = 77; k[1] = d.first[p]; k[2] = d.first[x]; k[3] = SIDE_R if hp else SIDE_L; k[4] = d.hu; n = _key(out, n, k, 5)
     if d.fset >= 4:   # the suffix templates (a model trained with an order suffix, wo.sr.order.suffix_function)
         sx = A_END if x < 0 else d.sf[x]
         sp = A_START if p < 0 else d.sf[p]
@@ -163,7 +168,8 @@ cdef class DomainSearch:
     weights: float32 [2^hash_bits] (read-only buffers such as memory maps are fine); beam:
     states per step; fset: 3, or 4 for a model with an order suffix (the suffix templates 15-17
     and 33-36 over the domain's 11th atom row); sig: the domain-signature templates 71-73 (the
-    head item's kr atom: the relation set of the domain's dependents).  Raises ValueError if the table's size is not
+    head item's kr atom: the relation set of the domain's dependents); ends: the phrase-ends
+    templates 74-77 (the last words and the first words of p's and x's subtrees).  Raises ValueError if the table's size is not
     2^hash_bits or fset is neither.
     """
     cdef const float[::1] w
@@ -171,6 +177,7 @@ cdef class DomainSearch:
     cdef public int beam
     cdef public int fset
     cdef public bint sig
+    cdef public bint ends
     cdef double* cache
     cdef size_t cache_cap
 
@@ -178,7 +185,7 @@ cdef class DomainSearch:
         self.cache = NULL
         self.cache_cap = 0
 
-    def __init__(self, const float[::1] weights, int hash_bits, int beam=16, int fset=3, bint sig=False):
+    def __init__(self, const float[::1] weights, int hash_bits, int beam=16, int fset=3, bint sig=False, bint ends=False):
         if weights.shape[0] != (1 << hash_bits):
             raise ValueError(f"weight table of {weights.shape[0]} is not 2^{hash_bits}")
         self.w = weights
@@ -188,6 +195,7 @@ cdef class DomainSearch:
             raise ValueError(f"feature set {fset}: 3 or 4")
         self.fset = fset
         self.sig = sig
+        self.ends = ends
 
     def __dealloc__(self):
         free(self.cache)
@@ -214,6 +222,7 @@ cdef class DomainSearch:
         d.sf = &atoms[10, 0] if atoms.shape[0] > 10 else NULL
         d.fset = self.fset
         d.sig = self.sig
+        d.ends = self.ends
         d.side = &ints[0, 0]
         d.rank = &ints[1, 0]
 

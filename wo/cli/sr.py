@@ -93,7 +93,8 @@ def cmd_sr_train(a) -> int:
                                  hash_bits=a.hash_bits or 20, beam=a.order_beam, seed=a.seed, meta=meta,
                                  contractions=(lambda: Contractions.build(mwt_files)) if mwt_files else None,
                                  compact=a.compact, jobs=a.jobs, backend=a.backend,
-                                 scheduler=a.scheduler, suffix=a.order_suffix, sig=a.order_signature)
+                                 scheduler=a.scheduler, suffix=a.order_suffix, sig=a.order_signature,
+                                 ends=a.order_ends)
         except DevMismatch as exc:
             err(str(exc))
             return EXIT_USER
@@ -216,6 +217,9 @@ def register(sub) -> None:
     t.add_argument("--order-signature", action="store_true",
                    help="--orderer local: features of each step with the relation set of the head's dependents "
                         "(the clause's signature: e.g. a subordinate clause's verb-final order)")
+    t.add_argument("--order-ends", action="store_true",
+                   help="--orderer local: features of each step with the last words and the first words of both "
+                        "phrases (their particles or prepositions)")
     t.add_argument("--order-suffix", default=None, metavar="SPEC", type=_order_suffix,
                    help="--orderer local: suffix features of the ordering model: 'morpheme' (the last morpheme of "
                         "a lemma written with '+', as UD Korean), 'chars:N' (the word's last N characters) or "

@@ -353,7 +353,7 @@ class Realizer(system.System):
                 raise ValueError(f"{model.path or 'model'}: local-order feature set {order.get('feature_set')!r}, "
                                  f"expected {ORDER_FEATURES!r} (retrain with this version of wo)")
             self.local = LocalOrderer(model.weights, model.hash_bits, int(order.get("beam", 16)), order.get("suffix"),
-                                      bool(order.get("sig", False)))
+                                      bool(order.get("sig", False)), bool(order.get("ends", False)))
             self.lm, self.core = None, None
             return
         self.lm = resolve_lm(model, lm)

@@ -160,7 +160,8 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                    hash_bits: int = 20, beam: int = 16, seed: int = 1,
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
-                   scheduler: Optional[str] = None, suffix: Optional[str] = None, sig: bool = False) -> dict:
+                   scheduler: Optional[str] = None, suffix: Optional[str] = None, sig: bool = False,
+                   ends: bool = False) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
     head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
     best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
@@ -179,7 +180,8 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     processes or on a Dask cluster; dev is decoded in this process, with loky processes while
     the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  suffix:
     the order suffix spec (:func:`wo.sr.order.suffix_function`; recorded as ``sr.order.suffix``).
-    sig: the domain-signature templates (:class:`wo.sr.order.LocalOrderer`; ``sr.order.sig``).  Returns
+    sig, ends: the domain-signature and the phrase-ends templates (:class:`wo.sr.order.LocalOrderer`;
+    ``sr.order.sig``, ``sr.order.ends``).  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
     BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
     suffix spec.
@@ -226,9 +228,10 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     header = {"kind": "sr",
               "sr": {"lexicon": lexicon.to_json(), "question_labels": False, "lang": lexicon.lang,
                      "lift": lift.to_json(), "order": {"kind": "local", "feature_set": ORDER_FEATURES, "beam": beam,
-                               **({"suffix": suffix} if suffix else {}), **({"sig": True} if sig else {})},
+                               **({"suffix": suffix} if suffix else {}), **({"sig": True} if sig else {}),
+                               **({"ends": True} if ends else {})},
                      **({"mwt": contractions.to_json()} if contractions is not None else {})}}
-    trainer = LocalTrainer(domains, hash_bits, beam, seed, suffix=suffix, sig=sig, **par)
+    trainer = LocalTrainer(domains, hash_bits, beam, seed, suffix=suffix, sig=sig, ends=ends, **par)
 
     dev_lexicon = Lexicon.from_json(header["sr"]["lexicon"])   # as a Realizer builds it, once for every epoch
 
