@@ -265,7 +265,7 @@ def test_bad_input_in_any_language_gets_per_sentence_results(fixture, request, t
 
 
 def test_domain_signature_and_phrase_ends_model_trains_and_realises(tmp_path, pt_train, pt_test):
-    """`wo sr train --order-signature --order-ends`: the model header says so, the realiser's
+    """`wo sr train --order-signature --order-ends --seeds 2`: the model header says so, the realiser's
     orderer uses those templates, and held-out sentences are realised with every word once; the
     shipped German model has the signature, the Japanese one the phrase ends."""
     from wo.model import Model
@@ -273,9 +273,11 @@ def test_domain_signature_and_phrase_ends_model_trains_and_realises(tmp_path, pt
 
     train = t1_file(tmp_path / "train.t1", pt_train[:120], gold=True)
     model = tmp_path / "sig.wo"
-    wo("sr", "train", "--train", train, "--model", model, "--lang", "pt", "--epochs", 2, "--order-signature", "--order-ends")
+    wo("sr", "train", "--train", train, "--model", model, "--lang", "pt", "--epochs", 2, "--order-signature", "--order-ends",
+       "--seeds", 2)
     m = Model.load(str(model))
     assert m.header["sr"]["order"]["sig"] is True and m.header["sr"]["order"]["ends"] is True
+    assert m.header["training"]["seeds"] == 2
     r = Realizer(m)
     assert r.local.sig and r.local.core.sig and r.local.ends and r.local.core.ends
     for i, s in enumerate(pt_test[:10]):

@@ -94,7 +94,7 @@ def cmd_sr_train(a) -> int:
                                  contractions=(lambda: Contractions.build(mwt_files)) if mwt_files else None,
                                  compact=a.compact, jobs=a.jobs, backend=a.backend,
                                  scheduler=a.scheduler, suffix=a.order_suffix, sig=a.order_signature,
-                                 ends=a.order_ends)
+                                 ends=a.order_ends, seeds=a.seeds)
         except DevMismatch as exc:
             err(str(exc))
             return EXIT_USER
@@ -217,6 +217,9 @@ def register(sub) -> None:
     t.add_argument("--order-signature", action="store_true",
                    help="--orderer local: features of each step with the relation set of the head's dependents "
                         "(the clause's signature: e.g. a subordinate clause's verb-final order)")
+    t.add_argument("--seeds", type=positive_int, default=1,
+                   help="--orderer local: train K perceptrons on differently shuffled data and average them "
+                        "(a bagging-like ensemble in one weight table; K times the training time)")
     t.add_argument("--order-ends", action="store_true",
                    help="--orderer local: features of each step with the last words and the first words of both "
                         "phrases (their particles or prepositions)")

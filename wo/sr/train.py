@@ -161,7 +161,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
                    scheduler: Optional[str] = None, suffix: Optional[str] = None, sig: bool = False,
-                   ends: bool = False) -> dict:
+                   ends: bool = False, seeds: int = 1) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
     head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
     best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
@@ -181,7 +181,12 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  suffix:
     the order suffix spec (:func:`wo.sr.order.suffix_function`; recorded as ``sr.order.suffix``).
     sig, ends: the domain-signature and the phrase-ends templates (:class:`wo.sr.order.LocalOrderer`;
-    ``sr.order.sig``, ``sr.order.ends``).  Returns
+    ``sr.order.sig``, ``sr.order.ends``).  seeds: train that many perceptrons, each on its
+    own shuffles of the training domains (seeds ``seed``, ``seed + 1``, ...), and average their
+    averaged weights after every epoch (a bagging-like ensemble in one weight table: 5-fold CV
+    with gold forms, epoch 7, one -> three: ja 90.57 -> 91.08, zh 84.07 -> 84.46, fr_partut
+    89.14 -> 89.46, vi 86.13 -> 86.41, tr 77.39 -> 77.53, de 72.80 -> 72.83; more at earlier
+    epochs).  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
     BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
     suffix spec.
@@ -231,7 +236,22 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                                **({"suffix": suffix} if suffix else {}), **({"sig": True} if sig else {}),
                                **({"ends": True} if ends else {})},
                      **({"mwt": contractions.to_json()} if contractions is not None else {})}}
-    trainer = LocalTrainer(domains, hash_bits, beam, seed, suffix=suffix, sig=sig, ends=ends, **par)
+    if seeds < 1:
+        raise ValueError(f"seeds must be at least 1, not {seeds}")
+    record["seeds"] = seeds
+    trainers = [LocalTrainer(domains, hash_bits, beam, seed + i, suffix=suffix, sig=sig, ends=ends, **par)
+                for i in range(seeds)]
+    trainer = trainers[0]
+
+    def run_epoch(ep: int) -> dict:
+        recs = [t.epoch(ep) for t in trainers]
+        return {"updates": sum(r["updates"] for r in recs), "seconds": round(sum(r["seconds"] for r in recs), 2),
+                "shards": recs[0]["shards"]}
+
+    def averaged() -> np.ndarray:
+        if seeds == 1:
+            return trainer.averaged()
+        return np.mean([t.averaged() for t in trainers], axis=0, dtype=np.float64).astype(np.float32)
 
     dev_lexicon = Lexicon.from_json(header["sr"]["lexicon"])   # as a Realizer builds it, once for every epoch
 
@@ -239,10 +259,10 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
         hyps = _realize_texts(model, dev, dev_lexicon)   # in this process: shipping the model cost more
         return sr_score(hyps, list(dev_refs), bleu_only=True).bleu
 
-    return epoch_loop(epochs, trainer.epoch,
-                      lambda: Model(trainer.averaged(), hash_bits, TagDictionary({}, ["_"]), dict(header)),
+    return epoch_loop(epochs, run_epoch,
+                      lambda: Model(averaged(), hash_bits, TagDictionary({}, ["_"]), dict(header)),
                       out, record, dev_eval if dev else None, log, t_all, compact,
-                      start_epoch=trainer.start if trainer.mixing and backend == "loky" else None)
+                      start_epoch=trainer.start if trainer.mixing and backend == "loky" and seeds == 1 else None)
 
 
 def _prepare(spec: tuple, batch: list) -> list:
