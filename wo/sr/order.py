@@ -545,17 +545,26 @@ class _Learner:
         return False, 0
 
 
+def _shard_pass(w: np.ndarray, u: np.ndarray, c0: float, bits: int, beam: int, spec: tuple, ds: "DomainSet",
+                seed: int) -> int:
+    """One shard's epoch of parameter mixing: a pass over the domains ``ds`` in the order of
+    ``random.Random(seed)``, updating the weights ``w`` (float32 [2^bits]) and accumulator ``u``
+    (float64) in place from the averaging count ``c0``; spec: the orderer's (suffix, sig, ends)
+    (:class:`LocalOrderer`).  Returns the number of updates."""
+    learner = _Learner(LocalOrderer(w, bits, beam, *spec), ds, w, u, c0)
+    return train_pass(learner, range(len(ds)), random.Random(seed), learner.step)["updates"]
+
+
 def _mix_shard(state: tuple, batch: list) -> list:
     """One shard's epoch of iterative parameter mixing (a joblib/Dask worker): from the shared
     weights W (float32 [2^b]), accumulator U (float64 [2^b]) and averaging count c, one pass
-    over the shard's domains in a fixed-seed order; returns [(W, U, domains, updates)]."""
-    W0, U0, c0, bits, beam, suffix, sig, ends = state
+    over the shard's domains in a fixed-seed order (:func:`_shard_pass`); returns
+    [(W, U, domains, updates)]."""
+    W0, U0, c0, bits, beam, spec = state
     out = []
     for ds, seed in batch:
         w, u = np.array(W0, dtype=np.float32), np.array(U0, dtype=np.float64)
-        learner = _Learner(LocalOrderer(w, bits, beam, suffix, sig, ends), ds, w, u, c0)
-        ent = train_pass(learner, range(len(ds)), random.Random(seed), learner.step)
-        out.append((w, u, len(ds), ent["updates"]))
+        out.append((w, u, len(ds), _shard_pass(w, u, c0, bits, beam, spec, ds, seed)))
     return out
 
 
@@ -583,16 +592,15 @@ def _mix_shard_resident(state: tuple, batch: list) -> list:
     kilobytes, not the 12 MB of W and U per shard and way.  Returns per shard (idx int64 [m]:
     the features whose weight or accumulator changed, their new weights float32 [m], their
     accumulator increments float64 [m] (the accumulator started at 0), domains, updates)."""
-    w_path, c0, bits, beam, suffix, sig, ends = state
+    w_path, c0, bits, beam, spec = state
     W0 = np.fromfile(w_path, dtype=np.float32)
     out = []
     for path, seed in batch:
         ds = _resident_shard(path)
         w, u = W0.copy(), np.zeros(len(W0), dtype=np.float64)
-        learner = _Learner(LocalOrderer(w, bits, beam, suffix, sig, ends), ds, w, u, c0)
-        ent = train_pass(learner, range(len(ds)), random.Random(seed), learner.step)
+        updates = _shard_pass(w, u, c0, bits, beam, spec, ds, seed)
         idx = np.flatnonzero((w != W0) | (u != 0.0))
-        out.append((idx, w[idx], u[idx], len(ds), ent["updates"]))
+        out.append((idx, w[idx], u[idx], len(ds), updates))
     return out
 
 
@@ -613,11 +621,12 @@ class LocalTrainer:
                  backend: str = "loky", scheduler: Optional[str] = None, suffix: Optional[str] = None,
                  sig: bool = False, ends: bool = False):
         self.ds = domains if isinstance(domains, DomainSet) else DomainSet.of(domains)
-        self.hash_bits, self.beam, self.seed, self.suffix, self.sig, self.ends = hash_bits, beam, seed, suffix, sig, ends
+        self.hash_bits, self.beam, self.seed = hash_bits, beam, seed
+        self.spec = (suffix, sig, ends)   # the orderer's templates (LocalOrderer's suffix, sig, ends)
         self.jobs, self.backend, self.scheduler = jobs, backend, scheduler
         self.w = np.zeros(1 << hash_bits, dtype=np.float32)
         self.u = np.zeros(1 << hash_bits, dtype=np.float64)
-        self.learner = _Learner(LocalOrderer(self.w, hash_bits, beam, suffix, sig, ends), self.ds, self.w, self.u, 1.0)
+        self.learner = _Learner(LocalOrderer(self.w, hash_bits, beam, *self.spec), self.ds, self.w, self.u, 1.0)
         self.rng = random.Random(seed)
         self.order = list(range(len(self.ds)))   # shuffled in place every epoch (cumulatively)
         self.mixing = jobs > 1 or backend == "dask"
@@ -652,7 +661,7 @@ class LocalTrainer:
         if self._dir is not None:
             self.w.tofile(self.w_file)       # read by the workers at the start of their task
             wait_sparse = map_start(_mix_shard_resident, ((self.w_file, lr.avg_count, self.hash_bits, self.beam,
-                                                           self.suffix, self.sig, self.ends),),
+                                                           self.spec),),
                                     [(f, self.seed * 7919 + ep * 101 + k) for k, f in enumerate(self.shard_files)],
                                     jobs=self.jobs, chunk=1)
 
@@ -669,8 +678,7 @@ class LocalTrainer:
                         "shards": self.jobs}
             return finish_sparse
         if self.mixing:
-            wait = mix_start(_mix_shard, (self.w, self.u, lr.avg_count, self.hash_bits, self.beam, self.suffix,
-                                          self.sig, self.ends),
+            wait = mix_start(_mix_shard, (self.w, self.u, lr.avg_count, self.hash_bits, self.beam, self.spec),
                              [(sh, self.seed * 7919 + ep * 101 + k) for k, sh in enumerate(self.shards)],
                              self.w, self.u, self.jobs, self.backend, self.scheduler)
 

@@ -276,13 +276,12 @@ def _prepare(spec: tuple, batch: list) -> list:
 
 def _domain_chunk(spec, batch: list) -> list:
     """Worker of :func:`train_sr_local`: each item of ``batch`` is a list of (training sentence,
-    gold positions); spec: (the order suffix spec, the domain signature flag) or the suffix spec
-    alone; returns per item (:class:`wo.sr.order.DomainSet` of its domains, number of sentences
+    gold positions); spec: (the order suffix spec, the domain signature flag); returns per item (:class:`wo.sr.order.DomainSet` of its domains, number of sentences
     projectivised)."""
     from .order import DomainSet, gold_domains, suffix_function
     from .realizer import training_tree
 
-    suffix, sig = spec if isinstance(spec, tuple) else (spec, False)
+    suffix, sig = spec
     sfx = suffix_function(suffix)
 
     out = []
