@@ -14,7 +14,7 @@ from wo.eval import sr_score
 from wo.sr.inflect import Lexicon, morph_key, parse_feats
 from wo.sr.lang import language
 from wo.sr.morph import (CHAR_WEIGHTS, CharLM, EditInflector, VowelTier, alternations, apply_script, build_inflector,
-                         edit_script, variants)
+                         edit_script, marked_script, variants)
 from wo.sr.mwt import Contractions, read_ranges, surface_tokens
 from wo.sr.realizer import Realizer
 from wo.sr.t1 import SRSentence, format_t1, make_input, read_t1
@@ -158,6 +158,45 @@ def test_shipped_turkish_model_inflects_with_harmony():
     inf.alt_penalty = pen
     back = EditInflector.from_json(json.loads(json.dumps(inf.to_json())))
     assert back.predict("gör", "VERB", neg, k=2) == inf.predict("gör", "VERB", neg, k=2)
+
+
+def test_marked_scripts_move_the_stress_as_a_tier_of_its_own():
+    sc = marked_script("παράβαση", "παραβάσεις")   # the stress moves to the stem's last vowel
+    assert sc == "\t\tη\tεις\tv1:\u0301"
+    assert apply_script(sc, "εγγύηση") == "εγγυήσεις" and apply_script(sc, "κατάκτηση") == "κατακτήσεις"
+    assert apply_script(edit_script("παράβαση", "παραβάσεις"), "εγγύηση") is None   # the plain script is the word's own
+    assert apply_script(marked_script("κατάλογος", "καταλόγων"), "άνθρωπος") == "ανθρώπων"
+    assert marked_script("δρόμος", "δρόμων").endswith("\t=")             # the lemma's stress kept
+    assert apply_script(marked_script("δρόμος", "δρόμων"), "τόνος") == "τόνων"
+    assert apply_script(marked_script("Vater", "Väter"), "Bruder") == "Brüder"
+    assert apply_script(marked_script("céder", "cède"), "acheter") == "achète"
+    assert marked_script("be", "was") is None
+    jamo = "\u1112\u1161\u11ab"   # Korean in jamo (NFD) stays in jamo
+    assert apply_script(marked_script(jamo + "\u1103\u1161", jamo + "\u1112\u1161\u11ab"), jamo + "\u1103\u1161") \
+        == jamo + "\u1112\u1161\u11ab"
+
+
+def test_shipped_greek_model_chose_marked_scripts_for_unseen_lemmas():
+    from wo.sr.models import find_model
+
+    inf = Realizer.load(find_model("el")).lexicon.inflector
+    assert any(sc.count("\t") == 4 for sc in inf.totals)
+    for lemma, upos, feats, form in [
+            ("κατάκτηση", "NOUN", "Case=Acc|Gender=Fem|Number=Plur", "κατακτήσεις"),
+            ("γραμματόσημο", "NOUN", "Case=Gen|Gender=Neut|Number=Plur", "γραμματοσήμων"),
+            ("παραπέτασμα", "NOUN", "Case=Gen|Gender=Neut|Number=Sing", "παραπετάσματος"),
+            ("πληροφορώ", "VERB", "Aspect=Perf|Mood=Ind|Number=Sing|Person=3|Tense=Past|VerbForm=Fin|Voice=Act",
+             "πληροφόρησε")]:   # UD Greek-GDT dev, lemmas the training file lacks
+        assert inf.predict(lemma, upos, feats, k=1) == [form]
+    back = EditInflector.from_json(json.loads(json.dumps(inf.to_json())))
+    assert back.predict("κατάκτηση", "NOUN", "Case=Acc|Gender=Fem|Number=Plur", k=1) == ["κατακτήσεις"]
+
+
+def test_held_out_choice_keeps_plain_scripts_for_portuguese(pt_train):
+    from wo.sr.inflect import Lexicon
+
+    inf = Lexicon.build(pt_train, lang="pt").inflector
+    assert inf is not None and all(sc.count("\t") == 3 for sc in inf.totals)
 
 
 def test_contractions_learned_from_range_lines():
