@@ -15,13 +15,14 @@ from wo.lm.trie import encode, file_format, make_bins
 
 @pytest.fixture(scope="module")
 def lms(tmp_path_factory, ewt_train):
-    """An order-4 LM of 3000 EWT train sentences written as probing, trie and trie-q8 files."""
+    """An order-4 LM of 3000 EWT train sentences written as probing, trie and trie-q8 files, and
+    the two tries with compressed pointers."""
     d = tmp_path_factory.mktemp("trie")
     tr = d / "train.txt"
     tr.write_text("\n".join(" ".join(s.forms) for s in ewt_train[:3000]) + "\n", encoding="utf-8")
     t = train([str(tr)], 4, log=lambda m: None)
     paths = {}
-    for fmt in ("probing", "trie", "trie-q8"):
+    for fmt in ("probing", "trie", "trie-q8", "trie-a", "trie-q8-a"):
         paths[fmt] = str(d / f"lm.{fmt}.wolm")
         save_tables(t, paths[fmt], fmt)
     return t, paths
@@ -44,12 +45,43 @@ def _last_word_scores(lm, rows):
 
 def test_the_file_decides_the_format_and_the_trie_is_smaller(lms):
     t, paths = lms
-    assert [file_format(paths[f]) for f in ("probing", "trie", "trie-q8")] == ["probing", "trie", "trie-q8"]
+    assert [file_format(p) for p in paths.values()] == list(paths)
     got = {f: LanguageModel.load(p) for f, p in paths.items()}
     assert {f: m.format for f, m in got.items()} == {f: f for f in paths}
     assert all(m.order == 4 and m.vocab == t.vocab for m in got.values())
     size = {f: os.path.getsize(p) for f, p in paths.items()}
     assert size["trie-q8"] < 0.4 * size["probing"] and size["trie"] < 0.75 * size["probing"], size
+    assert size["trie-q8-a"] < 0.9 * size["trie-q8"] and size["trie-a"] < size["trie"], size
+
+
+def test_compressed_pointers_give_the_same_states_and_scores(lms, dev_lines):
+    _, paths = lms
+    for plain, arr in (("trie", "trie-a"), ("trie-q8", "trie-q8-a")):
+        a, b = LanguageModel.load(paths[plain]), LanguageModel.load(paths[arr])
+        assert [o.get("hbits", 0) for o in b.header["trie"]["orders"]][:2] != [0, 0]
+        for line in dev_lines[:200]:
+            ids = a.word_ids(line.split())
+            assert a.core.state_walk(ids) == b.core.state_walk(ids)
+        x, cx = a.score_lines(dev_lines)
+        y, cy = b.score_lines(dev_lines)
+        assert np.array_equal(x, y) and cx == cy
+
+
+def test_bhiksha_split_keeps_every_pointer():
+    from wo.lm.trie import MAX_HIGH_BITS, bhiksha_split
+
+    rng = np.random.default_rng(3)
+    ptrs = np.concatenate([[0], np.cumsum(rng.integers(0, 40, 50_000))]).astype(np.uint64)
+    ptrs[20_000:] += np.uint64(5_000)              # one record with many extensions
+    width = int(ptrs[-1]).bit_length()
+    h, low, off = bhiksha_split(ptrs, width)
+    assert 0 < h <= MAX_HIGH_BITS and off.shape == ((1 << h) + 1,) and off[0] == 0 and off[-1] == ptrs.size
+    j = np.arange(ptrs.size)
+    high = np.searchsorted(off, j, side="right") - 1
+    assert np.array_equal((high.astype(np.uint64) << np.uint64(width - h)) | low, ptrs)
+    assert bhiksha_split(np.arange(10, dtype=np.uint64), 4)[0] == 0        # too few records to save bits
+    with pytest.raises(ValueError):
+        bhiksha_split(np.array([0, 5, 3], dtype=np.uint64), 3)
 
 
 def test_exact_trie_gives_the_probing_log10_probability_of_every_ngram(lms):
@@ -186,6 +218,17 @@ def test_damaged_trie_files_are_one_lm_error_naming_the_file(lms, tmp_path, dev_
     edit("orders", lambda h: h["trie"]["orders"].pop())
     edit("quant", lambda h: h.update(quant_bits=12))
 
+    data = open(paths["trie-q8-a"], "rb").read()    # compressed pointers: offsets out of order
+    hlen = struct.unpack("<I", data[12:16])[0]
+    header = json.loads(data[16:16 + hlen])
+    bad = bytearray(data)
+    off, n = header["sections"]["offsets2"]
+    bad[off + 4 * 5:off + 4 * 6] = b"\xff\xff\xff\x7f"
+    p = tmp_path / "offsets.wolm"
+    p.write_bytes(bytes(bad))
+    with pytest.raises(LMError, match="offsets.wolm.*damaged"):
+        LanguageModel.load(str(p), verify=False)
+
 
 @pytest.mark.slow
 def test_cli_writes_every_format_and_refuses_a_binary_input(tmp_path, dev_lines, capsys, ewt_train):
@@ -197,7 +240,9 @@ def test_cli_writes_every_format_and_refuses_a_binary_input(tmp_path, dev_lines,
     assert main(["lm", "train", "--text", str(tr), "--order", "3", "--out", arpa, "--quiet"]) == 0
     assert main(["lm", "train", "--text", str(tr), "--order", "3", "--out", q8, "--format", "trie-q8", "--quiet"]) == 0
     assert main(["lm", "convert", arpa, trie, "--format", "trie"]) == 0
+    assert main(["lm", "convert", arpa, str(tmp_path / "a.q8a.wolm"), "--format", "trie-q8-a"]) == 0
     assert (file_format(q8), file_format(trie)) == ("trie-q8", "trie")
+    assert file_format(str(tmp_path / "a.q8a.wolm")) == "trie-q8-a"
     dev = tmp_path / "dev.txt"
     dev.write_text("\n".join(dev_lines[:100]) + "\n", encoding="utf-8")
     capsys.readouterr()

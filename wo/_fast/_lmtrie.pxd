@@ -2,7 +2,7 @@
 # n-gram records per order, optional quantized probabilities and backoffs (Whittaker & Raj 2001).
 # A subclass of NgramModel: the same LMState and the same cdef calls, so every decoder that
 # holds an NgramModel queries a trie file unchanged (the cdef methods are virtual).
-from ._typedefs cimport uint64_t, int32_t, int64_t, uint8_t
+from ._typedefs cimport uint64_t, uint32_t, int32_t, int64_t, uint8_t
 from ._lm cimport NgramModel, LMState, LM_MAX_ORDER
 
 
@@ -19,6 +19,10 @@ cdef struct TrieOrder:
     uint64_t rmask
     const float* pcent       # quantized: bin centres of the probabilities (NULL: float32 bits)
     const float* bcent       # quantized: bin centres of the backoffs
+    const uint32_t* offsets  # compressed pointers (NULL: none): first record of each high-bits value, [2^h + 1]
+    const uint32_t* hint     # per 2^hshift records, the high-bits value of the first, [count / 2^hshift + 2]
+    int hshift
+    int lbits                # bits of the pointer kept in the record (the rest: the offsets)
 
 
 cdef class TrieModel(NgramModel):

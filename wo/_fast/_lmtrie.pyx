@@ -38,6 +38,48 @@ cdef inline uint64_t read_bits(const uint8_t* base, uint64_t bit, uint64_t mask)
     return (v >> (bit & 7)) & mask
 
 
+cdef inline uint64_t pointer(const TrieOrder* t, uint64_t j) noexcept nogil:
+    """The pointer of record j into the next order: the record's field, or with compressed
+    pointers (KenLM's ArrayBhiksha) the high bits v, the last value whose first record
+    offsets[v] is <= j (binary search between the hints of j's block of records), above it."""
+    cdef uint64_t low = read_bits(t.base, j * t.bits + t.rshift, t.rmask)
+    cdef uint32_t lo, hi, mid
+    if t.offsets == NULL:
+        return low
+    lo = t.hint[j >> t.hshift]
+    hi = t.hint[(j >> t.hshift) + 1]
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if t.offsets[mid] <= j:
+            lo = mid
+        else:
+            hi = mid - 1
+    return (<uint64_t>lo << t.lbits) | low
+
+
+cdef inline void pointer_pair(const TrieOrder* t, uint64_t j, uint64_t* lo, uint64_t* hi) noexcept nogil:
+    """The pointers of records j and j + 1 (the extensions of record j are lo .. hi - 1): as
+    :func:`pointer`, with one search of the offsets for both."""
+    cdef uint64_t bit = j * t.bits + t.rshift
+    cdef uint32_t a, b, mid
+    lo[0] = read_bits(t.base, bit, t.rmask)
+    hi[0] = read_bits(t.base, bit + t.bits, t.rmask)
+    if t.offsets == NULL:
+        return
+    a = t.hint[j >> t.hshift]
+    b = t.hint[(j >> t.hshift) + 1]
+    while a < b:
+        mid = (a + b + 1) >> 1
+        if t.offsets[mid] <= j:
+            a = mid
+        else:
+            b = mid - 1
+    lo[0] |= <uint64_t>a << t.lbits
+    while t.offsets[a + 1] <= j + 1:    # record j + 1 starts a later high-bits value
+        a += 1
+    hi[0] |= <uint64_t>a << t.lbits
+
+
 cdef inline float as_float(uint32_t u) noexcept nogil:
     cdef float f
     memcpy(&f, &u, 4)
@@ -105,7 +147,9 @@ cdef class TrieModel(NgramModel):
     pointers of the V + 1 unigrams into order 2 (``ubits`` bits each); orders: list, for n =
     2..N, of dicts {"records": uint8 packed array, "count": m, "wbits", "pbits", "bbits",
     "rbits": field widths (bbits = rbits = 0 in the highest order), "pcent", "bcent": float32
-    bin centres (None when the values are float32 bit patterns)}; bos, eos, unk ids.
+    bin centres (None when the values are float32 bit patterns), "hbits", "offsets": the high
+    bits of compressed pointers and their uint32[2^hbits + 1] offsets (0 and None: none;
+    :func:`wo.lm.trie.bhiksha_split`)}; bos, eos, unk ids.
     Source: KenLM's TrieSearch and its State (Heafield 2011, section 4.1).  Raises ValueError
     for an order outside 1..6, or arrays that do not fit the counts (a damaged file).
     """
@@ -116,6 +160,8 @@ cdef class TrieModel(NgramModel):
         cdef const uint8_t[::1] rec
         cdef const float[::1] pc
         cdef const float[::1] bc
+        cdef const uint32_t[::1] off
+        cdef const uint32_t[::1] hv
         cdef int n
         cdef uint64_t need
         cdef TrieOrder* t
@@ -130,6 +176,9 @@ cdef class TrieModel(NgramModel):
             self.tcap[n] = 0
             self.tri[n].base = NULL
             self.tri[n].count = 0
+            self.tri[n].offsets = NULL
+            self.tri[n].hint = NULL
+            self.tri[n].lbits = 0
         self.bos, self.eos, self.unk = bos, eos, unk
         self.vtab = NULL
         self.vcap = 0
@@ -178,6 +227,24 @@ cdef class TrieModel(NgramModel):
                     self._refs.append(d["bcent"])
                 elif bb != 32:
                     raise ValueError(f"order {n}: unquantized backoffs need 32 bits")
+                hb = int(d.get("hbits") or 0)
+                if hb:
+                    offsets = np.asarray(d["offsets"], dtype=np.uint32)
+                    if not 1 <= hb <= 32 or rb + hb > 57 or offsets.shape[0] != (1 << hb) + 1 \
+                            or offsets[0] != 0 or offsets[-1] != t.count + 1 or (np.diff(offsets.astype(np.int64)) < 0).any():
+                        raise ValueError(f"order {n}: bad pointer offsets")
+                    # the high-bits value of every 2^hshift-th record (about one block per value),
+                    # and the last value
+                    t.hshift = max(0, int(t.count + 1).bit_length() - 1 - hb)
+                    hints = np.append(np.searchsorted(offsets, np.arange(0, t.count + 1, 1 << t.hshift,
+                                                                         dtype=np.uint64), side="right") - 1,
+                                      [(1 << hb) - 1, (1 << hb) - 1]).astype(np.uint32)
+                    off = offsets
+                    hv = hints
+                    t.offsets = &off[0]
+                    t.hint = &hv[0]
+                    t.lbits = rb
+                    self._refs += [offsets, hints]
         self._check()
 
     def _check(self):
@@ -211,7 +278,7 @@ cdef class TrieModel(NgramModel):
                             bad = True
                             break
                     if n < self.order:
-                        p = read_bits(t.base, i * t.bits + t.rshift, t.rmask)
+                        p = pointer(t, i)
                         if p < prev or p > nxt or (i == 0 and p != 0) or (i == t.count and p != nxt):
                             bad = True
                             break
@@ -295,8 +362,7 @@ cdef class TrieModel(NgramModel):
                         out.words[i + 1] = s.words[i]
                         out.backoff[i + 1] = bo
                         out.len = i + 2
-                lo = read_bits(t.base, bit + t.rshift, t.rmask)
-                hi = read_bits(t.base, bit + t.bits + t.rshift, t.rmask)
+                pointer_pair(t, <uint64_t>j, &lo, &hi)
                 if lo < hi:
                     __builtin_prefetch(self.tri[n + 1].base + ((lo * self.tri[n + 1].bits) >> 3))
         for i in range(matched, nctx):
@@ -312,5 +378,7 @@ cdef class TrieModel(NgramModel):
 
     @property
     def lm_format(self):
-        """``"trie"`` (exact float32 values) or ``"trie-q<bits>"``."""
-        return "trie" if self.quant_bits == 0 else f"trie-q{self.quant_bits}"
+        """``"trie"`` (exact float32 values) or ``"trie-q<bits>"``, with ``"-a"`` for compressed pointers."""
+        cdef int n
+        arr = any(self.tri[n].offsets != NULL for n in range(2, self.order))
+        return ("trie" if self.quant_bits == 0 else f"trie-q{self.quant_bits}") + ("-a" if arr else "")

@@ -157,7 +157,8 @@ def register(sub) -> None:
     t.add_argument("--quiet", action="store_true")
     t.add_argument("--format", type=lm_format, default="probing",
                    help="binary structure: probing (hash tables, fastest), trie (exact, about half the size) or "
-                        "trie-q8 (probabilities and backoffs quantized to 8 bits, KenLM's trie -q 8 -b 8)")
+                        "trie-q8 (probabilities and backoffs quantized to 8 bits, KenLM's trie -q 8 -b 8); "
+                        "trie-a, trie-q8-a: the trie with compressed pointers (KenLM's -a)")
     t.set_defaults(func=cmd_lm_train)
     tk = ls.add_parser("tokenize", help="raw paragraphs -> one tokenized sentence per line (spaCy)")
     tk.add_argument("--input", nargs="+", required=True, help="raw text files, one paragraph per line (.xz/.gz ok)")
@@ -173,7 +174,8 @@ def register(sub) -> None:
     c.add_argument("out", help="output file (.arpa for ARPA)")
     c.add_argument("--format", type=lm_format, default="probing",
                    help="binary structure: probing (hash tables, fastest), trie (exact, about half the size) or "
-                        "trie-q8 (probabilities and backoffs quantized to 8 bits, KenLM's trie -q 8 -b 8)")
+                        "trie-q8 (probabilities and backoffs quantized to 8 bits, KenLM's trie -q 8 -b 8); "
+                        "trie-a, trie-q8-a: the trie with compressed pointers (KenLM's -a)")
     c.set_defaults(func=cmd_lm_convert)
     s = ls.add_parser("score", help="log10 probability and perplexity of a text")
     s.add_argument("--lm", required=True, help="binary or ARPA LM")

@@ -39,8 +39,9 @@ def publish(tmp: str, path: str) -> None:
     os.replace(tmp, path)
 
 
-def read_header(path: str, magic: bytes, version: int, error: type, kind: str):
-    """The JSON header of a wo binary file (8-byte magic, uint32 version, uint32 length, JSON).
+def read_header(path: str, magic: bytes, version, error: type, kind: str):
+    """The JSON header of a wo binary file (8-byte magic, uint32 version, uint32 length, JSON);
+    version: the version read (int) or the versions read (tuple of int).
 
     Returns (header dict, header length in bytes).  Raises ``error`` naming the file for a
     different magic (not a wo ``kind`` file), another version, a truncated or corrupt header;
@@ -51,8 +52,10 @@ def read_header(path: str, magic: bytes, version: int, error: type, kind: str):
         if len(pre) < 16 or pre[:8] != magic:
             raise error(f"{path}: not a wo {kind} file (bad magic)")
         got, hlen = struct.unpack("<II", pre[8:16])
-        if got != version:
-            raise error(f"{path}: {kind} format version {got}, this wo reads version {version}")
+        versions = (version,) if isinstance(version, int) else tuple(version)
+        if got not in versions:
+            raise error(f"{path}: {kind} format version {got}, this wo reads version "
+                        f"{' or '.join(str(v) for v in versions)}")
         hb = fh.read(hlen)
         if len(hb) < hlen:
             raise error(f"{path}: truncated {kind} file (header incomplete)")
@@ -103,7 +106,7 @@ def write_sections(path: str, magic: bytes, version: int, header: dict,
     return json.loads(hdr)
 
 
-def open_sections(path: str, magic: bytes, version: int, error: type, kind: str, verify: bool = True):
+def open_sections(path: str, magic: bytes, version, error: type, kind: str, verify: bool = True):
     """Open a sectioned file: returns (header dict, {name: uint8 memmap of the section}).
 
     Raises ``error`` for a file of another kind or version, a truncated file, or (``verify``)

@@ -95,10 +95,10 @@ class LanguageModel:
         collision or an unknown format."""
         from .trie import build_trie, make_model, parse_format
 
-        kind, q = parse_format(fmt)
+        kind, q, arr = parse_format(fmt)
         header = dict(t.meta, order=t.order, counts=t.counts())
         if kind == "trie":
-            uni, uptr, info, orders = build_trie(t, q)
+            uni, uptr, info, orders = build_trie(t, q, arr)
             return cls(list(t.vocab), None, None, dict(header, structure="trie", quant_bits=q, trie=info),
                        core=make_model(uni, uptr, info, orders, q))
         uni, tables = query_arrays(t)
@@ -218,17 +218,18 @@ class LanguageModel:
 def save_tables(t: NgramTables, path: str, fmt: str = "probing") -> dict:
     """Write tables as ARPA when ``path`` ends in .arpa(.gz/.xz), else as wo's binary in
     ``fmt``: "probing" (hash tables), "trie" (exact) or "trie-q<bits>" (quantized; trie-q8 is
-    KenLM's ``trie -q 8 -b 8``, :mod:`wo.lm.trie`).  Returns the binary header (or the
+    KenLM's ``trie -q 8 -b 8``, :mod:`wo.lm.trie`), a trie name with "-a" for compressed
+    pointers (trie-q8-a: KenLM's ``-a``).  Returns the binary header (or the
     tables' meta for ARPA).  Raises OSError, ValueError for an unknown format (or a format
     given with an ARPA name)."""
     from .trie import parse_format, write_trie
 
-    kind, q = parse_format(fmt)
+    kind, q, arr = parse_format(fmt)
     if is_arpa_name(path):
         if fmt != "probing":
             raise ValueError(f"{path}: --format {fmt} is for wo's binary; an .arpa name writes ARPA")
         write_arpa(t, path)
         return dict(t.meta, counts=t.counts())
     if kind == "trie":
-        return write_trie(t, path, q)
+        return write_trie(t, path, q, arr)
     return write_binary(t, path)
