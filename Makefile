@@ -72,7 +72,7 @@ WIKI ?= ../shared/corpora/text-en-wiki
 lm-wiki: install $(OUT)/ewt-train.txt
 	$(BIN)/wo lm tokenize --input $(WIKI)/wiki-0*.txt.xz --output $(OUT)/wiki.tok.txt --jobs 2
 	$(BIN)/wo lm train --text $(OUT)/wiki.tok.txt $(TEXTEN_PARTS) $(OUT)/ewt-train.txt --order 4 \
-		--prune 1 3 5 --vocab-min-count 2 --jobs 2 --format trie-q8 --out corpora/models/wo-en-wiki-4gram.wolm
+		--prune 1 2 3 --vocab-min-count 2 --jobs 2 --format trie-q8-a --out corpora/models/wo-en-wiki-4gram.wolm
 
 # the per-treebank SR models in corpora/models/sr and docs/sr-multi.md (needs ../shared/corpora; hours on 2 cores)
 sr-models: install

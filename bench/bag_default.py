@@ -23,7 +23,9 @@ DEV = os.path.join(ROOT, "corpora", "ud-en-ewt", "en_ewt-ud-dev.conllu.xz")
 LM = os.path.join(ROOT, "corpora", "models", "wo-en-wiki-4gram.wolm")
 MODEL = os.path.join(ROOT, "corpora", "models", "wo-ewt-dep-lm.wo")
 OUT = os.path.join(ROOT, "bench", "results", "lm", "bag-default.dev.json")
-GYRO = ["gyro", "realize", "--lm", LM, "--dep-model", MODEL]
+with open(os.path.join(ROOT, "corpora", "models", "wo-ewt-dep-lm.decode.json"), encoding="utf-8") as _f:
+    DEP_WEIGHT = json.load(_f)["bag"]["dep_weight"]   # the default's reranking weight in every GYRO row
+GYRO = ["gyro", "realize", "--lm", LM, "--dep-model", MODEL, "--dep-weight", str(DEP_WEIGHT)]
 # name -> (command after `wo`, what differs from the default)
 CONFIGS = {
     "default": (["linearize"], "the shipped model's bag search (its decode.json)"),

@@ -713,18 +713,23 @@ def lm(R: Records) -> List[str]:
         tk, tr, rp = big["tokenize"], big["train"], big["replaces"]
         out += block("The large 4-gram (shipped: `corpora/models/wo-en-wiki-4gram.wolm`)",
                      [big["make"], cmd(tk["command"]), cmd(tr["command"])],
-                     table(["LM", "bytes", "GYRO BLEU, first 300 EWT dev bags (LM alone)", "`--tree-rerank` BLEU, EWT dev trees"],
-                           [["Wikipedia + text-en + EWT train (shipped)", thousands(tr["bytes"]),
-                             f(rp["gyro_first_300_dev_bags_lm_alone"]["this LM"]), f(rp["tree_rerank_ewt_dev"]["this LM"])],
-                            ["Wikipedia only (shipped before)", "43,779,328",
-                             f(rp["gyro_first_300_dev_bags_lm_alone"]["Wikipedia only"]),
-                             f(rp["tree_rerank_ewt_dev"]["Wikipedia only"])]]),
+                     table(["LM", "bytes", "bag default BLEU, EWT dev", "tree default BLEU, EWT dev", "ns per query"],
+                           [["`--prune 1 2 3`, `trie-q8-a` (shipped)", thousands(tr["bytes"]),
+                             f(rp["bag_default_ewt_dev"]["this LM"]), f(rp["tree_rerank_ewt_dev"]["this LM"]),
+                             f(rp["query_ns"]["this LM (trie-q8-a)"], 1)],
+                            ["`--prune 1 3 5`, `trie-q8` (shipped before)", rp["file"].split(", ")[1].split(" ")[0],
+                             f(rp["bag_default_ewt_dev"]["before"]), f(rp["tree_rerank_ewt_dev"]["before"]),
+                             f(rp["query_ns"]["before (45.1 MB trie-q8)"], 1)]]),
                      setup=(f"{big['cpu']}. {thousands(tr['sentences'])} sentences, {thousands(tr['tokens'])} tokens, "
                             f"{' / '.join(thousands(x) for x in tr['ngrams'])} n-grams. Tokenizing {f(tk['wall_seconds'], 0)} s; "
                             f"training {' and '.join(f(x, 0) for x in tr['wall_seconds'])} s, peak "
                             f"{' and '.join(thousands(x) for x in tr['peak_rss_kb_main_process'])} KB (main process). "
                             f"{big['reproducible']} (md5 {tr['md5'][:8]}...)."),
-                     notes=[f"Tree column: {rp['tree_rerank_ewt_dev']['command']}."]
+                     notes=[f"Bag column: {rp['bag_default_ewt_dev']['command']}.",
+                            f"Tree column: {rp['tree_rerank_ewt_dev']['command']}.",
+                            f"Query column: {rp['query_ns']['command']}; the same LM without compressed pointers "
+                            f"(`trie-q8`, 56.2 MB): {f(rp['query_ns']['the same LM in trie-q8 (56.2 MB)'], 1)} ns.",
+                            f"Before: {rp['earlier']}."]
                      + ([f"Size against quality, {big['size_quality']['what']} (`{big['size_quality']['command']}`): "
                          + "; ".join(f"{r['lm']}, {thousands(r['bytes'])} bytes: {f(r['bleu'])} BLEU"
                                      for r in big["size_quality"]["rows"]) + "."] if big.get("size_quality") else [])

@@ -219,7 +219,7 @@ class Linearizer(system.System):
     :func:`tree_rerankers_of`; its ``models_top``: the rerank models parse only that many best
     candidates by F and the LMs), None: when those settings say ``"default": true`` (the
     shipped LM model: the large 4-gram, three EWT view LMs and the no-LM model for the 5 best;
-    EWT test trees 81.15 BLEU, chosen on dev, ``bench/tree_rerank.py``).
+    EWT test trees 81.04 BLEU, chosen on dev, ``bench/tree_rerank.py``).
     Unless beam or budget are given, inputs with at least half of their heads given use the
     model's tree defaults (``tree_beam_factor``, ``tree_budget_factor``): each pop is cheap there.
     bag_search: "model" (default): a bag (no POS, no head given) is decoded by the search the
