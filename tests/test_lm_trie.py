@@ -59,12 +59,7 @@ def test_compressed_pointers_give_the_same_states_and_scores(lms, dev_lines):
     for plain, arr in (("trie", "trie-a"), ("trie-q8", "trie-q8-a")):
         a, b = LanguageModel.load(paths[plain]), LanguageModel.load(paths[arr])
         assert [o.get("hbits", 0) for o in b.header["trie"]["orders"]][:2] != [0, 0]
-        for line in dev_lines[:200]:
-            ids = a.word_ids(line.split())
-            assert a.core.state_walk(ids) == b.core.state_walk(ids)
-        x, cx = a.score_lines(dev_lines)
-        y, cy = b.score_lines(dev_lines)
-        assert np.array_equal(x, y) and cx == cy
+        _same_states_and_scores(a, b, dev_lines)
 
 
 def test_bhiksha_split_keeps_every_pointer():
@@ -96,15 +91,19 @@ def test_exact_trie_gives_the_probing_log10_probability_of_every_ngram(lms):
             np.testing.assert_array_equal(b.astype(np.float32), t.prob[n - 1])
 
 
+def _same_states_and_scores(a, b, dev_lines):
+    """Two LMs walk the same states on 200 dev lines and score all of them identically."""
+    for line in dev_lines[:200]:
+        ids = a.word_ids(line.split())
+        assert a.core.state_walk(ids) == b.core.state_walk(ids)
+    x, cx = a.score_lines(dev_lines)
+    y, cy = b.score_lines(dev_lines)
+    assert np.array_equal(x, y) and cx == cy
+
+
 def test_exact_trie_walks_the_same_states_and_scores_text_identically(lms, dev_lines):
     _, paths = lms
-    probing, trie = LanguageModel.load(paths["probing"]), LanguageModel.load(paths["trie"])
-    for line in dev_lines[:200]:
-        ids = probing.word_ids(line.split())
-        assert probing.core.state_walk(ids) == trie.core.state_walk(ids)
-    a, ca = probing.score_lines(dev_lines)
-    b, cb = trie.score_lines(dev_lines)
-    assert np.array_equal(a, b) and ca == cb
+    _same_states_and_scores(LanguageModel.load(paths["probing"]), LanguageModel.load(paths["trie"]), dev_lines)
 
 
 def test_quantized_trie_scores_dev_sentences_within_a_small_tolerance(lms, dev_lines):

@@ -38,42 +38,39 @@ cdef inline uint64_t read_bits(const uint8_t* base, uint64_t bit, uint64_t mask)
     return (v >> (bit & 7)) & mask
 
 
-cdef inline uint64_t pointer(const TrieOrder* t, uint64_t j) noexcept nogil:
-    """The pointer of record j into the next order: the record's field, or with compressed
-    pointers (KenLM's ArrayBhiksha) the high bits v, the last value whose first record
-    offsets[v] is <= j (binary search between the hints of j's block of records), above it."""
-    cdef uint64_t low = read_bits(t.base, j * t.bits + t.rshift, t.rmask)
-    cdef uint32_t lo, hi, mid
-    if t.offsets == NULL:
-        return low
-    lo = t.hint[j >> t.hshift]
-    hi = t.hint[(j >> t.hshift) + 1]
+cdef inline uint32_t high_bits(const TrieOrder* t, uint64_t j) noexcept nogil:
+    """Compressed pointers (KenLM's ArrayBhiksha): the high bits of record j's pointer, the last
+    value v whose first record offsets[v] is <= j (binary search between the hints of j's
+    block of records)."""
+    cdef uint32_t lo = t.hint[j >> t.hshift], hi = t.hint[(j >> t.hshift) + 1], mid
     while lo < hi:
         mid = (lo + hi + 1) >> 1
         if t.offsets[mid] <= j:
             lo = mid
         else:
             hi = mid - 1
-    return (<uint64_t>lo << t.lbits) | low
+    return lo
+
+
+cdef inline uint64_t pointer(const TrieOrder* t, uint64_t j) noexcept nogil:
+    """The pointer of record j into the next order: the record's field, with compressed
+    pointers the high bits (:func:`high_bits`) above it."""
+    cdef uint64_t low = read_bits(t.base, j * t.bits + t.rshift, t.rmask)
+    if t.offsets == NULL:
+        return low
+    return (<uint64_t>high_bits(t, j) << t.lbits) | low
 
 
 cdef inline void pointer_pair(const TrieOrder* t, uint64_t j, uint64_t* lo, uint64_t* hi) noexcept nogil:
     """The pointers of records j and j + 1 (the extensions of record j are lo .. hi - 1): as
     :func:`pointer`, with one search of the offsets for both."""
     cdef uint64_t bit = j * t.bits + t.rshift
-    cdef uint32_t a, b, mid
+    cdef uint32_t a
     lo[0] = read_bits(t.base, bit, t.rmask)
     hi[0] = read_bits(t.base, bit + t.bits, t.rmask)
     if t.offsets == NULL:
         return
-    a = t.hint[j >> t.hshift]
-    b = t.hint[(j >> t.hshift) + 1]
-    while a < b:
-        mid = (a + b + 1) >> 1
-        if t.offsets[mid] <= j:
-            a = mid
-        else:
-            b = mid - 1
+    a = high_bits(t, j)
     lo[0] |= <uint64_t>a << t.lbits
     while t.offsets[a + 1] <= j + 1:    # record j + 1 starts a later high-bits value
         a += 1
