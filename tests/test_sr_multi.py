@@ -150,6 +150,8 @@ def test_shipped_turkish_model_inflects_with_harmony():
     assert inf.alt_penalty is not None and inf.tier is not None
     neg = "Aspect=Perf|Mood=Pot|Number=Sing|Person=1|Polarity=Neg|Tense=Past"
     assert inf.predict("gör", "VERB", neg, k=1) == ["göremedim"]
+    assert inf.predict("bil", "VERB", neg, k=1) == ["bilemedim"]         # front unrounded: e, i
+    assert inf.alternations["a"] == "e" and inf.alternations["ı"] == "iuü"   # the harmony classes stay apart
     assert inf.predict("dön", "VERB", "Aspect=Perf|Mood=Nec|Number=Sing|Person=1|Polarity=Pos|Tense=Pres",
                        k=1) == ["dönmeliyim"]
     pen = inf.alt_penalty

@@ -57,6 +57,8 @@ CHAR_CANDIDATES = 10       # scripts reranked by the character LM
 CHAR_MIN_GAIN = 0.01       # held-out accuracy a weight must add over none (it_partut: +0.6 points
                            # held out at w = 0.25 were -0.5 on dev; tr: +4.6 held out, +1.6 on dev)
 ALT_MIN_KEYS = 3           # a vowel alternation must be seen in this many (UPOS, FEATS) keys
+ALT_REL = 0.25             # ... and in at least this share of the keys of either vowel's strongest one (tr: the
+                           # harmony pairs a-e, ı-i-u-ü have 52-115 keys; a-ı 11, e-i 9, a-i 4 are other affixes)
 ALT_PENALTIES = (1.0, 2.0, 3.0)   # log10 penalty of a variant script, chosen on held-out tokens
 ALT_BEAM = 3               # variants made of one script (beam over its vowels by the vowel tier)
 ALT_SCRIPTS = 3            # the best scripts whose variants are made
@@ -210,7 +212,9 @@ def alternations(table: Dict[str, Dict[str, Dict[str, int]]], min_keys: int = AL
     learned from an edit-script table (:class:`EditInflector`'s ``table``): two scripts of one
     (UPOS, FEATS) that strip and prefix alike and add suffixes differing only in vowels at the
     same places are one affix in two shapes; a vowel pair is kept when at least ``min_keys``
-    (UPOS, FEATS) keys show it.  Returns dict vowel -> the vowels it alternates with (a str,
+    (UPOS, FEATS) keys show it, and at least ALT_REL of the keys of the strongest pair of
+    either of its vowels (so that tr's harmony classes a/e and ı/i/u/ü stay apart: a pair of
+    unrelated affixes that differ in one vowel is rare).  Returns dict vowel -> the vowels it alternates with (a str,
     sorted), {} for a language without such pairs."""
     seen: Dict[Tuple[str, str], set] = defaultdict(set)
     for key, t in table.items():
@@ -228,9 +232,13 @@ def alternations(table: Dict[str, Dict[str, Dict[str, int]]], min_keys: int = AL
                     if len(set(diff)) == 1:   # one vowel pair, at one or more places
                         x, y = diff[0]
                         seen[(min(x, y), max(x, y))].add(key)
+    best: Dict[str, int] = defaultdict(int)   # the strongest pair of each vowel
+    for (x, y), keys in seen.items():
+        best[x] = max(best[x], len(keys))
+        best[y] = max(best[y], len(keys))
     out: Dict[str, set] = defaultdict(set)
     for (x, y), keys in seen.items():
-        if len(keys) >= min_keys:
+        if len(keys) >= min_keys and len(keys) >= ALT_REL * min(best[x], best[y]):
             out[x].add(y)
             out[y].add(x)
     return {v: "".join(sorted(a)) for v, a in sorted(out.items())}
