@@ -24,8 +24,8 @@ LM = os.path.join(ROOT, "corpora", "models", "wo-en-wiki-4gram.wolm")
 MODEL = os.path.join(ROOT, "corpora", "models", "wo-ewt-dep-lm.wo")
 OUT = os.path.join(ROOT, "bench", "results", "lm", "bag-default.dev.json")
 with open(os.path.join(ROOT, "corpora", "models", "wo-ewt-dep-lm.decode.json"), encoding="utf-8") as _f:
-    DEP_WEIGHT = json.load(_f)["bag"]["dep_weight"]   # the default's reranking weight in every GYRO row
-GYRO = ["gyro", "realize", "--lm", LM, "--dep-model", MODEL, "--dep-weight", str(DEP_WEIGHT)]
+    SPEC = json.load(_f)["bag"]   # the shipped bag settings; their reranking weight in every GYRO row
+GYRO = ["gyro", "realize", "--lm", LM, "--dep-model", MODEL, "--dep-weight", str(SPEC["dep_weight"])]
 # name -> (command after `wo`, what differs from the default)
 CONFIGS = {
     "default": (["linearize"], "the shipped model's bag search (its decode.json)"),
@@ -67,10 +67,8 @@ def main() -> int:
     ap.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
     a = ap.parse_args()
     rec = json.load(open(OUT)) if os.path.exists(OUT) else {}
-    with open(os.path.join(ROOT, "corpora", "models", "wo-ewt-dep-lm.decode.json"), encoding="utf-8") as f:
-        spec = json.load(f)["bag"]
     rec.update(what="the bag default of wo linearize chosen on EWT dev", cpu=cpu_name(cores=True),
-               script="python bench/bag_default.py", shipped_settings=spec, lm_bytes=os.path.getsize(LM))
+               script="python bench/bag_default.py", shipped_settings=SPEC, lm_bytes=os.path.getsize(LM))
     res = rec.setdefault("results", {})
     with tempfile.TemporaryDirectory(prefix="wo-bag-") as tmp:
         for name in a.configs:

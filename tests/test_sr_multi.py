@@ -14,7 +14,7 @@ from wo.eval import sr_score
 from wo.sr.inflect import Lexicon, morph_key, parse_feats
 from wo.sr.lang import language
 from wo.sr.morph import (CHAR_WEIGHTS, CharLM, EditInflector, VowelTier, alternations, apply_script, build_inflector,
-                         edit_script, marked_script, variants)
+                         edit_script, marked_script, moved_marks, variants)
 from wo.sr.mwt import Contractions, read_ranges, surface_tokens
 from wo.sr.realizer import Realizer
 from wo.sr.t1 import SRSentence, format_t1, make_input, read_t1
@@ -173,6 +173,8 @@ def test_marked_scripts_move_the_stress_as_a_tier_of_its_own():
     assert apply_script(marked_script("Vater", "Väter"), "Bruder") == "Brüder"
     assert apply_script(marked_script("céder", "cède"), "acheter") == "achète"
     assert marked_script("be", "was") is None
+    greek = [("παράβαση", "NOUN", "", "παραβάσεις"), ("δρόμος", "NOUN", "", "δρόμων"), ("_", "X", "", "x")]
+    assert moved_marks(greek) == 0.5 and moved_marks([("casa", "NOUN", "", "casas")]) == 0.0
     jamo = "\u1112\u1161\u11ab"   # Korean in jamo (NFD) stays in jamo
     assert apply_script(marked_script(jamo + "\u1103\u1161", jamo + "\u1112\u1161\u11ab"), jamo + "\u1103\u1161") \
         == jamo + "\u1112\u1161\u11ab"

@@ -65,6 +65,10 @@ ALT_SCRIPTS = 3            # the best scripts whose variants are made
 TIER_WEIGHTS = (0.0, 0.5, 1.0, 2.0)   # weight of the vowel tier (:class:`VowelTier`), held-out choice
 PREDICT_CACHE = 200_000    # memoised predictions per inflector
 ALT_MIN_GAIN = 0.005       # held-out accuracy the variants must add over the character LM alone
+MARKS_MIN_SHARE = 0.01     # the marked scripts are tried only if this share of tokens moves a stem mark
+                           # (el 7.0 %, fr_sequoia 3.2, fr_gsd 2.7, de 1.2, es 1.0, ru 1.0; pt 0.7, tr 0.2,
+                           # it 0.1, ja 0.1, en, ko, vi 0: there they cannot win, and trying costs pt_bosque's
+                           # lexicon 20 % more time)
 MARKS_MIN_GAIN = 0.01      # held-out accuracy the marked scripts must add (dev, unseen keys, best LM weight:
                            # el 0.830 -> 0.872, es 0.935 -> 0.936, fr_sequoia 0.948 -> 0.924, others equal)
 # vowels of the Latin, Greek and Cyrillic scripts (lower case, with the accented letters the UD
@@ -151,6 +155,19 @@ def marked_script(lemma: str, form: str) -> Optional[str]:
     sm = "=" if lm[a:a + k] == fm[b:b + k] else _stem_marks(fb[b:b + k], fm[b:b + k])
     return "\t".join((lit(lb, lm, 0, a), lit(fb, fm, 0, b), lit(lb, lm, a + k, len(lb)), lit(fb, fm, b + k, len(fb)),
                       sm))
+
+
+def moved_marks(examples: Iterable[Tuple[str, str, str, str]]) -> float:
+    """Share of (lemma, UPOS, FEATS, form) tokens whose form moves, adds or drops a diacritic
+    of the stem (:func:`marked_script` with stem marks other than "="); 0.0 for none."""
+    n = moved = 0
+    for lemma, _, _, form in examples:
+        if not lemma or lemma == "_" or not form:
+            continue
+        n += 1
+        sc = marked_script(lemma, form)
+        moved += sc is not None and not sc.endswith("\t=")
+    return moved / n if n else 0.0
 
 
 def _apply_marked(script: str, lemma: str) -> Optional[str]:
@@ -562,7 +579,8 @@ def build_inflector(examples: Sequence[Tuple[str, str, str, str]], sentence: Seq
     CHAR_MIN_GAIN over no LM (else 0).  This is done for both kinds of edit script, plain
     (:func:`edit_script`) and marked (:func:`marked_script`); the marked ones are kept if their
     best accuracy is at least MARKS_MIN_GAIN above the plain ones' (Greek stress shifts).  Then
-    the classifier and the LM are built from every token."""
+    the classifier and the LM are built from every token.  The marked kind is tried only where
+    at least MARKS_MIN_SHARE of the held-in tokens move a stem mark (:func:`moved_marks`)."""
     rest = [e for e, i in zip(examples, sentence) if i % 10]
     held = [e for e, i in zip(examples, sentence) if i % 10 == 0]
     seen = {(lemma, upos, feats) for lemma, upos, feats, _ in rest}
@@ -570,8 +588,8 @@ def build_inflector(examples: Sequence[Tuple[str, str, str, str]], sentence: Seq
     weight, penalty, tier_weight, marks = 0.0, None, 0.0, False
     if rest and test:
         lm = CharLM.build(f for *_, f in rest)
-        modes = []   # per script kind: (best accuracy, no-LM accuracy, -weight, inflector)
-        for mk in (False, True):
+        modes = []   # per script kind: (best accuracy, its character LM weight, inflector)
+        for mk in (False, True) if moved_marks(rest) >= MARKS_MIN_SHARE else (False,):
             inf = EditInflector.build(rest, marks=mk)
             inf.char_lm = lm
             accs = []
@@ -581,13 +599,11 @@ def build_inflector(examples: Sequence[Tuple[str, str, str, str]], sentence: Seq
             best, neg_w = max(accs)
             if best - accs[0][0] < CHAR_MIN_GAIN:
                 best, neg_w = accs[0]
-            modes.append((best, accs[0][0], neg_w, inf))
-        marks = modes[1][0] - modes[0][0] >= MARKS_MIN_GAIN
-        best, _, neg_w, inf = modes[marks]
-        inf.char_weight = -neg_w
-        if neg_w < 0:
-            weight = -neg_w
-            inf.char_weight = weight
+            modes.append((best, -neg_w, inf))
+        marks = len(modes) > 1 and modes[1][0] - modes[0][0] >= MARKS_MIN_GAIN
+        best, weight, inf = modes[marks]
+        inf.char_weight = weight
+        if weight > 0:
             inf.alternations = alternations(inf.table)
             inf.tier = VowelTier.build(f for *_, f in rest)
             grid = []   # vowel harmony: the affixes' vowel variants and the vowel tier
