@@ -1,10 +1,11 @@
 """The shared training loop (wo.learn): best epoch kept, averaging count, parameter mixing."""
+import gc
 import random
 
 import numpy as np
 import pytest
 
-from wo.learn import epoch_line, epoch_loop, mix_shards, mix_start, train_pass
+from wo.learn import collector_paused, epoch_line, epoch_loop, mix_shards, mix_start, train_pass
 from wo.model import Model, TagDictionary
 
 
@@ -131,3 +132,22 @@ def test_epoch_line_with_gold_reached():
     line = epoch_line({"epoch": 1, "seconds": 2.345, "updates": 5, "reached_gold": 0.5, "dev_bleu": 12.345,
                        "dev_seconds": 1.0})
     assert line == "epoch 1: 2.3s, updates 5, gold reached 0.500, dev BLEU 12.35 (1.0s)"
+
+
+def test_collector_paused_restores_the_collector_state():
+    """The collector is off inside the block and as it was after it, also when the block raises."""
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(KeyError):
+        with collector_paused():
+            raise KeyError("x")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()     # it was off before: it stays off
+    finally:
+        gc.enable()

@@ -20,12 +20,34 @@ synthesis (:mod:`wo.smt.train`).
 """
 from __future__ import annotations
 
+import gc
 import random
 import sys
 import time
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a block that builds many long-lived objects
+    (training domains, a lexicon, parsed sentences), on again after it (if it was on).
+
+    Each full collection walks every tracked object, and building half a million of them
+    triggers one every few hundred thousand, so the cost grows with the square of what is
+    built: ``wo sr train`` on pt_bosque spent 2.4 of 22 s in full collections, 1.5 s of them
+    while the training domains were built.  What such a block builds holds no reference
+    cycles that must be freed before it ends (reference counting still frees everything
+    else).  Raises nothing of its own."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def train_pass(core, insts: Sequence, rng: random.Random,

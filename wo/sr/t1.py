@@ -17,6 +17,7 @@ every ``punct``, ``flat``, ``flat:foreign``, ``fixed``, ``compound``, ``compound
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
@@ -24,7 +25,10 @@ from typing import Dict, List, Optional, Sequence
 from ..io.conllu import Sentence
 from ..io.items import Item, read_items, validate
 from ..io.trees import permutation
+from ..learn import collector_paused
 from .inflect import TASK_FEATS, parse_feats
+
+_intern = sys.intern
 
 LIN_RELATIONS = ("punct", "flat", "flat:foreign", "fixed", "compound", "compound:prt")
 
@@ -77,10 +81,13 @@ def _from_sentence(s: Sentence, index: int) -> SRSentence:
         raise ValueError("original_id on some tokens only")
     if has_orig and sorted(orig) != list(range(1, n + 1)):
         raise ValueError("original_id values are not a permutation of 1..n")
-    forms = [None if f == "_" else f for f in s.lemmas]   # column 3
-    return SRSentence(list(s.forms), list(s.upos), list(s.xpos), feats, list(s.heads),
-                      list(s.deprels), lin, forms, orig if has_orig else None,
-                      s.sent_id, s.line)
+    # the strings are interned: a training file repeats its tags, labels and lemmas, and
+    # pickling the sentences to worker processes then sends each distinct string once
+    # (pt_bosque train: 13.6 -> 5.0 MB, dump and load 0.58 -> 0.38 s)
+    forms = [None if f == "_" else _intern(f) for f in s.lemmas]   # column 3
+    return SRSentence([_intern(x) for x in s.forms], [_intern(x) for x in s.upos], [_intern(x) for x in s.xpos],
+                      [_intern(x) for x in feats], list(s.heads), [_intern(x) for x in s.deprels], lin, forms,
+                      orig if has_orig else None, s.sent_id, s.line)
 
 
 def check_sr(s: SRSentence) -> Optional[str]:
@@ -108,28 +115,65 @@ def read_t1(path: str, jobs: int = 1) -> List[SRSentence]:
     """Read a T1 file (or any UD-shaped file read as T1).  One :class:`SRSentence` per block.
 
     A malformed sentence is returned with ``error`` set (``file:line`` in ``line``), never
-    dropped.  jobs > 1: the blocks are parsed in that many loky processes (contiguous parts of
-    the file; the same sentences, indices and line numbers as one process reads).  Raises
+    dropped.  jobs > 1: the blocks are parsed in ``jobs`` contiguous parts of the file, the
+    first here and the others in loky processes (the same sentences, indices and line numbers
+    as one process reads; the workers are left running for the caller's next tasks).  Raises
     FileNotFoundError for a missing file.
     """
     if jobs > 1:
-        from ..io.batch import map_batches
+        from ..io.batch import map_start
         from ..io.items import conllu_blocks
 
-        blocks = list(enumerate(conllu_blocks(path)))
+        started = map_start(_t1_part, (path,), [[]] * jobs, jobs=jobs)   # the workers start (and import
+        blocks = list(enumerate(conllu_blocks(path)))                   # this module) while the blocks are read
+        started()
         size = -(-len(blocks) // jobs) if blocks else 1
         parts = [blocks[i:i + size] for i in range(0, len(blocks), size)]
-        return [s for part in map_batches(_t1_part, (path,), parts, jobs=jobs, chunk=1) for s in part]
-    items, _ = read_items(path, "conllu")
-    return [_t1_sentence(it, i) for i, it in enumerate(items)]
+        # one part is parsed here while the workers parse the others: one process per core, and
+        # a part fewer to send and receive (pt_bosque train, 2 jobs: 1.85 -> 1.4 s)
+        rest = (map_start(_t1_part, (path,), [_packed(p) for p in parts[1:]], jobs=jobs) if len(parts) > 1
+                else (lambda: []))
+        mine = _t1_part(path, parts[:1])
+        return [s for part in mine + rest() for s in part]
+    with collector_paused():
+        items, _ = read_items(path, "conllu")
+        return [_t1_sentence(it, i) for i, it in enumerate(items)]
+
+
+def _packed(part: list):
+    """A part of :func:`read_t1` (a list of (sentence index, (first line, [(line number, text),
+    ...]))) as (index, first line, number of lines) triples and one string of the lines, which
+    pickles as one buffer (a tenth of the time of the tuples); a part with a line that is not
+    valid UTF-8 (text None) is returned as it is."""
+    if any(t is None for _, (_, lines) in part for _, t in lines):
+        return part
+    return [(i, start, len(lines)) for i, (start, lines) in part], "\n".join(t for _, (_, lines) in part for _, t in lines)
+
+
+def _unpacked(part) -> list:
+    """The part :func:`_packed` packed."""
+    if isinstance(part, list):
+        return part
+    heads, text = part
+    lines = text.split("\n")
+    out, at = [], 0
+    for i, start, n in heads:
+        out.append((i, (start, [(start + j, lines[at + j]) for j in range(n)])))
+        at += n
+    return out
 
 
 def _t1_part(path: str, batch: list) -> list:
     """Worker of :func:`read_t1`: per item of ``batch`` (a list of (sentence index, (first
-    line, lines)) blocks of ``path``), the list of their :class:`SRSentence`."""
+    line, lines)) blocks of ``path``, or such a list :func:`_packed`), the list of their
+    :class:`SRSentence`."""
+    import conllu  # noqa: F401  (the workers' start-up task imports the parser)
+
     from ..io.items import _conllu_item
 
-    return [[_t1_sentence(_conllu_item(path, start, lines, i), i) for i, (start, lines) in part] for part in batch]
+    with collector_paused():
+        return [[_t1_sentence(_conllu_item(path, start, lines, i), i) for i, (start, lines) in _unpacked(part)]
+                for part in batch]
 
 
 def _t1_sentence(it: Item, i: int) -> SRSentence:

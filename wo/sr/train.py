@@ -3,6 +3,7 @@ shared training loop of :mod:`wo.dep.train` over SR instances."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import sys
 import time
 from collections import Counter
@@ -194,7 +195,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     from ..eval.metrics import sr_score
     from ..io.batch import map_start
     from ..model import Model, TagDictionary
-    from ..learn import epoch_loop
+    from ..learn import collector_paused, epoch_loop
     from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer, suffix_function
 
     suffix = None if suffix in (None, "none") else suffix
@@ -216,12 +217,14 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     if callable(contractions):
         contractions = contractions()
     if callable(lexicon) and not lex_task:                 # and the lexicon are made here
-        lexicon = lexicon()
+        with collector_paused():
+            lexicon = lexicon()
     lift = lift_training(kept, kept_pos)
     built = wait()
     if lex_task:
         lexicon = Lexicon.from_json(built.pop(0))
     domains = DomainSet.concat([b[0] for b in built])
+    gc.freeze()   # what is built so far lives to the end: the collector no longer walks it
     lifted = sum(b[1] for b in built)
     log(f"SR training (local orderer) on {len(kept)} sentences, {len(domains)} domains ({lifted} non-projective "
         f"sentences projectivised); dropped: {dict(reasons) or 'none'}")
@@ -259,10 +262,27 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
         hyps = _realize_texts(model, dev, dev_lexicon)   # in this process: shipping the model cost more
         return sr_score(hyps, list(dev_refs), bleu_only=True).bleu
 
+    def warm() -> None:
+        """The first dev decoding's one-time work, done while the workers train epoch 1: the
+        dev tokens' candidate forms (memoised in the lexicon; the learned inflection of unseen
+        keys is most of it) and the metric's imports.  pt_bosque: the first dev decoding took
+        0.9-1.5 s against 0.5 s later, and with --jobs 2 the workers waited for it."""
+        for s in dev:
+            if not s.error:
+                for i in range(len(s)):
+                    dev_lexicon.candidates(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])
+        sr_score(["a"], ["a"], bleu_only=True)
+
+    def start_epoch(ep: int):
+        finish = trainer.start(ep)
+        if ep == 1 and dev:
+            warm()
+        return finish
+
     return epoch_loop(epochs, run_epoch,
                       lambda: Model(averaged(), hash_bits, TagDictionary({}, ["_"]), dict(header)),
                       out, record, dev_eval if dev else None, log, t_all, compact,
-                      start_epoch=trainer.start if trainer.mixing and backend == "loky" and seeds == 1 else None)
+                      start_epoch=start_epoch if trainer.mixing and backend == "loky" and seeds == 1 else None)
 
 
 def _prepare(spec: tuple, batch: list) -> list:
@@ -271,13 +291,17 @@ def _prepare(spec: tuple, batch: list) -> list:
     sentences projectivised), see :func:`_domain_chunk`; or ("lexicon", a function returning
     the :class:`Lexicon`) -> the lexicon's JSON form (:meth:`Lexicon.to_json`: its compiled
     character LM does not pickle)."""
-    return [task().to_json() if kind == "lexicon" else _domain_chunk(spec, [task])[0] for kind, task in batch]
+    from ..learn import collector_paused
+
+    with collector_paused():
+        return [task().to_json() if kind == "lexicon" else _domain_chunk(spec, [task])[0] for kind, task in batch]
 
 
 def _domain_chunk(spec, batch: list) -> list:
     """Worker of :func:`train_sr_local`: each item of ``batch`` is a list of (training sentence,
     gold positions); spec: (the order suffix spec, the domain signature flag); returns per item (:class:`wo.sr.order.DomainSet` of its domains, number of sentences
     projectivised)."""
+    from ..learn import collector_paused
     from .order import DomainSet, gold_domains, suffix_function
     from .realizer import training_tree
 
@@ -285,14 +309,15 @@ def _domain_chunk(spec, batch: list) -> list:
     sfx = suffix_function(suffix)
 
     out = []
-    for pairs in batch:
-        doms, lifted = [], 0
-        for s, pos in pairs:
-            heads, lin, was = training_tree(s, pos)
-            lifted += was
-            doms += gold_domains(heads, [p - 1 for p in pos], s.lemmas, s.upos, s.deprels, s.feats, lin,
-                                 [f.lower() for f in s.forms], sfx, sig)
-        out.append((DomainSet.of(doms), lifted))
+    with collector_paused():
+        for pairs in batch:
+            doms, lifted = [], 0
+            for s, pos in pairs:
+                heads, lin, was = training_tree(s, pos)
+                lifted += was
+                doms += gold_domains(heads, [p - 1 for p in pos], s.lemmas, s.upos, s.deprels, s.feats, lin,
+                                     [f.lower() for f in s.forms], sfx, sig)
+            out.append((DomainSet.of(doms), lifted))
     return out
 
 
