@@ -51,7 +51,7 @@ def cmd_sr_train(a) -> int:
     from ..sr.train import train_sr
 
     train = read_t1(a.train, jobs=a.jobs if a.backend == "loky" else 1)
-    gc.freeze()   # the training sentences live to the end: the collector no longer walks them
+    gc.freeze()   # this process: the training sentences live to its end, the collector no longer walks them
     bad = [s for s in train if s.error]
     for s in bad[:20]:
         err(f"{display_name(a.train)}:{s.line}: {s.error} (sentence skipped)")

@@ -3,7 +3,6 @@ shared training loop of :mod:`wo.dep.train` over SR instances."""
 from __future__ import annotations
 
 import dataclasses
-import gc
 import sys
 import time
 from collections import Counter
@@ -224,7 +223,6 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     if lex_task:
         lexicon = Lexicon.from_json(built.pop(0))
     domains = DomainSet.concat([b[0] for b in built])
-    gc.freeze()   # what is built so far lives to the end: the collector no longer walks it
     lifted = sum(b[1] for b in built)
     log(f"SR training (local orderer) on {len(kept)} sentences, {len(domains)} domains ({lifted} non-projective "
         f"sentences projectivised); dropped: {dict(reasons) or 'none'}")
