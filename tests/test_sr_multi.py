@@ -14,7 +14,7 @@ from wo.eval import sr_score
 from wo.sr.inflect import Lexicon, morph_key, parse_feats
 from wo.sr.lang import language
 from wo.sr.morph import (CHAR_WEIGHTS, CharLM, EditInflector, VowelTier, alternations, apply_script, build_inflector,
-                         edit_script, marked_script, moved_marks, variants)
+                         edit_script, marked_script, moved_marks, stem_finals, variants)
 from wo.sr.mwt import Contractions, read_ranges, surface_tokens
 from wo.sr.realizer import Realizer
 from wo.sr.t1 import SRSentence, format_t1, make_input, read_t1
@@ -140,6 +140,33 @@ def test_vowel_harmony_variants_and_tier():
     assert tier.score("evler") > tier.score("evlar") and tier.score("kazlar") > tier.score("kazler")
     assert "\t\t\temedim" in variants("\t\t\tamadım", "gel", alt, tier)
     assert inf.predict("gel", "VERB", neg, k=1) == ["gelamadım"]       # the table has one shape
+
+
+def test_lemmas_own_stems_replace_the_scripts_stem():
+    """A lemma seen with other FEATS keeps the stem its own forms show before a vowel or a
+    consonant (tr git -> gid-iyor / git-ti, ağız -> ağz-ı), where a script learned from other
+    lemmas would make another one (the voicing of kitap -> kitabı, or none)."""
+    ex = [("git", "VERB", "Tense=Past", "gitti"), ("git", "VERB", "Tense=Fut", "gidecek"),
+          ("kitap", "NOUN", "Case=Acc", "kitabı"), ("kitap", "NOUN", "Case=Loc", "kitapta"),
+          ("saç", "NOUN", "Case=Acc", "saçı"), ("ağaç", "NOUN", "Case=Acc", "ağacı"),
+          ("ağız", "NOUN", "Case=Acc", "ağzı"), ("deniz", "NOUN", "Case=Acc", "denizi"),
+          ("kap", "NOUN", "Case=Dat", "kaba"), ("sat", "VERB", "Tense=Prog", "satıyor")]
+    fin = stem_finals(ex)
+    assert fin["git"] == {"C": {"git": 1}, "V": {"gid": 1}} and fin["ağız"] == {"V": {"ağz": 1}}
+    assert fin["saç"] == {"V": {"saç": 1}} and "deniz" not in fin   # ç alternates (ağaç); z only drops
+    J = EditInflector._junction
+    assert J("git", "gitiyor", fin["git"]) == "gidiyor" and J("git", "gitmek", fin["git"]) is None
+    assert J("saç", "sacım", fin["saç"]) == "saçım" and J("ağız", "ağızına", fin["ağız"]) == "ağzına"
+    assert J("git", "Gitiyor", fin["git"]) == "Gidiyor" and J("sat", "satar", fin["sat"]) is None
+    inf = EditInflector.build(ex + [("kap", "NOUN", "Case=Gen", "kabın"), ("ağaç", "NOUN", "Case=Gen", "ağacın")])
+    inf.char_lm, inf.char_weight = CharLM.build(f for *_, f in ex), 0.5
+    assert inf.predict("kitap", "NOUN", "Case=Gen", k=1) == ["kitabın"]
+    assert inf.predict("saç", "NOUN", "Case=Gen", k=1) == ["sacın"]          # the script's voicing
+    inf.finals = fin
+    assert inf.predict("saç", "NOUN", "Case=Gen", k=1) == ["saçın"]          # saç's own stem
+    assert inf.predict("kitap", "NOUN", "Case=Gen", k=1) == ["kitabın"]      # kitap's is the script's
+    back = EditInflector.from_json(json.loads(json.dumps(inf.to_json())))
+    assert back.finals == fin and back.predict("saç", "NOUN", "Case=Gen", k=1) == ["saçın"]
 
 
 def test_shipped_turkish_model_inflects_with_harmony():

@@ -37,6 +37,11 @@ Measured on dev tokens with unseen (lemma, UPOS, FEATS), first choice, w = 0 -> 
 0.829 -> 0.825, pt_bosque 0.969 -> 0.964 (w = 0.5: ru 0.862, de 0.833): hence the choice per
 treebank.
 
+For a lemma seen in training with other FEATS, a predicted form keeps the stem that lemma's
+own forms show before a vowel or a consonant (:func:`stem_finals`: tr *git -> gid-iyorum*, *saç
+-> saç-ım* where another lemma's script voices, *ağız -> ağz-ı*), where the held-out tokens
+gain JUNCTION_MIN_GAIN with it (tr only).
+
 Everything is learned from the treebank; no language is special-cased.
 """
 from __future__ import annotations
@@ -65,6 +70,8 @@ ALT_SCRIPTS = 3            # the best scripts whose variants are made
 TIER_WEIGHTS = (0.0, 0.5, 1.0, 2.0)   # weight of the vowel tier (:class:`VowelTier`), held-out choice
 PREDICT_CACHE = 200_000    # memoised predictions per inflector
 ALT_MIN_GAIN = 0.005       # held-out accuracy the variants must add over the character LM alone
+JUNCTION_MIN_GAIN = 0.003   # held-out accuracy the lemmas' own stem finals must add (tr: see
+                           # :func:`stem_finals`)
 MARKS_MIN_SHARE = 0.01     # the marked scripts are tried only if this share of tokens moves a stem mark
                            # (el 7.0 %, fr_sequoia 3.2, fr_gsd 2.7, de 1.2, es 1.0, ru 1.0; pt 0.7, tr 0.2,
                            # it 0.1, ja 0.1, en, ko, vi 0: there they cannot win, and trying costs pt_bosque's
@@ -284,6 +291,46 @@ def variants(script: str, lemma: str, alt: Dict[str, str], tier: "VowelTier", be
     return ["\t".join((ps, pa, ss, o, *sm)) for _, o, _ in hyps if o != sa][:beam]
 
 
+def _stem_of(lo: str, fo: str) -> Optional[str]:
+    """The lemma's stem a lower-cased form ``fo`` of lower-cased lemma ``lo`` begins with, when
+    a letter follows it: the lemma itself, the lemma with another last letter (tr *git ->
+    gid-iyor*), or the lemma without its second-last letter (tr *ağız -> ağz-ı*); else None."""
+    n = len(lo)
+    if n < 2 or len(fo) <= n - 1:
+        return None
+    if len(fo) > n and fo[:n - 1] == lo[:n - 1]:
+        return fo[:n]
+    if n >= 3 and fo.startswith(lo[:-2] + lo[-1]):
+        return lo[:-2] + lo[-1]
+    return None
+
+
+def stem_finals(examples: Iterable[Tuple[str, str, str, str]]) -> Dict[str, Dict[str, Dict[str, int]]]:
+    """The stem each lemma shows in training before a vowel ("V") and before a consonant ("C"),
+    for the lemmas whose stem alternates (:func:`_stem_of`: tr *git -> gidiyor / gitti*, *kağıt
+    -> kağıdı*, *ağız -> ağzı*, and those that do not: *saç -> saçım*, *at -> atıyor*): from
+    (lemma, UPOS, FEATS, form) tokens.  A last letter alternates when some lemma ending in it
+    shows another one in its place; the lemmas ending in such a letter are kept, and those
+    that show their second-last letter dropped.  Returns dict lower-cased lemma -> class ->
+    dict stem -> tokens ({} for a language without such alternations).  Used by
+    :meth:`EditInflector.predict` to give a form of a lemma seen with other FEATS the stem its
+    own forms show (:meth:`EditInflector._junction`)."""
+    table: Dict[str, Dict[str, Dict[str, int]]] = {}
+    for lemma, _upos, _feats, form in examples:
+        if not lemma or lemma == "_" or not form:
+            continue
+        lo, fo = lemma.lower(), form.lower()
+        st = _stem_of(lo, fo)
+        if st is None:
+            continue
+        d = table.setdefault(lo, {}).setdefault("V" if fo[len(st)] in VOWELS else "C", {})
+        d[st] = d.get(st, 0) + 1
+    alternating = {lo[-1] for lo, t in table.items()
+                   if any(len(st) == len(lo) and st != lo for d in t.values() for st in d)}
+    return {lo: t for lo, t in table.items()
+            if lo[-1] in alternating or any(len(st) < len(lo) for d in t.values() for st in d)}
+
+
 class VowelTier:
     """A bigram model of the vowel tier of word forms (vowel harmony as a constraint between
     successive vowels, whatever the consonants between them: Goldsmith 1976's autosegmental
@@ -333,7 +380,8 @@ class EditInflector:
     def __init__(self, table: Dict[str, Dict[str, Dict[str, int]]], totals: Dict[str, int], theta: float = 1.0,
                  scheme: int = 2, char_lm: Optional["CharLM"] = None, char_weight: float = 0.0,
                  alternations: Optional[Dict[str, str]] = None, alt_penalty: Optional[float] = None,
-                 tier: Optional["VowelTier"] = None, tier_weight: float = 0.0):
+                 tier: Optional["VowelTier"] = None, tier_weight: float = 0.0,
+                 finals: Optional[Dict[str, Dict[str, Dict[str, int]]]] = None):
         self.table = table
         self.totals = totals
         self._by_upos: Dict[str, List[Tuple[frozenset, str]]] = defaultdict(list)
@@ -349,6 +397,7 @@ class EditInflector:
         self.alt_penalty = alt_penalty
         self.tier = tier
         self.tier_weight = tier_weight
+        self.finals = finals          # stem_finals(): the lemmas' own stem finals, or None (not used)
         self._cache: Dict[tuple, List[str]] = {}
 
     @classmethod
@@ -387,6 +436,8 @@ class EditInflector:
                 d["alternations"], d["alt_penalty"] = self.alternations, self.alt_penalty
             if self.tier is not None and (self.tier_weight > 0 or "alt_penalty" in d):
                 d["vowel_tier"], d["tier_weight"] = self.tier.counts, self.tier_weight
+            if self.finals:
+                d["stem_finals"] = self.finals
         return d
 
     @classmethod
@@ -397,7 +448,7 @@ class EditInflector:
                    char_weight=float(d.get("char_weight", 0.0)), alternations=d.get("alternations"),
                    alt_penalty=d.get("alt_penalty"),
                    tier=VowelTier(d["vowel_tier"]) if "vowel_tier" in d else None,
-                   tier_weight=float(d.get("tier_weight", 0.0)))
+                   tier_weight=float(d.get("tier_weight", 0.0)), finals=d.get("stem_finals"))
 
     def _key(self, upos: str, feats: str) -> Optional[str]:
         key = f"{upos}\t{feats}"
@@ -421,13 +472,29 @@ class EditInflector:
         Returns [] when nothing applies (unknown UPOS).  Predictions are memoised per
         (lemma, UPOS, FEATS, k and the weights), at most PREDICT_CACHE of them."""
         ck = (lemma, upos, feats, k, min_share, self.char_weight, self.alt_penalty, self.tier_weight,
-              id(self.char_lm), id(self.tier), id(self.alternations))
+              id(self.char_lm), id(self.tier), id(self.alternations), id(self.finals))
         out = self._cache.get(ck)
         if out is None:
             if len(self._cache) >= PREDICT_CACHE:
                 self._cache.clear()
             out = self._cache[ck] = self._predict(lemma, upos, feats, k, min_share)
         return list(out)
+
+    @staticmethod
+    def _junction(lemma: str, form: str, fin: Dict[str, Dict[str, int]]) -> Optional[str]:
+        """``form`` with the stem the lemma's own training forms show before the letter that
+        follows the stem (:func:`stem_finals`; the most frequent one), or None when the form
+        already has one of them, begins with no stem of the lemma, or that class was never
+        seen."""
+        lo = form.lower()
+        st = _stem_of(lemma.lower(), lo)
+        if st is None:
+            return None
+        seen = fin.get("V" if lo[len(st)] in VOWELS else "C")
+        if not seen or st in seen:
+            return None
+        new = max(sorted(seen), key=lambda c: seen[c])
+        return (new.capitalize() if form[:1].isupper() else new) + form[len(st):]
 
     def _predict(self, lemma: str, upos: str, feats: str, k: int, min_share: float) -> List[str]:
         key = self._key(upos, feats)
@@ -484,6 +551,14 @@ class EditInflector:
                         f = apply_script(v, lemma)
                         if f is not None and f not in best:
                             best[f] = base + shape(f)
+            if self.finals:
+                fin = self.finals.get(lemma.lower())
+                if fin:
+                    for f in list(best):
+                        g = self._junction(lemma, f, fin)
+                        if g is not None:
+                            sc = best.pop(f)
+                            best[g] = max(sc, best.get(g, sc))
             return sorted(best, key=lambda f: -best[f])[:k]
         top = probs[ranked[0]]
         out: List[str] = []
@@ -585,7 +660,7 @@ def build_inflector(examples: Sequence[Tuple[str, str, str, str]], sentence: Seq
     held = [e for e, i in zip(examples, sentence) if i % 10 == 0]
     seen = {(lemma, upos, feats) for lemma, upos, feats, _ in rest}
     test = [e for e in held if (e[0], e[1], e[2]) not in seen and e[0] and e[0] != "_"]
-    weight, penalty, tier_weight, marks = 0.0, None, 0.0, False
+    weight, penalty, tier_weight, marks, use_finals = 0.0, None, 0.0, False, False
     if rest and test:
         lm = CharLM.build(f for *_, f in rest)
         modes = []   # per script kind: (best accuracy, its character LM weight, inflector)
@@ -615,6 +690,13 @@ def build_inflector(examples: Sequence[Tuple[str, str, str, str]], sentence: Seq
                     grid.append((accuracy(inf, test), -(pen or 0), -tw, pen, tw))
             if grid and max(grid)[0] - best >= ALT_MIN_GAIN:
                 penalty, tier_weight = max(grid)[3:]
+                best = max(grid)[0]
+            inf.alt_penalty, inf.tier_weight = penalty, tier_weight   # the choice so far
+            fin = stem_finals(rest)
+            if fin:   # the lemmas' own stem finals (tr: git -> gid- before a vowel)
+                inf.finals = fin
+                use_finals = accuracy(inf, test) - best >= JUNCTION_MIN_GAIN
+                inf.finals = None
     final = EditInflector.build(examples, marks=marks)
     if weight > 0:   # else no character LM is kept (the model does not grow)
         final.char_lm = CharLM.build(f for *_, f in examples)
@@ -623,4 +705,6 @@ def build_inflector(examples: Sequence[Tuple[str, str, str, str]], sentence: Seq
             final.tier, final.tier_weight = VowelTier.build(f for *_, f in examples), tier_weight
         if penalty is not None:
             final.alternations, final.alt_penalty = alternations(final.table), penalty
+        if use_finals:
+            final.finals = stem_finals(examples)
     return final
