@@ -126,7 +126,16 @@ class Lexicon:
         lang: ISO 639-1 code of the language module (``english=True`` is the older spelling of
         ``lang="en"``); learned: the edit-script classifier (:mod:`wo.sr.morph`), else the
         older suffix rules.  The allomorph table (:class:`Allomorphs`) is counted from the same
-        sentences."""
+        sentences.  Built with the cyclic garbage collector paused (:func:`wo.learn.collector_paused`:
+        its tables are hundreds of thousands of dicts)."""
+        from ..learn import collector_paused
+
+        with collector_paused():
+            return cls._build(sents, lang, min_share, english, learned)
+
+    @classmethod
+    def _build(cls, sents: Iterable, lang: Optional[str], min_share: float, english: Optional[bool],
+               learned: bool) -> "Lexicon":
         from .lang import language
         from .morph import build_inflector
 

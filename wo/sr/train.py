@@ -194,7 +194,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     from ..eval.metrics import sr_score
     from ..io.batch import map_start
     from ..model import Model, TagDictionary
-    from ..learn import collector_paused, epoch_loop
+    from ..learn import epoch_loop
     from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer, suffix_function
 
     suffix = None if suffix in (None, "none") else suffix
@@ -216,8 +216,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     if callable(contractions):
         contractions = contractions()
     if callable(lexicon) and not lex_task:                 # and the lexicon are made here
-        with collector_paused():
-            lexicon = lexicon()
+        lexicon = lexicon()
     lift = lift_training(kept, kept_pos)
     built = wait()
     if lex_task:
