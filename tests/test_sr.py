@@ -80,7 +80,7 @@ def test_reading_t1_on_two_processes_gives_what_one_reads(tmp_path, ewt_dev):
     assert len(one) == 61 and one == two
     bad = [s for s in two if s.error]
     assert len(bad) == 1 and "columns" in bad[0].error and bad[0].line > 1
-    # a line that is not UTF-8 in the part a worker reads (that part travels unpacked), three parts
+    # a line that is not UTF-8 in the part a worker reads, three parts
     data = path.read_bytes().split(b"\n")
     at = max(i for i, ln in enumerate(data) if ln.startswith(b"3\t"))
     data[at] = data[at].replace(b"\t", b"\xff\t", 1)

@@ -83,7 +83,7 @@ def _from_sentence(s: Sentence, index: int) -> SRSentence:
         raise ValueError("original_id values are not a permutation of 1..n")
     # the strings are interned: a training file repeats its tags, labels and lemmas, and
     # pickling the sentences to worker processes then sends each distinct string once
-    # (pt_bosque train: 13.6 -> 5.0 MB, dump and load 0.58 -> 0.38 s)
+    # (pt_bosque train: 13.6 -> 5.0 MB, dump and load 0.58 -> 0.3 s)
     forms = [None if f == "_" else _intern(f) for f in s.lemmas]   # column 3
     return SRSentence([_intern(x) for x in s.forms], [_intern(x) for x in s.upos], [_intern(x) for x in s.xpos],
                       [_intern(x) for x in feats], list(s.heads), [_intern(x) for x in s.deprels], lin, forms,
@@ -130,9 +130,8 @@ def read_t1(path: str, jobs: int = 1) -> List[SRSentence]:
         size = -(-len(blocks) // jobs) if blocks else 1
         parts = [blocks[i:i + size] for i in range(0, len(blocks), size)]
         # one part is parsed here while the workers parse the others: one process per core, and
-        # a part fewer to send and receive (pt_bosque train, 2 jobs: 1.85 -> 1.4 s)
-        rest = (map_start(_t1_part, (path,), [_packed(p) for p in parts[1:]], jobs=jobs) if len(parts) > 1
-                else (lambda: []))
+        # a part fewer to send and receive (pt_bosque train, 2 jobs: 1.9 -> 1.7 s)
+        rest = map_start(_t1_part, (path,), parts[1:], jobs=jobs) if len(parts) > 1 else (lambda: [])
         mine = _t1_part(path, parts[:1])
         return [s for part in mine + rest() for s in part]
     with collector_paused():
@@ -140,39 +139,15 @@ def read_t1(path: str, jobs: int = 1) -> List[SRSentence]:
         return [_t1_sentence(it, i) for i, it in enumerate(items)]
 
 
-def _packed(part: list):
-    """A part of :func:`read_t1` (a list of (sentence index, (first line, [(line number, text),
-    ...]))) as (index, first line, number of lines) triples and one string of the lines, which
-    pickles as one buffer (a tenth of the time of the tuples); a part with a line that is not
-    valid UTF-8 (text None) is returned as it is."""
-    if any(t is None for _, (_, lines) in part for _, t in lines):
-        return part
-    return [(i, start, len(lines)) for i, (start, lines) in part], "\n".join(t for _, (_, lines) in part for _, t in lines)
-
-
-def _unpacked(part) -> list:
-    """The part :func:`_packed` packed."""
-    if isinstance(part, list):
-        return part
-    heads, text = part
-    lines = text.split("\n")
-    out, at = [], 0
-    for i, start, n in heads:
-        out.append((i, (start, [(start + j, lines[at + j]) for j in range(n)])))
-        at += n
-    return out
-
-
 def _t1_part(path: str, batch: list) -> list:
     """Worker of :func:`read_t1`: per item of ``batch`` (a list of (sentence index, (first
-    line, lines)) blocks of ``path``, or such a list :func:`_packed`), the list of their
-    :class:`SRSentence`."""
+    line, lines)) blocks of ``path``), the list of their :class:`SRSentence`."""
     import conllu  # noqa: F401  (the workers' start-up task imports the parser)
 
     from ..io.items import _conllu_item
 
     with collector_paused():
-        return [[_t1_sentence(_conllu_item(path, start, lines, i), i) for i, (start, lines) in _unpacked(part)]
+        return [[_t1_sentence(_conllu_item(path, start, lines, i), i) for i, (start, lines) in part]
                 for part in batch]
 
 
