@@ -70,8 +70,7 @@ ALT_SCRIPTS = 3            # the best scripts whose variants are made
 TIER_WEIGHTS = (0.0, 0.5, 1.0, 2.0)   # weight of the vowel tier (:class:`VowelTier`), held-out choice
 PREDICT_CACHE = 200_000    # memoised predictions per inflector
 ALT_MIN_GAIN = 0.005       # held-out accuracy the variants must add over the character LM alone
-JUNCTION_MIN_GAIN = 0.003   # held-out accuracy the lemmas' own stem finals must add (tr: see
-                           # :func:`stem_finals`)
+JUNCTION_MIN_GAIN = 0.003  # held-out accuracy the lemmas' own stems must add (:func:`stem_finals`; tr only)
 MARKS_MIN_SHARE = 0.01     # the marked scripts are tried only if this share of tokens moves a stem mark
                            # (el 7.0 %, fr_sequoia 3.2, fr_gsd 2.7, de 1.2, es 1.0, ru 1.0; pt 0.7, tr 0.2,
                            # it 0.1, ja 0.1, en, ko, vi 0: there they cannot win, and trying costs pt_bosque's

@@ -268,7 +268,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
             if not s.error:
                 for i in range(len(s)):
                     dev_lexicon.candidates(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])
-        sr_score(["a"], ["a"], bleu_only=True)
+        sr_score(["a"], ["a"], bleu_only=True)   # its imports (nltk, sacrebleu, rapidfuzz), once
 
     def start_epoch(ep: int):
         finish = trainer.start(ep)
@@ -288,10 +288,7 @@ def _prepare(spec: tuple, batch: list) -> list:
     sentences projectivised), see :func:`_domain_chunk`; or ("lexicon", a function returning
     the :class:`Lexicon`) -> the lexicon's JSON form (:meth:`Lexicon.to_json`: its compiled
     character LM does not pickle)."""
-    from ..learn import collector_paused
-
-    with collector_paused():
-        return [task().to_json() if kind == "lexicon" else _domain_chunk(spec, [task])[0] for kind, task in batch]
+    return [task().to_json() if kind == "lexicon" else _domain_chunk(spec, [task])[0] for kind, task in batch]
 
 
 def _domain_chunk(spec, batch: list) -> list:
