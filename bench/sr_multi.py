@@ -749,7 +749,9 @@ def table(log, write: bool = True) -> str:
         speed = ""
         sp = os.path.join(RES, f"speed.{tb}.json")
         if os.path.exists(sp):   # measured side by side in one run
-            speed = f"**{json.load(open(sp))['speedup']:.1f}×**"
+            sr = json.load(open(sp))
+            speed = (f"**{sr['recheck']['speedup_chained']:.1f}×**‡" if "recheck" in sr   # chained since
+                     else f"**{sr['speedup']:.1f}×**")
         elif ims.get("decode_seconds") and r.get("seconds"):   # separate runs, machine under load
             speed = f"({ims['decode_seconds'] / r['seconds']:.1f}×)"
         rows.append("| " + " | ".join([
@@ -778,7 +780,10 @@ def table(log, write: bool = True) -> str:
         "is the gold form (lower-cased), in brackets for lemmas unseen in training. *Non-proj.*: share of "
         "test sentences with crossing arcs / wo's exact matches among them. *Speed-up*: IMSurReal's "
         "whole-process decoding time over wo's (one process each, same machine): in bold when measured side "
-        "by side in one run (`speed.CODE.json`), in brackets from separate runs under load.",
+        "by side in one run (`speed.CODE.json`), in brackets from separate runs under load; ‡ the model or "
+        "the code changed after that run, and the figure chains two side-by-side ratios: IMSurReal's time over "
+        "wo's then, times wo's time then over wo's now (the code and model of that run's commit against "
+        "the current, `python bench/sr_multi.py recheck-speed`).",
         "",
         "\\* trained on 90 % of the dev file (the official train file could not be obtained), epochs "
         "chosen on the other 10 %. † zh: UD Chinese 1.3 train converted to simplified "
@@ -787,16 +792,14 @@ def table(log, write: bool = True) -> str:
         "official SR'19 T1 test (from IMSurReal's repository, `data/T1`); en_ewt: the shipped English model; "
         "en_ewt, en_partut and en_lines rerank with wo's large English 4-gram (`wo-en-wiki-4gram.wolm`: Wikipedia and "
         "text-en, no EWT dev/test, ParTUT or LinES text) in place of an LM of their own training forms (chosen on dev: "
-        "en_ewt 87.08 -> 87.68, en_partut 83.05 -> 85.91, en_lines 86.37 -> 87.02 with the 4-gram shipped now; their speed-ups were measured "
-        "with the models before). de_gsd orders with the domain-signature templates (`wo sr train --order-signature`, "
+        "en_ewt 87.08 -> 87.68, en_partut 83.05 -> 85.91, en_lines 86.37 -> 87.02 with the 4-gram shipped now). de_gsd orders with the domain-signature templates (`wo sr train --order-signature`, "
         "chosen by cross-validation on its training data: German's verb-second and verb-final clauses; test before "
         "them 59.22 BLEU, 70.98 with gold forms), ja_gsd with the phrase-ends templates (`--order-ends`, likewise: its "
         "case particles end each phrase; before them 67.96 and 87.09). The eight treebanks that were behind "
         "IMSurReal (vi_vtb, tr_imst, zh_gsdsimp, fr_partut, de_gsd, ja_gsd, es_gsd, fr_gsd) average three "
         "perceptrons trained on differently shuffled data (`--seeds 3`, chosen by cross-validation; test before, "
         "BLEU / gold forms: vi 85.64 / 85.64, tr 62.31 / 75.72, zh 82.80 / 83.29, fr_partut 86.24 / 90.51, de "
-        "59.80 / 71.68, ja 67.97 / 87.65, es 79.75 / 83.97, fr_gsd 82.80 / 86.84); their IMSurReal speed-ups were "
-        "measured with the models before. "
+        "59.80 / 71.68, ja 67.97 / 87.65, es 79.75 / 83.97, fr_gsd 82.80 / 86.84). "
         "Every choice (epochs, reranking weights, lifting, the allomorph weight) was made on dev; non-projective exact % is with "
         "lifting (before/after figures in the records: `*_before`). Every model orders with the local orderer "
         "(`wo sr train --orderer local`)" + "".join(f"{', except ' if i == 0 else ', '}{k} (the search orderer; {v})"
@@ -957,6 +960,53 @@ def speed(tb: str, log, runs: int = 3) -> dict:
     return rec
 
 
+def recheck_speed(tb: str, log, old_tree: str, runs: int = 5) -> dict:
+    """wo's whole-process decoding time on out/sr-multi/TB/test.t1 with the code and model of
+    the commit that wrote speed.TB.json (a worktree of it at ``old_tree``, its Cython built)
+    against the current ones, one process each, alternating, ``runs`` times each.  When the
+    model or the code changed after the side-by-side run against IMSurReal (whose models are
+    not kept on every machine), the two ratios chain: IMSurReal over wo then (measured side by
+    side) times wo then over wo now (measured side by side here) -> "recheck" in speed.TB.json.
+    Raises SystemExit if the worktree is not at that commit."""
+    import statistics
+    import subprocess
+    import tempfile
+
+    path = os.path.join(RES, f"speed.{tb}.json")
+    rec = json.load(open(path))
+    then = subprocess.run(["git", "log", "-1", "--format=%H", "--", os.path.relpath(path, ROOT)], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    at = subprocess.run(["git", "rev-parse", "HEAD"], cwd=old_tree, capture_output=True, text=True).stdout.strip()
+    if at != then:
+        raise SystemExit(f"{old_tree} is at {at[:7] or '?'}, not at {then[:7]} (the commit of {path})")
+    now = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    tmp = tempfile.mkdtemp(prefix="wo-speed-")
+    t1 = os.path.join(WORK, tb, "test.t1")
+
+    def cmd(tree: str) -> list:
+        model = os.path.join(tree, os.path.relpath(shipped_model(tb), ROOT))
+        return [sys.executable, "-m", "wo.cli", "sr", "realize", "--model", model, "--input", t1,
+                "--output", os.path.join(tmp, "hyp.txt"), "--quiet"]
+
+    secs = {"then": [], "now": []}
+    for _ in range(runs):
+        secs["then"].append(round(run_timed(cmd(old_tree), cwd=old_tree).wall_s, 2))
+        secs["now"].append(round(run_timed(cmd(ROOT)).wall_s, 2))
+    med = {k: statistics.median(v) for k, v in secs.items()}
+    ratio = med["then"] / med["now"]
+    rec["recheck"] = {
+        "what": f"wo sr realize on out/sr-multi/{tb}/test.t1, the code and model of {then[:7]} (the side-by-side "
+                f"run above) against those of {now[:7]}, one process each, alternating, {runs} runs",
+        "commits": {"then": then[:7], "now": now[:7]}, "seconds": secs, "median_seconds": med,
+        "then_over_now": round(ratio, 3), "speedup_chained": round(rec["speedup"] * ratio, 1),
+        "cpu": cpu_name(cores=True), "script": f"python bench/sr_multi.py recheck-speed --tb {tb} --old-tree DIR"}
+    with open(path, "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: wo then {med['then']} s, now {med['now']} s ({ratio:.3f}): IMSurReal speed-up "
+        f"{rec['speedup']} -> {rec['recheck']['speedup_chained']}x")
+    return rec
+
+
 def ipm(tb: str, log, epochs: int = 2, hash_bits: Optional[int] = None, orderer: str = "search",
         repeat: int = 1) -> dict:
     """Iterative parameter mixing against one process, side by side in one run: ``wo sr train
@@ -1003,7 +1053,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("step", choices=["prepare", "train", "relex", "allo", "tune", "rerank", "eval", "ship",
                                      "ship-english",
-                                     "table", "ipm", "speed"])
+                                     "table", "ipm", "speed", "recheck-speed"])
     ap.add_argument("--orderer", default="local", choices=["local", "search"], help="train: the model's orderer")
     ap.add_argument("--split", default="test", choices=["test", "dev"])
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
@@ -1013,6 +1063,8 @@ def main(argv=None) -> int:
     ap.add_argument("--hash-bits", type=int, default=None, help="default: HASH_BITS, else 21")
     ap.add_argument("--suffix", default="", help="model name suffix (experiments)")
     ap.add_argument("--tb", nargs="*", default=None, help="treebank codes (default: all)")
+    ap.add_argument("--old-tree", default=None,
+                    help="recheck-speed: a worktree at the commit of speed.TB.json, its Cython built")
     a = ap.parse_args(argv)
     log = lambda m: print(f"[sr_multi {time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True)  # noqa: E731
     if a.step == "ship-english":
@@ -1051,6 +1103,10 @@ def main(argv=None) -> int:
             ipm(tb, log, a.epochs, a.hash_bits, a.orderer, a.repeat)
         elif a.step == "speed":
             speed(tb, log)
+        elif a.step == "recheck-speed":
+            if not a.old_tree:
+                ap.error("recheck-speed needs --old-tree")
+            recheck_speed(tb, log, a.old_tree)
     return 0
 
 
