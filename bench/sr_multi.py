@@ -665,6 +665,54 @@ def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
     return rec
 
 
+CONTEXT_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)   # the context model's scores in the choice of forms
+
+
+def form_context(tb: str, log, model: Optional[str] = None) -> dict:
+    """Give a local-orderer model the context model of its forms (:class:`wo.sr.inflect.FormContext`:
+    each candidate form against its neighbours' lemmas and UPOS and its relation), trained on
+    its training T1 in reference order exactly as ``wo sr train`` now trains it, and choose its
+    weight in the choice of forms among CONTEXT_WEIGHTS by dev BLEU (every other decoding
+    setting as tuned, the allomorph weight among them; 0 = off; on ties the smaller weight).
+    Writes ``sr.lexicon.context`` and ``decode.context_weight`` into the model (default
+    out/sr-multi/TB/wo.wo) and out/sr-multi/TB/context.json.  The order weights and every
+    candidate set are unchanged, so this equals retraining.  Returns the record."""
+    from wo.eval import sr_score
+    from wo.io import read_conllu
+    from wo.model import Model
+    from wo.sr.inflect import FormContext, Lexicon
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import gold_sentences, read_t1
+
+    w = os.path.join(WORK, tb)
+    model = model or os.path.join(w, "wo.wo")
+    head, _ = Model.read_header(model)
+    m = Model.load(model, mmap=False)
+    lex = Lexicon.from_json(m.header["sr"]["lexicon"])
+    lex.context = FormContext.build(gold_sentences(read_t1(os.path.join(w, "train.t1")), None), lex.table)
+    m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
+    dev = read_t1(f"{w}/dev.t1")
+    refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]
+    grid = {}
+    for wt in CONTEXT_WEIGHTS:
+        r = Realizer(m, context_weight=wt, lexicon=lex)
+        grid[wt] = round(sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas) for s in dev], refs,
+                                  bleu_only=True).bleu, 2)
+    best = max(grid, key=lambda x: (grid[x], -x))
+    dec = dict(m.header.get("decode", {}))
+    dec.pop("context_weight", None)
+    if best > 0:
+        dec["context_weight"] = best
+    m.header["decode"] = dec
+    m.save(model, compact=head.get("weights_dtype") or False)
+    rec = {"treebank": tb, "weights": len(lex.context), "dev_grid": {str(k): v for k, v in grid.items()},
+           "context_weight": best, "dev_bleu_before": grid[0.0], "dev_bleu_after": grid[best]}
+    with open(os.path.join(w, "context.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: form context model of {len(lex.context)} weights; dev BLEU {rec['dev_grid']} -> weight {best}")
+    return rec
+
+
 def ship(tb: str, log) -> str:
     """Copy out/sr-multi/TB/wo.wo to corpora/models/sr/TB.wo (compact), its header recording the
     training data, licence and the test figures of bench/results/sr_multi/TB.test.json."""
@@ -1053,7 +1101,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("step", choices=["prepare", "train", "relex", "allo", "tune", "rerank", "eval", "ship",
                                      "ship-english",
-                                     "table", "ipm", "speed", "recheck-speed"])
+                                     "table", "ipm", "speed", "recheck-speed", "context"])
     ap.add_argument("--orderer", default="local", choices=["local", "search"], help="train: the model's orderer")
     ap.add_argument("--split", default="test", choices=["test", "dev"])
     ap.add_argument("--model", default=None, help="model file (eval; default out/sr-multi/TB/wo.wo)")
@@ -1087,6 +1135,8 @@ def main(argv=None) -> int:
             relex(tb, log, a.model)
         elif a.step == "allo":
             allomorphs(tb, log, a.model)
+        elif a.step == "context":
+            form_context(tb, log, a.model)
         elif a.step == "tune":
             if tb in WIKI_TREEBANKS:
                 tune(tb, log, a.suffix, lms={"words": WIKI_LM, "dep-mix": build_lms(tb)["dep-mix"]},

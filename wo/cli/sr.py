@@ -137,7 +137,8 @@ def cmd_sr_realize(a) -> int:
     opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
             "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory}
     opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms,
-                lift_threshold=a.lift_threshold, form_penalty=a.form_penalty, allomorph_weight=a.allomorph_weight)
+                lift_threshold=a.lift_threshold, form_penalty=a.form_penalty, allomorph_weight=a.allomorph_weight,
+                context_weight=a.context_weight)
     try:
         return batch_run(a, lambda bar: run(
             a.model, a.input, a.output, tok=a.tok or "auto", output_format=a.format, jobs=a.jobs,
@@ -279,6 +280,10 @@ def register(sub) -> None:
     r.add_argument("--allomorph-weight", type=nonneg_float, default=None,
                    help="local orderer: weight of the neighbouring words' characters in the choice of forms "
                         "(elision, euphony, vowel harmony; learned from the treebank; 0 = off; default: the model's)")
+    r.add_argument("--context-weight", type=nonneg_float, default=None,
+                   help="local orderer: weight of the form context model in the choice of forms (each candidate "
+                        "against the neighbouring lemmas, UPOS and its relation, e.g. Japanese verb forms before "
+                        "their auxiliaries; learned from the treebank; 0 = off; default: the model's)")
     r.add_argument("--rerank-weight", type=float, default=None,
                    help=f"weight of --rerank-lm's log10 p (default: the model header's, else {DEFAULT_SR_RERANK_WEIGHT})")
     r.add_argument("--patience", type=nonneg_float, default=None,

@@ -303,7 +303,9 @@ class Realizer(system.System):
     memory is linear in the sentence).  allomorph_weight: weight of the neighbour-character
     evidence of the lexicon's :class:`wo.sr.inflect.Allomorphs` table in the choice of forms
     (:func:`choose_forms`; local orderer; None = the header's ``decode.allomorph_weight``, 0 =
-    off); lexicon: the :class:`wo.sr.inflect.Lexicon` of the header's ``sr.lexicon``, already
+    off); context_weight: likewise for the scores of the lexicon's
+    :class:`wo.sr.inflect.FormContext` model (the neighbours' lemmas and UPOS, the relation;
+    ``decode.context_weight``); lexicon: the :class:`wo.sr.inflect.Lexicon` of the header's ``sr.lexicon``, already
     built (training decodes dev every epoch with the same one and keeps its memoised candidates).
     Raises ValueError if the model is not an SR model or max_memory is not positive, ModelError
     if its LM is missing.
@@ -315,7 +317,7 @@ class Realizer(system.System):
                  rerank_lm=None, rerank_weight: Optional[float] = None, gold_forms: bool = True,
                  lift_threshold: Optional[float] = None, rerank_lms=None, form_penalty: Optional[float] = None,
                  max_memory: Optional[float] = None, allomorph_weight: Optional[float] = None,
-                 lexicon: Optional[Lexicon] = None):
+                 lexicon: Optional[Lexicon] = None, context_weight: Optional[float] = None):
         from .._fast._search import edges_for_memory
         from ..dep.core import DepSearch
         from .mwt import Contractions
@@ -344,6 +346,7 @@ class Realizer(system.System):
         self.rerank_weight = decode_option(rerank_weight, dec, "rerank_weight", DEFAULT_SR_RERANK_WEIGHT)
         self.form_penalty = decode_option(form_penalty, dec, "form_penalty", DEFAULT_SR_FORM_PENALTY)
         self.allomorph_weight = decode_option(allomorph_weight, dec, "allomorph_weight", 0.0)
+        self.context_weight = decode_option(context_weight, dec, "context_weight", 0.0)
         self.local = None
         order = model.header["sr"].get("order")
         if order and order.get("kind") == "local":   # the local orderer (wo.sr.order), not the search
@@ -432,10 +435,18 @@ class Realizer(system.System):
                                           deadline=t0 + self.timeout if self.timeout > 0 else None)
         status = "timeout" if self.local.timed_out else "ok"
         allo = self.lexicon.allomorphs if self.allomorph_weight else None
-        if (self.rerank_lm is not None or allo is not None) and not gold:
+        fc = self.lexicon.context if self.context_weight else None
+        if (self.rerank_lm is not None or allo is not None or fc is not None) and not gold:
             keys = [Lexicon.keys(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])[1] for i in idx] if allo else None
-            out = choose_forms(self.rerank_lm, [cands[i] for i in idx], self.form_penalty, keys=keys,
-                               allomorphs=allo, allomorph_weight=self.allomorph_weight)
+            ordered = [cands[i] for i in idx]
+            ctx = None
+            if fc is not None:
+                at = {t: p for p, t in enumerate(idx)}
+                ctx = fc.scores([s.lemmas[i] for i in idx], [s.upos[i] for i in idx], [s.deprels[i] for i in idx],
+                                [at[s.heads[i] - 1] if s.heads[i] else -1 for i in idx], ordered)
+            out = choose_forms(self.rerank_lm, ordered, self.form_penalty, keys=keys,
+                               allomorphs=allo, allomorph_weight=self.allomorph_weight,
+                               context=ctx, context_weight=self.context_weight)
         else:
             out = [forms[i] for i in idx]
         lang = self.lexicon.language
@@ -532,13 +543,16 @@ class Realizer(system.System):
 
 
 def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int = 8,
-                 keys: Optional[Sequence[str]] = None, allomorphs=None, allomorph_weight: float = 0.0) -> List[str]:
+                 keys: Optional[Sequence[str]] = None, allomorphs=None, allomorph_weight: float = 0.0,
+                 context: Optional[Sequence[Sequence[float]]] = None, context_weight: float = 0.0) -> List[str]:
     """The form of each token of an ordered sentence, chosen among its candidates (best first)
     by a left-to-right beam search under the word LM ``lm`` (lower-cased forms, log10 p with
     sentence boundaries; None: no LM term) minus ``penalty`` per rank down a token's candidate
     list, plus ``allomorph_weight`` x the neighbour-character evidence of the
     :class:`wo.sr.inflect.Allomorphs` table for the tokens' lexicon ``keys`` (each form against
-    the previous word's last character and last vowel and the next word's first character).
+    the previous word's last character and last vowel and the next word's first character),
+    plus ``context_weight`` x ``context[pos][rank]`` (per output position, one score per
+    candidate: :meth:`wo.sr.inflect.FormContext.scores`).
 
     cands: per output position, a non-empty list of str; keys: per output position, the
     lexicon key (:meth:`wo.sr.inflect.Lexicon.keys` [1]).  Returns list[str], one per position.
@@ -565,6 +579,8 @@ def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int =
                     if fs and keys[pos - 1] in allo:
                         a += allo.score(keys[pos - 1], fs[-1], f[:1].lower(), "next")
                     p += allomorph_weight * a
+                if context is not None:
+                    p += context_weight * context[pos][r]
                 nxt.append((sc + p - penalty * r, fs + [f]))
         nxt.sort(key=lambda x: -x[0])
         hyps = nxt[:beam]

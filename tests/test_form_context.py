@@ -1,0 +1,63 @@
+"""The context model of the forms (wo.sr.inflect.FormContext): a token's candidate forms scored
+against its neighbours in the realised sentence, learned from the treebank."""
+import pathlib
+
+import pytest
+
+from wo.sr.inflect import FormContext, Lexicon
+from wo.sr.models import find_model
+from wo.sr.realizer import Realizer, choose_forms
+
+PT_TRAIN = pathlib.Path(__file__).resolve().parent / "data" / "sr" / "pt_bosque-train-400.conllu.xz"
+
+
+@pytest.fixture(scope="module")
+def ja():
+    return Realizer.load(find_model("ja"))
+
+
+def _choose(r, lemma, nxt):
+    """The form the shipped model's context model gives ``lemma`` (VERB) before the auxiliary ``nxt``."""
+    cands = r.lexicon.candidates(lemma, "VERB", "_", "_")[0]
+    ctx = r.lexicon.context.scores([lemma, nxt], ["VERB", "AUX"], ["root", "aux"], [-1, 0], [cands, [nxt]])
+    return choose_forms(None, [cands, [nxt]], 0.0, context=ctx, context_weight=r.context_weight)[0]
+
+
+def test_japanese_verb_forms_follow_the_next_auxiliary(ja):
+    """UD Japanese lemmas are dictionary forms and FEATS are empty, so the form of a verb is
+    the one its auxiliary asks for: *行っ* before *た* and *て*, *行き* before *ます*, the *-a*
+    stem before *ない*; without the context model the lexicon's most frequent form is taken."""
+    assert ja.context_weight > 0 and len(ja.lexicon.context) > 1000
+    cands = ja.lexicon.candidates("行く", "VERB", "_", "_")[0]
+    assert {"行っ", "行き"} <= set(cands) and cands[0] not in ("行っ", "行き")
+    assert _choose(ja, "行く", "た") == "行っ"
+    assert _choose(ja, "行く", "て") == "行っ"
+    assert _choose(ja, "行く", "ます") == "行き"
+    assert _choose(ja, "行く", "ない").endswith("か")
+    assert choose_forms(None, [cands, ["た"]], 0.0) == [cands[0], "た"]   # no context: the first candidate
+    # the edit-script features reach forms by their script: 言う before た is いっ
+    assert _choose(ja, "言う", "た") == "いっ"
+
+
+def test_scores_shape_and_single_candidates(ja):
+    fc = ja.lexicon.context
+    sc = fc.scores(["行く", "た"], ["VERB", "AUX"], ["root", "aux"], [-1, 0], [["行っ", "行き", "いく"], ["た"]])
+    assert len(sc) == 2 and len(sc[0]) == 3 and sc[1] == [0.0]
+    ctx = FormContext.contexts(["行く", "た", "。"], ["VERB", "AUX", "PUNCT"], ["root", "aux", "punct"], [-1, 0, 0])
+    assert ctx[0][:3] == ("た", "AUX", "。") and ctx[0][3:5] == ("<s>", "<s>")
+    assert ctx[1][5] == "aux\x1fVERB>" and ctx[2][0] == "</s>" and ctx[0][5] == "root\x1fROOT"
+
+
+def test_build_learns_from_the_treebank_and_round_trips():
+    """Built from UD sentences in reference order: a Portuguese slice (400 training sentences);
+    tokens whose key has one form are not instances; the JSON form in the lexicon is exact."""
+    from wo.io import read_conllu
+
+    sents = read_conllu(str(PT_TRAIN))
+    lex = Lexicon.build(sents, lang="pt")
+    assert lex.context is not None and len(lex.context) > 0
+    back = Lexicon.from_json(lex.to_json())
+    assert back.context.weights == lex.context.weights
+    assert Lexicon.from_json(Lexicon({}, None, "pt").to_json()).context is None
+    templates = {"r", "f", "s", "fnl", "fnu", "fpl", "fpu", "frl", "fn2", "snl", "snu", "spu", "srl", "sn2"}
+    assert {f.split("\x1f")[0] for f in lex.context.weights} <= templates
