@@ -666,14 +666,11 @@ def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
     return rec
 
 
-CONTEXT_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)   # the context model's scores in the choice of forms
-
-
 def form_context(tb: str, log, model: Optional[str] = None) -> dict:
     """Give a local-orderer model the context model of its forms (:class:`wo.sr.inflect.FormContext`:
     each candidate form against its neighbours' lemmas and UPOS and its relation), trained on
     its training T1 in reference order exactly as ``wo sr train`` now trains it, and choose its
-    weight in the choice of forms among CONTEXT_WEIGHTS by dev BLEU (every other decoding
+    weight in the choice of forms among ``FormContext.WEIGHTS`` by dev BLEU (every other decoding
     setting as tuned, the allomorph weight among them; 0 = off; on ties the smaller weight).
     Writes ``sr.lexicon.context`` and ``decode.context_weight`` into the model (default
     out/sr-multi/TB/wo.wo) and out/sr-multi/TB/context.json.  The order weights and every
@@ -695,7 +692,7 @@ def form_context(tb: str, log, model: Optional[str] = None) -> dict:
     dev = read_t1(f"{w}/dev.t1")
     refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]
     grid = {}
-    for wt in CONTEXT_WEIGHTS:
+    for wt in FormContext.WEIGHTS:
         r = Realizer(m, context_weight=wt, lexicon=lex)
         grid[wt] = round(sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas) for s in dev], refs,
                                   bleu_only=True).bleu, 2)

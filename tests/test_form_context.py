@@ -1,14 +1,11 @@
 """The context model of the forms (wo.sr.inflect.FormContext): a token's candidate forms scored
 against its neighbours in the realised sentence, learned from the treebank."""
-import pathlib
-
 import pytest
 
 from wo.sr.inflect import FormContext, Lexicon
 from wo.sr.models import find_model
 from wo.sr.realizer import Realizer, choose_forms
-
-PT_TRAIN = pathlib.Path(__file__).resolve().parent / "data" / "sr" / "pt_bosque-train-400.conllu.xz"
+from tests.conftest import PT_TRAIN
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +51,30 @@ def test_build_learns_from_the_treebank_and_round_trips():
     from wo.io import read_conllu
 
     sents = read_conllu(str(PT_TRAIN))
-    lex = Lexicon.build(sents, lang="pt")
+    lex = Lexicon.build(sents, lang="pt", context=True)
     assert lex.context is not None and len(lex.context) > 0
+    assert Lexicon.build(sents[:50], lang="pt").context is None   # only when asked for
     back = Lexicon.from_json(lex.to_json())
     assert back.context.weights == lex.context.weights
     assert Lexicon.from_json(Lexicon({}, None, "pt").to_json()).context is None
     templates = {"r", "f", "s", "fnl", "fnu", "fpl", "fpu", "frl", "fn2", "snl", "snu", "spu", "srl", "sn2"}
     assert {f.split("\x1f")[0] for f in lex.context.weights} <= templates
+
+
+@pytest.mark.slow
+def test_train_with_form_context_chooses_its_weight_on_dev(tmp_path, pt_train, pt_test, pt_local):
+    """``wo sr train --form-context`` learns the context model with the lexicon and chooses its
+    weight on --dev after the last epoch (the record keeps dev BLEU by weight); without the
+    flag the lexicon has none."""
+    from tests.conftest import _tiny_pt_model
+    from wo.model import Model
+
+    m = _tiny_pt_model(tmp_path, "ctx.wo", pt_train, pt_test, "--epochs", 2, "--compact", "q8", "--form-context")
+    grid = m["record"]["context_dev"]
+    assert set(grid) == {str(w) for w in FormContext.WEIGHTS} and all(0 < v <= 100 for v in grid.values())
+    head, _ = Model.read_header(m["model"])
+    assert "context" in head["sr"]["lexicon"] and len(head["sr"]["lexicon"]["context"]["weights"]) > 0
+    best = max(FormContext.WEIGHTS, key=lambda w: (grid[str(w)], -w))
+    assert head.get("decode", {}).get("context_weight", 0.0) == best
+    plain, _ = Model.read_header(pt_local["model"])
+    assert "context" not in plain["sr"]["lexicon"] and "context_weight" not in plain.get("decode", {})

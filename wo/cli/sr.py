@@ -63,7 +63,7 @@ def cmd_sr_train(a) -> int:
         err("wo sr train needs --lang CODE (ISO 639-1, e.g. en, fr, tr; 'xx' for no language module)")
         return EXIT_USER
     def lex_build():
-        return Lexicon.build(gold_sentences(train, ref_ud), lang=a.lang)
+        return Lexicon.build(gold_sentences(train, ref_ud), lang=a.lang, context=a.form_context)
     from ..sr.mwt import Contractions
     mwt_files = a.mwt or ([a.train_ref] if a.train_ref else [])
 
@@ -95,7 +95,7 @@ def cmd_sr_train(a) -> int:
                                  contractions=(lambda: Contractions.build(mwt_files)) if mwt_files else None,
                                  compact=a.compact, jobs=a.jobs, backend=a.backend,
                                  scheduler=a.scheduler, suffix=a.order_suffix, sig=a.order_signature,
-                                 ends=a.order_ends, seeds=a.seeds)
+                                 ends=a.order_ends, seeds=a.seeds, form_context=a.form_context)
         except DevMismatch as exc:
             err(str(exc))
             return EXIT_USER
@@ -225,6 +225,10 @@ def register(sub) -> None:
     t.add_argument("--order-ends", action="store_true",
                    help="--orderer local: features of each step with the last words and the first words of both "
                         "phrases (their particles or prepositions)")
+    t.add_argument("--form-context", action="store_true",
+                   help="--orderer local: also learn the context model of the forms (each candidate form against the "
+                        "neighbouring lemmas and UPOS: e.g. Japanese verb forms before their auxiliaries) and choose "
+                        "its weight on --dev (wo sr realize --context-weight)")
     t.add_argument("--order-suffix", default=None, metavar="SPEC", type=_order_suffix,
                    help="--orderer local: suffix features of the ordering model: 'morpheme' (the last morpheme of "
                         "a lemma written with '+', as UD Korean), 'chars:N' (the word's last N characters) or "

@@ -161,7 +161,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
                    scheduler: Optional[str] = None, suffix: Optional[str] = None, sig: bool = False,
-                   ends: bool = False, seeds: int = 1) -> dict:
+                   ends: bool = False, seeds: int = 1, form_context: bool = False) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
     head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
     best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
@@ -186,7 +186,10 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     averaged weights after every epoch (a bagging-like ensemble in one weight table: 5-fold CV
     with gold forms, epoch 7, one -> three: ja 90.57 -> 91.08, zh 84.07 -> 84.46, fr_partut
     89.14 -> 89.46, vi 86.13 -> 86.41, tr 77.39 -> 77.53, de 72.80 -> 72.83; more at earlier
-    epochs).  Returns
+    epochs).  form_context: the lexicon has a :class:`wo.sr.inflect.FormContext` model; its
+    weight in the choice of forms (``decode.context_weight``) is chosen on dev among
+    ``FormContext.WEIGHTS`` after the last epoch (``context_dev`` in the record: dev BLEU by
+    weight, no LM).  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
     BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
     suffix spec.
@@ -276,9 +279,29 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
             warm()
         return finish
 
+    def choose_context_weight(model: Model) -> None:
+        """--form-context: the context model's weight, chosen on dev (the smaller on ties)."""
+        from .inflect import FormContext
+
+        if dev_lexicon.context is None or not dev:
+            return
+        grid = {}
+        for wt in FormContext.WEIGHTS:
+            model.header["decode"] = dict(model.header.get("decode", {}), context_weight=wt)
+            grid[wt] = round(sr_score(_realize_texts(model, dev, dev_lexicon), list(dev_refs), bleu_only=True).bleu, 2)
+        best = max(grid, key=lambda w: (grid[w], -w))
+        dec = dict(model.header["decode"])
+        dec.pop("context_weight")
+        if best > 0:
+            dec["context_weight"] = best
+        model.header["decode"] = dec
+        model.header["training"]["context_dev"] = {str(k): v for k, v in grid.items()}
+        log(f"form context weight {best} (dev BLEU by weight {grid})")
+
     return epoch_loop(epochs, run_epoch,
                       lambda: Model(averaged(), hash_bits, TagDictionary({}, ["_"]), dict(header)),
                       out, record, dev_eval if dev else None, log, t_all, compact,
+                      finish=choose_context_weight if form_context else None,
                       start_epoch=start_epoch if trainer.mixing and backend == "loky" and seeds == 1 else None)
 
 
