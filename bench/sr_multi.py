@@ -30,7 +30,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 from common import ROOT, WO, cpu_name, read_text, run_timed
 SHARED = os.environ.get("WO_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
@@ -397,7 +397,6 @@ def tune(tb: str, log, suffix: str = "", lms: Optional[dict] = None,
     of non-projective orders (LIFT_THRESHOLDS, with "no lifting" among them).  Writes the choice
     into the model header (``decode.rerank_lm``, ``form_penalty``, ``rerank_weight``,
     ``rerank_lms``, ``sr.lift.threshold``) and out/sr-multi/TB/tune.json.  Returns that record."""
-    from wo.eval import sr_score
     from wo.io import read_conllu
     from wo.lm.model import LanguageModel
     from wo.model import Model
@@ -414,8 +413,7 @@ def tune(tb: str, log, suffix: str = "", lms: Optional[dict] = None,
     m = Model.load(model)
 
     def bleu(**kw) -> float:
-        r = Realizer(m, **kw)
-        return round(sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas) for s in dev], refs).bleu, 2)
+        return _dev_bleu(Realizer(m, **kw), dev, refs)
 
     grid = {"none": bleu(rerank_lm="none")}
     for fp in FORM_PENALTIES:
@@ -608,6 +606,25 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
 ALLOMORPH_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)   # neighbour-character evidence in the choice of forms
 
 
+def _dev_bleu(r, dev: list, refs: List[str]) -> float:
+    """SR BLEU (2 decimals) of realiser ``r`` on the T1 sentences ``dev`` (a bad one gives its lemmas)."""
+    from wo.eval import sr_score
+
+    return round(sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas) for s in dev], refs,
+                          bleu_only=True).bleu, 2)
+
+
+def _save_decode_weight(m, path: str, head: dict, key: str, value: float) -> None:
+    """Set ``decode.KEY`` of model ``m`` to ``value`` (removed at 0: the default) and save it to
+    ``path`` with the file's weight encoding (``head``: its header as read)."""
+    dec = dict(m.header.get("decode", {}))
+    dec.pop(key, None)
+    if value > 0:
+        dec[key] = value
+    m.header["decode"] = dec
+    m.save(path, compact=head.get("weights_dtype") or False)
+
+
 def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
     """Give a local-orderer model the allomorph table (:class:`wo.sr.inflect.Allomorphs`: forms
     chosen by the neighbouring words' characters), counted from its training T1 in reference
@@ -618,7 +635,6 @@ def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
     into the model (default out/sr-multi/TB/wo.wo) and out/sr-multi/TB/allo.json.  The weights
     and every candidate set are unchanged, so this equals retraining.  Returns the record."""
     from wo.sr.t1 import gold_sentences as _lexicon_sentences
-    from wo.eval import sr_score
     from wo.io import read_conllu
     from wo.model import Model
     from wo.sr.inflect import Allomorphs, Lexicon
@@ -642,18 +658,11 @@ def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
             if wt == 0 and vowels:
                 grid[(wt, vowels)] = grid[(wt, False)]   # the table is not read at weight 0
                 continue
-            r = Realizer(m, allomorph_weight=wt)
-            grid[(wt, vowels)] = round(sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas)
-                                                 for s in dev], refs, bleu_only=True).bleu, 2)
+            grid[(wt, vowels)] = _dev_bleu(Realizer(m, allomorph_weight=wt), dev, refs)
     best, vowels = max(grid, key=lambda x: (grid[x], -x[0], not x[1]))
     table = lex.allomorphs = tables[vowels]
     m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
-    dec = dict(m.header.get("decode", {}))
-    dec.pop("allomorph_weight", None)
-    if best > 0:
-        dec["allomorph_weight"] = best
-    m.header["decode"] = dec
-    m.save(model, compact=head.get("weights_dtype") or False)
+    _save_decode_weight(m, model, head, "allomorph_weight", best)
     rec = {"treebank": tb, "keys": len(table),
            "dev_grid": {str(k): v for (k, vw), v in grid.items() if not vw},
            "dev_grid_vowels": {str(k): v for (k, vw), v in grid.items() if vw},
@@ -675,7 +684,6 @@ def form_context(tb: str, log, model: Optional[str] = None) -> dict:
     Writes ``sr.lexicon.context`` and ``decode.context_weight`` into the model (default
     out/sr-multi/TB/wo.wo) and out/sr-multi/TB/context.json.  The order weights and every
     candidate set are unchanged, so this equals retraining.  Returns the record."""
-    from wo.eval import sr_score
     from wo.io import read_conllu
     from wo.model import Model
     from wo.sr.inflect import FormContext, Lexicon
@@ -693,16 +701,9 @@ def form_context(tb: str, log, model: Optional[str] = None) -> dict:
     refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]
     grid = {}
     for wt in FormContext.WEIGHTS:
-        r = Realizer(m, context_weight=wt, lexicon=lex)
-        grid[wt] = round(sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas) for s in dev], refs,
-                                  bleu_only=True).bleu, 2)
+        grid[wt] = _dev_bleu(Realizer(m, context_weight=wt, lexicon=lex), dev, refs)
     best = max(grid, key=lambda x: (grid[x], -x))
-    dec = dict(m.header.get("decode", {}))
-    dec.pop("context_weight", None)
-    if best > 0:
-        dec["context_weight"] = best
-    m.header["decode"] = dec
-    m.save(model, compact=head.get("weights_dtype") or False)
+    _save_decode_weight(m, model, head, "context_weight", best)
     rec = {"treebank": tb, "weights": len(lex.context), "dev_grid": {str(k): v for k, v in grid.items()},
            "context_weight": best, "dev_bleu_before": grid[0.0], "dev_bleu_after": grid[best]}
     with open(os.path.join(w, "context.json"), "w") as f:
@@ -783,7 +784,7 @@ def table(log, write: bool = True) -> str:
     """docs/sr-multi.md from bench/results/sr_multi/*.test.json and the peers' records (their
     outputs rescored when out/sr-multi/TB/test.conllu is there, else the last rescoring in
     peers/TB.rescored.json); returns the text, written with ``write``."""
-    rows, notes = [], []
+    rows = []
     for tb in ALL:
         p = os.path.join(RES, f"{tb}.test.json")
         if not os.path.exists(p):
