@@ -130,8 +130,9 @@ class Lexicon:
         ``lang="en"``); learned: the edit-script classifier (:mod:`wo.sr.morph`), else the
         older suffix rules.  The allomorph table (:class:`Allomorphs`) is counted from the same
         sentences; with ``context`` the context model of the forms (:class:`FormContext`) is
-        trained on them too (pt_bosque, 7,018 sentences: 2.0 s on top of 1.8 s).  Built with the cyclic garbage collector paused (:func:`wo.learn.collector_paused`:
-        its tables are hundreds of thousands of dicts)."""
+        trained on them too (pt_bosque, 7,018 sentences: 2.0 s on top of 1.8 s).  Built with
+        the cyclic garbage collector paused (:func:`wo.learn.collector_paused`: its tables are
+        hundreds of thousands of dicts)."""
         from ..learn import collector_paused
 
         with collector_paused():
@@ -379,7 +380,6 @@ class Allomorphs:
         return math.log10((t.get(form, 0) + base) / (sum(t.values()) + 1.0)) - math.log10(base)
 
 
-
 class FormContext:
     """Forms chosen by their context in the realised sentence: a linear model scoring each
     candidate form of a token against its neighbours' lemmas and UPOS, its relation and the
@@ -394,6 +394,7 @@ class FormContext:
     parts joined by U+001F).  :meth:`scores` gives per output position one score per candidate
     (perceptron units; the realiser adds ``context_weight`` x it to the choice of forms,
     :func:`wo.sr.realizer.choose_forms`).  Build with :meth:`build`; JSON with :meth:`to_json`.
+    Raises nothing of its own (a malformed JSON form raises KeyError in :meth:`from_json`).
     """
 
     EPOCHS = 5

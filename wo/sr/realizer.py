@@ -305,8 +305,9 @@ class Realizer(system.System):
     (:func:`choose_forms`; local orderer; None = the header's ``decode.allomorph_weight``, 0 =
     off); context_weight: likewise for the scores of the lexicon's
     :class:`wo.sr.inflect.FormContext` model (the neighbours' lemmas and UPOS, the relation;
-    ``decode.context_weight``); lexicon: the :class:`wo.sr.inflect.Lexicon` of the header's ``sr.lexicon``, already
-    built (training decodes dev every epoch with the same one and keeps its memoised candidates).
+    ``decode.context_weight``); lexicon: the :class:`wo.sr.inflect.Lexicon` of the header's
+    ``sr.lexicon``, already built (training decodes dev every epoch with the same one and keeps
+    its memoised candidates).
     Raises ValueError if the model is not an SR model or max_memory is not positive, ModelError
     if its LM is missing.
     """
