@@ -80,6 +80,7 @@ sr-models: install
 	$(BIN)/python bench/sr_multi.py train --epochs 8 --tb $(SR_LOCAL)
 	$(BIN)/python bench/sr_multi.py tune --tb $(SR_LOCAL)
 	$(BIN)/python bench/sr_multi.py allo --tb $(SR_LOCAL)
+	$(BIN)/python bench/sr_multi.py context --tb $(SR_LOCAL)
 	$(BIN)/python bench/sr_multi.py eval --tb $(SR_LOCAL)
 	$(BIN)/python bench/sr_multi.py train --epochs 8 --tb en_ewt --suffix .local
 	$(BIN)/python bench/sr_multi.py ship-english
