@@ -78,3 +78,18 @@ def test_train_with_form_context_chooses_its_weight_on_dev(tmp_path, pt_train, p
     assert head.get("decode", {}).get("context_weight", 0.0) == best
     plain, _ = Model.read_header(pt_local["model"])
     assert "context" not in plain["sr"]["lexicon"] and "context_weight" not in plain.get("decode", {})
+
+
+def test_context_weight_needs_a_context_model(tmp_path):
+    """``--context-weight`` on a model without a context model is a user error that says so."""
+    from tests.conftest import wo_cli
+
+    t1 = tmp_path / "ja.t1"
+    t1.write_text("# sent_id = 1\n1\t行く\t_\tVERB\t_\t_\t0\troot\t_\toriginal_id=1\n"
+                  "2\tた\t_\tAUX\t_\t_\t1\taux\t_\toriginal_id=2\n\n", encoding="utf-8")
+    p = wo_cli(["sr", "realize", "--lang", "it_partut", "--input", t1, "--output", tmp_path / "it.txt",
+                "--context-weight", "1"])
+    assert p.returncode == 2 and "no form context model" in p.stderr and "Traceback" not in p.stderr
+    p = wo_cli(["sr", "realize", "--lang", "ja", "--input", t1, "--output", tmp_path / "ja.txt", "--quiet"])
+    assert p.returncode == 0
+    assert "# text = 行った" in (tmp_path / "ja.txt").read_text(encoding="utf-8")

@@ -308,8 +308,8 @@ class Realizer(system.System):
     ``decode.context_weight``); lexicon: the :class:`wo.sr.inflect.Lexicon` of the header's
     ``sr.lexicon``, already built (training decodes dev every epoch with the same one and keeps
     its memoised candidates).
-    Raises ValueError if the model is not an SR model or max_memory is not positive, ModelError
-    if its LM is missing.
+    Raises ValueError if the model is not an SR model, max_memory is not positive or a
+    context_weight is given to a model without a context model, ModelError if its LM is missing.
     """
 
     def __init__(self, model, beam_factor: Optional[float] = None, budget_factor: Optional[float] = None,
@@ -348,6 +348,9 @@ class Realizer(system.System):
         self.form_penalty = decode_option(form_penalty, dec, "form_penalty", DEFAULT_SR_FORM_PENALTY)
         self.allomorph_weight = decode_option(allomorph_weight, dec, "allomorph_weight", 0.0)
         self.context_weight = decode_option(context_weight, dec, "context_weight", 0.0)
+        if context_weight and self.lexicon.context is None:
+            raise ValueError(f"{model.path or 'model'} has no form context model for --context-weight "
+                             f"(train it with `wo sr train --form-context`)")
         self.local = None
         order = model.header["sr"].get("order")
         if order and order.get("kind") == "local":   # the local orderer (wo.sr.order), not the search
