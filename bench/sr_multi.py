@@ -684,9 +684,10 @@ CONTEXT_MIN_GAIN = 0.2
 def form_context(tb: str, log, model: Optional[str] = None) -> dict:
     """Give a local-orderer model the context model of its forms (:class:`wo.sr.inflect.FormContext`:
     each candidate form against its neighbours' lemmas and UPOS and its relation), trained on
-    its training T1 in reference order as ``wo sr train --form-context`` trains it, and choose
-    its weight in the choice of forms among ``FormContext.WEIGHTS`` by dev BLEU (every other
-    decoding setting as tuned, the allomorph weight among them; on ties the smaller weight).
+    its training T1 in reference order as ``wo sr train --form-context`` trains it, with or
+    without the next-initial templates, and choose the variant and its weight in the choice of
+    forms among ``FormContext.WEIGHTS`` by dev BLEU (every other decoding setting as tuned, the
+    allomorph weight among them; on ties without the templates, then the smaller weight).
     Where the best weight adds less than CONTEXT_MIN_GAIN dev BLEU to weight 0 the model is left
     without it.  Writes ``sr.lexicon.context`` and ``decode.context_weight`` into the model
     (default out/sr-multi/TB/wo.wo) and out/sr-multi/TB/context.json.  The order weights and
@@ -703,26 +704,33 @@ def form_context(tb: str, log, model: Optional[str] = None) -> dict:
     head, _ = Model.read_header(model)
     m = Model.load(model, mmap=False)
     lex = Lexicon.from_json(m.header["sr"]["lexicon"])
-    lex.context = FormContext.build(gold_sentences(read_t1(os.path.join(w, "train.t1")), None), lex.table)
-    m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
+    gold = gold_sentences(read_t1(os.path.join(w, "train.t1")), None)
     dev = read_t1(f"{w}/dev.t1")
     refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]
-    grid = {}
-    for wt in FormContext.WEIGHTS:
-        grid[wt] = _dev_bleu(Realizer(m, context_weight=wt, lexicon=lex), dev, refs)
-    best = max(grid, key=lambda x: (grid[x], -x))
-    rec = {"treebank": tb, "weights": len(lex.context), "dev_grid": {str(k): v for k, v in grid.items()},
-           "best_weight": best, "dev_bleu_before": grid[0.0], "min_gain": CONTEXT_MIN_GAIN}
-    if grid[best] - grid[0.0] < CONTEXT_MIN_GAIN:
-        best = 0.0
-        lex.context = None
-        m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
+    grid, models = {}, {}
+    for ni in (False, True):   # without and with the next-initial templates
+        models[ni] = lex.context = FormContext.build(gold, lex.table, next_initial=ni)
+        for wt in FormContext.WEIGHTS:
+            if wt == 0.0 and ni:
+                grid[(wt, ni)] = grid[(wt, False)]   # the model is not read at weight 0
+                continue
+            grid[(wt, ni)] = _dev_bleu(Realizer(m, context_weight=wt, lexicon=lex), dev, refs)
+    best, ni = max(grid, key=lambda x: (grid[x], not x[1], -x[0]))   # on ties the simpler model
+    rec = {"treebank": tb, "weights": len(models[ni]), "next_initial": ni,
+           "dev_grid": {str(k): v for (k, n), v in grid.items() if not n},
+           "dev_grid_next_initial": {str(k): v for (k, n), v in grid.items() if n},
+           "best_weight": best, "dev_bleu_before": grid[(0.0, False)], "min_gain": CONTEXT_MIN_GAIN}
+    lex.context = models[ni]
+    if grid[(best, ni)] - grid[(0.0, False)] < CONTEXT_MIN_GAIN:
+        best, lex.context = 0.0, None
+    m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
     _save_decode_weight(m, model, head, "context_weight", best)
-    rec.update(context_weight=best, dev_bleu_after=grid[best])
+    rec.update(context_weight=best, dev_bleu_after=grid[(best, ni)] if best else grid[(0.0, False)])
     with open(os.path.join(w, "context.json"), "w") as f:
         json.dump(rec, f, indent=1)
-    log(f"{tb}: form context model of {rec['weights']} weights; dev BLEU {rec['dev_grid']} -> "
-        f"{f'weight {best}' if best else 'not taken'}")
+    log(f"{tb}: form context model of {rec['weights']} weights; dev BLEU {rec['dev_grid']}, with the next "
+        f"initial {rec['dev_grid_next_initial']} -> "
+        f"{f'weight {best}' + (' with the next initial' if ni else '') if best else 'not taken'}")
     return rec
 
 

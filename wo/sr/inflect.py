@@ -391,7 +391,9 @@ class FormContext:
     so that it reaches lemmas the table has not seen with that context.
 
     ``weights``: dict feature string -> float (averaged weight; the template id first, the
-    parts joined by U+001F).  :meth:`scores` gives per output position one score per candidate
+    parts joined by U+001F); ``next_initial``: two more templates, the form and the script each
+    with the next lemma's first character (elision and euphony: fr *le/l'*, el *τη/την*; chosen
+    per treebank on dev).  :meth:`scores` gives per output position one score per candidate
     (perceptron units; the realiser adds ``context_weight`` x it to the choice of forms,
     :func:`wo.sr.realizer.choose_forms`).  Build with :meth:`build`; JSON with :meth:`to_json`.
     Raises nothing of its own (a malformed JSON form raises KeyError in :meth:`from_json`).
@@ -400,8 +402,9 @@ class FormContext:
     EPOCHS = 5
     WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)   # the weights a dev set chooses among (``wo sr train --form-context``)
 
-    def __init__(self, weights: Dict[str, float]):
+    def __init__(self, weights: Dict[str, float], next_initial: bool = False):
         self.weights = weights
+        self.next_initial = next_initial
 
     def __len__(self) -> int:
         return len(self.weights)
@@ -425,15 +428,17 @@ class FormContext:
         return out
 
     @staticmethod
-    def features(lemma: str, upos: str, form: str, rank: int, ctx: Tuple[str, ...]) -> List[str]:
+    def features(lemma: str, upos: str, form: str, rank: int, ctx: Tuple[str, ...],
+                 next_initial: bool = False) -> List[str]:
         """The feature strings of candidate ``form`` (lower-cased; ``rank``: its place in the
         candidate list) of a token with ``lemma`` and ``upos`` in context ``ctx``
-        (:meth:`contexts`)."""
+        (:meth:`contexts`); next_initial: with the two next-initial templates."""
         from .morph import edit_script
 
         nl, nu, n2, pl, pu, rel = ctx
         sc = upos + "\x1f" + (edit_script(lemma.lower(), form) or "?")
-        return ["r\x1f" + str(min(rank, 3)), "f\x1f" + form, "s\x1f" + sc,
+        extra = ["fn1\x1f" + form + "\x1f" + nl[:1], "sn1\x1f" + sc + "\x1f" + nl[:1]] if next_initial else []
+        return extra + ["r\x1f" + str(min(rank, 3)), "f\x1f" + form, "s\x1f" + sc,
                 "fnl\x1f" + form + "\x1f" + nl, "fnu\x1f" + form + "\x1f" + nu, "fpl\x1f" + form + "\x1f" + pl,
                 "fpu\x1f" + form + "\x1f" + pu, "frl\x1f" + form + "\x1f" + rel,
                 "fn2\x1f" + form + "\x1f" + nl + "\x1f" + n2,
@@ -443,7 +448,7 @@ class FormContext:
     def score(self, lemma: str, upos: str, form: str, rank: int, ctx: Tuple[str, ...]) -> float:
         """w . phi of one candidate (see :meth:`features`)."""
         w = self.weights
-        return sum(w.get(f, 0.0) for f in self.features(lemma, upos, form, rank, ctx))
+        return sum(w.get(f, 0.0) for f in self.features(lemma, upos, form, rank, ctx, self.next_initial))
 
     def scores(self, lemmas: Sequence[str], upos: Sequence[str], deprels: Sequence[str],
                head_pos: Sequence[int], cands: Sequence[Sequence[str]]) -> List[List[float]]:
@@ -456,13 +461,13 @@ class FormContext:
 
     @classmethod
     def build(cls, sents: Iterable, table: Dict[str, Dict[str, int]], min_share: float = 0.0,
-              max_forms: int = 8, epochs: int = EPOCHS, seed: int = 1) -> "FormContext":
+              max_forms: int = 8, epochs: int = EPOCHS, seed: int = 1, next_initial: bool = False) -> "FormContext":
         """Train on UD sentences (:class:`wo.io.Sentence`, reference order): every token whose
         lexicon key (:meth:`Lexicon.keys` [1]) has at least two forms in ``table`` (the
         lexicon's table) is an instance, its candidates those forms lower-cased, by frequency,
         as the lexicon offers them (at least ``min_share`` of the key's count, at most
         ``max_forms``; tokens whose form is not among them are left out).  ``epochs`` passes of
-        the averaged perceptron over a shuffle fixed by ``seed``."""
+        the averaged perceptron over a shuffle fixed by ``seed``; next_initial: see the class."""
         import random
 
         ids: Dict[str, int] = {}   # feature string -> index into the weight lists
@@ -489,7 +494,8 @@ class FormContext:
                     continue
                 if ctxs is None:
                     ctxs = cls.contexts(s.lemmas, s.upos, s.deprels, head_pos)
-                feats = [[ids.setdefault(x, len(ids)) for x in cls.features(s.lemmas[i], s.upos[i], f, r, ctxs[i])]
+                feats = [[ids.setdefault(x, len(ids))
+                          for x in cls.features(s.lemmas[i], s.upos[i], f, r, ctxs[i], next_initial)]
                          for r, f in enumerate(cand)]
                 insts.append((cand.index(gold), feats))
         w = [0.0] * len(ids)
@@ -517,16 +523,16 @@ class FormContext:
                 step += 1
         # one decimal: pt_gsd's 343k weights compress to 2.1 MB instead of 2.6, dev BLEU 72.51 -> 72.50
         avg = {x: round(w[k] - u[k] / step, 1) for x, k in ids.items()}
-        return cls({x: v for x, v in avg.items() if v})
+        return cls({x: v for x, v in avg.items() if v}, next_initial)
 
     def to_json(self) -> dict:
         """JSON-serialisable form."""
-        return {"weights": self.weights}
+        return {"weights": self.weights, **({"next_initial": True} if self.next_initial else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "FormContext":
         """Inverse of :meth:`to_json`."""
-        return cls(d["weights"])
+        return cls(d["weights"], bool(d.get("next_initial", False)))
 
 
 def coverage(lex: Lexicon, sents: Sequence, lower: bool = True) -> dict:
