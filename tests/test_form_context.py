@@ -93,3 +93,22 @@ def test_context_weight_needs_a_context_model(tmp_path):
     p = wo_cli(["sr", "realize", "--lang", "ja", "--input", t1, "--output", tmp_path / "ja.txt", "--quiet"])
     assert p.returncode == 0
     assert "# text = 行った" in (tmp_path / "ja.txt").read_text(encoding="utf-8")
+
+
+def test_next_initial_templates_round_trip_and_reach_the_next_word():
+    """With ``next_initial`` each candidate also meets the next lemma's first character: the
+    shipped Greek model writes the accusative article *την* before a vowel and *τη* before *σ*,
+    and the flag survives the lexicon's JSON form (a model without it scores as before)."""
+    el = Realizer.load(find_model("el"))
+    fc = el.lexicon.context
+    assert fc.next_initial and el.context_weight > 0
+    assert FormContext.from_json(fc.to_json()).next_initial
+    assert not FormContext.from_json(FormContext({"f\x1fa": 1.0}).to_json()).next_initial
+    assert any(f.startswith("fn1\x1f") for f in fc.weights)
+    cands = ["τη", "την"]
+
+    def article(nxt):
+        sc = fc.scores(["ο", nxt], ["DET", "NOUN"], ["det", "obj"], [1, -1], [cands, [nxt]])
+        return cands[max(range(2), key=lambda r: sc[0][r])]
+
+    assert article("αγορά") == "την" and article("σχολή") == "τη"
