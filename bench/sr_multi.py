@@ -181,8 +181,7 @@ def prepare(tb: str, log) -> dict:
             rec["test_t1"] = "official SR'19 T1 test (IMSurReal repository, data/T1)"
         rec[split] = {"sentences": len(sents), "words": sum(len(s) for s in sents)}
         log(f"{tb} {split}: {len(sents)} sentences, {rec[split]['words']} words")
-    with open(os.path.join(w, "data.json"), "w") as f:
-        json.dump(rec, f, indent=1)
+    _write_record(w, "data.json", rec)
     return rec
 
 
@@ -348,8 +347,7 @@ def rerank(tb: str, log, k: int = 20) -> dict:
            "dev_bleu_no_patience": plain, "dev_bleu_patience": grid["0.0/0.0"], "dev_bleu_best": grid[best],
            "used": use, "k": k,
            "lm_bytes": {v: os.path.getsize(p) for v, p in lms.items()}}
-    with open(os.path.join(w, "rerank.json"), "w") as f:
-        json.dump(rec, f, indent=1)
+    _write_record(w, "rerank.json", rec)
     log(f"{tb}: dev {plain} (no patience), {grid['0.0/0.0']} (patience), {grid[best]} reranked; used {use}: "
         f"words {a}, dep-mix {b}; "
         f"LMs {rec['lm_bytes']}")
@@ -606,6 +604,12 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
 ALLOMORPH_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)   # neighbour-character evidence in the choice of forms
 
 
+def _write_record(w: str, name: str, rec: dict) -> None:
+    """Write the step record ``rec`` as out/sr-multi/TB/NAME (``w``: the treebank's directory)."""
+    with open(os.path.join(w, name), "w") as f:
+        json.dump(rec, f, indent=1)
+
+
 def _dev_bleu(r, dev: list, refs: List[str]) -> float:
     """SR BLEU (2 decimals) of realiser ``r`` on the T1 sentences ``dev`` (a bad one gives its lemmas)."""
     from wo.eval import sr_score
@@ -668,8 +672,7 @@ def allomorphs(tb: str, log, model: Optional[str] = None) -> dict:
            "dev_grid_vowels": {str(k): v for (k, vw), v in grid.items() if vw},
            "allomorph_weight": best, "vowels": vowels, "dev_bleu_before": grid[(0.0, False)],
            "dev_bleu_after": grid[(best, vowels)]}
-    with open(os.path.join(w, "allo.json"), "w") as f:
-        json.dump(rec, f, indent=1)
+    _write_record(w, "allo.json", rec)
     log(f"{tb}: allomorph table of {len(table)} keys; dev BLEU {rec['dev_grid']}, with the last vowel "
         f"{rec['dev_grid_vowels']} -> weight {best}{' with vowels' if vowels else ''}")
     return rec
@@ -727,8 +730,7 @@ def form_context(tb: str, log, model: Optional[str] = None) -> dict:
     m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())
     _save_decode_weight(m, model, head, "context_weight", best)
     rec.update(context_weight=best, dev_bleu_after=grid[(best, ni)] if best else grid[(0.0, False)])
-    with open(os.path.join(w, "context.json"), "w") as f:
-        json.dump(rec, f, indent=1)
+    _write_record(w, "context.json", rec)
     log(f"{tb}: form context model of {rec['weights']} weights; dev BLEU {rec['dev_grid']}, with the next "
         f"initial {rec['dev_grid_next_initial']} -> "
         f"{f'weight {best}' + (' with the next initial' if ni else '') if best else 'not taken'}")
