@@ -116,9 +116,9 @@ def read_t1(path: str, jobs: int = 1) -> List[SRSentence]:
 
     A malformed sentence is returned with ``error`` set (``file:line`` in ``line``), never
     dropped.  jobs > 1: the blocks are parsed in ``jobs`` contiguous parts of the file, the
-    first here and the others in loky processes (the same sentences, indices and line numbers
-    as one process reads; the workers are left running for the caller's next tasks).  Raises
-    FileNotFoundError for a missing file.
+    first (a fifth larger than an even share) here and the others in loky processes (the same
+    sentences, indices and line numbers as one process reads; the workers are left running
+    for the caller's next tasks).  Raises FileNotFoundError for a missing file.
     """
     if jobs > 1:
         from ..io.batch import map_start
