@@ -708,6 +708,7 @@ def form_context(tb: str, log, model: Optional[str] = None) -> dict:
     head, _ = Model.read_header(model)
     m = Model.load(model, mmap=False)
     lex = Lexicon.from_json(m.header["sr"]["lexicon"])
+    lex.context_next = None   # a model trained with --form-context chose already; this step chooses again
     gold = gold_sentences(read_t1(os.path.join(w, "train.t1")), None)
     dev = read_t1(f"{w}/dev.t1")
     refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]

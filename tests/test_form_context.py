@@ -54,8 +54,10 @@ def test_build_learns_from_the_treebank_and_round_trips():
     lex = Lexicon.build(sents, lang="pt", context=True)
     assert lex.context is not None and len(lex.context) > 0
     assert Lexicon.build(sents[:50], lang="pt").context is None   # only when asked for
+    assert lex.context_next.next_initial and not lex.context.next_initial
     back = Lexicon.from_json(lex.to_json())
     assert back.context.weights == lex.context.weights
+    assert back.context_next.weights == lex.context_next.weights and back.context_next.next_initial
     assert Lexicon.from_json(Lexicon({}, None, "pt").to_json()).context is None
     templates = {"r", "f", "s", "fnl", "fnu", "fpl", "fpu", "frl", "fn2", "snl", "snu", "spu", "srl", "sn2"}
     assert {f.split("\x1f")[0] for f in lex.context.weights} <= templates
@@ -63,19 +65,24 @@ def test_build_learns_from_the_treebank_and_round_trips():
 
 @pytest.mark.slow
 def test_train_with_form_context_chooses_its_weight_on_dev(tmp_path, pt_train, pt_test, pt_local):
-    """``wo sr train --form-context`` learns the context model with the lexicon and chooses its
-    weight on --dev after the last epoch (the record keeps dev BLEU by weight); without the
-    flag the lexicon has none."""
+    """``wo sr train --form-context`` learns the context model with the lexicon, without and with
+    the next-initial templates, and after the last epoch keeps one of them with its weight, both
+    chosen on --dev (the record keeps dev BLEU by weight of each); without the flag the lexicon
+    has none."""
     from tests.conftest import _tiny_pt_model
     from wo.model import Model
 
     m = _tiny_pt_model(tmp_path, "ctx.wo", pt_train, pt_test, "--epochs", 2, "--compact", "q8", "--form-context")
-    grid = m["record"]["context_dev"]
-    assert set(grid) == {str(w) for w in FormContext.WEIGHTS} and all(0 < v <= 100 for v in grid.values())
+    grids = {False: m["record"]["context_dev"], True: m["record"]["context_dev_next_initial"]}
+    for grid in grids.values():
+        assert set(grid) == {str(w) for w in FormContext.WEIGHTS} and all(0 < v <= 100 for v in grid.values())
     head, _ = Model.read_header(m["model"])
-    assert "context" in head["sr"]["lexicon"] and len(head["sr"]["lexicon"]["context"]["weights"]) > 0
-    best = max(FormContext.WEIGHTS, key=lambda w: (grid[str(w)], -w))
+    lex = head["sr"]["lexicon"]
+    assert "context" in lex and len(lex["context"]["weights"]) > 0 and "context_next" not in lex
+    best, ni = max(((w, n) for w in FormContext.WEIGHTS for n in (False, True)),
+                   key=lambda x: (grids[x[1]][str(x[0])], not x[1], -x[0]))
     assert head.get("decode", {}).get("context_weight", 0.0) == best
+    assert lex["context"].get("next_initial", False) == ni
     plain, _ = Model.read_header(pt_local["model"])
     assert "context" not in plain["sr"]["lexicon"] and "context_weight" not in plain.get("decode", {})
 

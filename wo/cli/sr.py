@@ -227,8 +227,9 @@ def register(sub) -> None:
                         "phrases (their particles or prepositions)")
     t.add_argument("--form-context", action="store_true",
                    help="--orderer local: also learn the context model of the forms (each candidate form against the "
-                        "neighbouring lemmas and UPOS: e.g. Japanese verb forms before their auxiliaries) and choose "
-                        "its weight on --dev (wo sr realize --context-weight)")
+                        "neighbouring lemmas and UPOS: e.g. Japanese verb forms before their auxiliaries; with or "
+                        "without the next word's initial) and choose the variant and its weight on --dev "
+                        "(wo sr realize --context-weight)")
     t.add_argument("--order-suffix", default=None, metavar="SPEC", type=_order_suffix,
                    help="--orderer local: suffix features of the ordering model: 'morpheme' (the last morpheme of "
                         "a lemma written with '+', as UD Korean), 'chars:N' (the word's last N characters) or "

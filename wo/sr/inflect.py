@@ -76,14 +76,15 @@ class Lexicon:
     Counter((strip, suffix))), used only when a model has no ``inflector``; ``lang``: ISO 639-1
     code selecting the language module (:func:`wo.sr.lang.language`); ``allomorphs``: the
     :class:`Allomorphs` table (None in models trained before it); ``context``: the
-    :class:`FormContext` model (None in models trained before it).
+    :class:`FormContext` model (None in models trained before it); ``context_next``: while a
+    model trains, the same with the next-initial templates (the trainer keeps one of the two).
     Build with :meth:`build`; store with :meth:`to_json` / :meth:`from_json` (model header).
     """
 
     def __init__(self, table: Dict[str, Dict[str, int]], rules: Optional[Dict[str, Dict[str, Dict[str, int]]]],
                  lang: Optional[str], min_share: float = 0.05, max_forms: int = 4, inflector=None,
                  inflect_k: int = 2, allomorphs: Optional["Allomorphs"] = None,
-                 context: Optional["FormContext"] = None):
+                 context: Optional["FormContext"] = None, context_next: Optional["FormContext"] = None):
         from .lang import language
 
         self.table = table
@@ -96,6 +97,7 @@ class Lexicon:
         self.inflect_k = inflect_k
         self.allomorphs = allomorphs
         self.context = context
+        self.context_next = context_next
         self._cand_cache: Dict[tuple, Tuple[List[str], str]] = {}   # :meth:`candidates`
 
     @property
@@ -130,7 +132,8 @@ class Lexicon:
         ``lang="en"``); learned: the edit-script classifier (:mod:`wo.sr.morph`), else the
         older suffix rules.  The allomorph table (:class:`Allomorphs`) is counted from the same
         sentences; with ``context`` the context model of the forms (:class:`FormContext`) is
-        trained on them too (pt_bosque, 7,018 sentences: 2.0 s on top of 1.8 s).  Built with
+        trained on them too, without and with the next-initial templates (``context`` and
+        ``context_next``; pt_bosque, 7,018 sentences: 2.0 s each on top of 1.8 s).  Built with
         the cyclic garbage collector paused (:func:`wo.learn.collector_paused`: its tables are
         hundreds of thousands of dicts)."""
         from ..learn import collector_paused
@@ -173,7 +176,8 @@ class Lexicon:
         table = {k: dict(v) for k, v in table.items()}
         return cls(table, {k: {e: dict(c) for e, c in v.items()} for k, v in rules.items()},
                    lang, min_share, inflector=build_inflector(examples, sentence) if learned else None,
-                   allomorphs=Allomorphs.build(sents), context=FormContext.build(sents, table) if context else None)
+                   allomorphs=Allomorphs.build(sents), context=FormContext.build(sents, table) if context else None,
+                   context_next=FormContext.build(sents, table, next_initial=True) if context else None)
 
     def to_json(self) -> dict:
         """JSON-serialisable form (stored in the model header)."""
@@ -183,6 +187,8 @@ class Lexicon:
             d["allomorphs"] = self.allomorphs.to_json()
         if self.context is not None:
             d["context"] = self.context.to_json()
+        if self.context_next is not None:
+            d["context_next"] = self.context_next.to_json()
         if self.inflector is not None:
             d["inflector"] = self.inflector.to_json()
             d["inflect_k"] = self.inflect_k
@@ -199,8 +205,9 @@ class Lexicon:
         inf = EditInflector.from_json(d["inflector"]) if "inflector" in d else None
         allo = Allomorphs.from_json(d["allomorphs"]) if "allomorphs" in d else None
         ctx = FormContext.from_json(d["context"]) if "context" in d else None
+        nxt = FormContext.from_json(d["context_next"]) if "context_next" in d else None
         return cls(d["table"], d.get("rules"), lang, d.get("min_share", 0.05), d.get("max_forms", 4),
-                   inflector=inf, inflect_k=d.get("inflect_k", 2), allomorphs=allo, context=ctx)
+                   inflector=inf, inflect_k=d.get("inflect_k", 2), allomorphs=allo, context=ctx, context_next=nxt)
 
     # ----------------------------------------------------------------- candidates
     def _rule_form(self, lemma: str, upos: str, feats: str) -> Optional[str]:

@@ -186,10 +186,12 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     averaged weights after every epoch (a bagging-like ensemble in one weight table: 5-fold CV
     with gold forms, epoch 7, one -> three: ja 90.57 -> 91.08, zh 84.07 -> 84.46, fr_partut
     89.14 -> 89.46, vi 86.13 -> 86.41, tr 77.39 -> 77.53, de 72.80 -> 72.83; more at earlier
-    epochs).  form_context: the lexicon has a :class:`wo.sr.inflect.FormContext` model; its
-    weight in the choice of forms (``decode.context_weight``) is chosen on dev among
-    ``FormContext.WEIGHTS`` after the last epoch (``context_dev`` in the record: dev BLEU by
-    weight, no LM).  Returns
+    epochs).  form_context: the lexicon has :class:`wo.sr.inflect.FormContext` models
+    without and with the next-initial templates; after the last epoch one of them and its
+    weight in the choice of forms (``decode.context_weight``) are chosen on dev among
+    ``FormContext.WEIGHTS`` (``context_dev`` and ``context_dev_next_initial`` in the record: dev
+    BLEU by weight, no LM; on ties without the templates, then the smaller weight) and the
+    other is dropped.  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
     BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
     suffix spec.
@@ -280,23 +282,35 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
         return finish
 
     def choose_context_weight(model: Model) -> None:
-        """--form-context: the context model's weight, chosen on dev (the smaller on ties)."""
+        """--form-context: the context model (without or with the next-initial templates) and
+        its weight, chosen on dev; the other model leaves the header."""
         from .inflect import FormContext
 
-        if dev_lexicon.context is None or not dev:
+        variants = {False: dev_lexicon.context, True: dev_lexicon.context_next}
+        if variants[False] is None:
             return
         grid = {}
-        for wt in FormContext.WEIGHTS:
-            model.header["decode"] = dict(model.header.get("decode", {}), context_weight=wt)
-            grid[wt] = round(sr_score(_realize_texts(model, dev, dev_lexicon), list(dev_refs), bleu_only=True).bleu, 2)
-        best = max(grid, key=lambda w: (grid[w], -w))
-        dec = dict(model.header["decode"])
-        dec.pop("context_weight")
+        for ni, fc in variants.items():
+            if fc is None or not dev:
+                continue
+            dev_lexicon.context = fc
+            for wt in FormContext.WEIGHTS:
+                model.header["decode"] = dict(model.header.get("decode", {}), context_weight=wt)
+                grid[(wt, ni)] = round(sr_score(_realize_texts(model, dev, dev_lexicon), list(dev_refs),
+                                                bleu_only=True).bleu, 2)
+        best, ni = max(grid, key=lambda x: (grid[x], not x[1], -x[0])) if grid else (0.0, False)
+        dev_lexicon.context, dev_lexicon.context_next = variants[ni], None
+        model.header["sr"] = dict(model.header["sr"], lexicon=dev_lexicon.to_json())
+        dec = dict(model.header.get("decode", {}))
+        dec.pop("context_weight", None)
         if best > 0:
             dec["context_weight"] = best
         model.header["decode"] = dec
-        model.header["training"]["context_dev"] = {str(k): v for k, v in grid.items()}
-        log(f"form context weight {best} (dev BLEU by weight {grid})")
+        model.header["training"]["context_dev"] = {str(w): v for (w, n), v in grid.items() if not n}
+        model.header["training"]["context_dev_next_initial"] = {str(w): v for (w, n), v in grid.items() if n}
+        log(f"form context weight {best}{' with the next initial' if ni else ''} (dev BLEU by weight "
+            f"{model.header['training']['context_dev']}, with the next initial "
+            f"{model.header['training']['context_dev_next_initial']})")
 
     return epoch_loop(epochs, run_epoch,
                       lambda: Model(averaged(), hash_bits, TagDictionary({}, ["_"]), dict(header)),
