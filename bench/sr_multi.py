@@ -712,20 +712,13 @@ def form_context(tb: str, log, model: Optional[str] = None) -> dict:
     gold = gold_sentences(read_t1(os.path.join(w, "train.t1")), None)
     dev = read_t1(f"{w}/dev.t1")
     refs = [" ".join(s.forms) for s in read_conllu(f"{w}/dev.conllu")]
-    grid, models = {}, {}
-    for ni in (False, True):   # without and with the next-initial templates
-        models[ni] = lex.context = FormContext.build(gold, lex.table, next_initial=ni)
-        for wt in FormContext.WEIGHTS:
-            if wt == 0.0 and ni:
-                grid[(wt, ni)] = grid[(wt, False)]   # the model is not read at weight 0
-                continue
-            grid[(wt, ni)] = _dev_bleu(Realizer(m, context_weight=wt, lexicon=lex), dev, refs)
-    best, ni = max(grid, key=lambda x: (grid[x], not x[1], -x[0]))   # on ties the simpler model
+    models = {ni: FormContext.build(gold, lex.table, next_initial=ni) for ni in (False, True)}
+    best, ni, grid = FormContext.choose(lex, models,
+                                        lambda wt: _dev_bleu(Realizer(m, context_weight=wt, lexicon=lex), dev, refs))
     rec = {"treebank": tb, "weights": len(models[ni]), "next_initial": ni,
            "dev_grid": {str(k): v for (k, n), v in grid.items() if not n},
            "dev_grid_next_initial": {str(k): v for (k, n), v in grid.items() if n},
            "best_weight": best, "dev_bleu_before": grid[(0.0, False)], "min_gain": CONTEXT_MIN_GAIN}
-    lex.context = models[ni]
     if grid[(best, ni)] - grid[(0.0, False)] < CONTEXT_MIN_GAIN:
         best, lex.context = 0.0, None
     m.header["sr"] = dict(m.header["sr"], lexicon=lex.to_json())

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter, defaultdict
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 CANDIDATE_CACHE = 1 << 18   # memoised candidate sets per Lexicon (Lexicon.candidates)
 
@@ -531,6 +531,30 @@ class FormContext:
         # one decimal: pt_gsd's 343k weights compress to 2.1 MB instead of 2.6, dev BLEU 72.51 -> 72.50
         avg = {x: round(w[k] - u[k] / step, 1) for x, k in ids.items()}
         return cls({x: v for x, v in avg.items() if v}, next_initial)
+
+    @classmethod
+    def choose(cls, lexicon: "Lexicon", variants: Dict[bool, Optional["FormContext"]],
+               dev_bleu: Callable[[float], float]) -> Tuple[float, bool, Dict[Tuple[float, bool], float]]:
+        """The context model and weight a dev set chooses (``wo sr train --form-context``, the
+        bench's ``context`` step): each variant (keyed by ``next_initial``; None skipped) is set
+        as ``lexicon.context`` and ``dev_bleu(weight)`` scores it at every weight of WEIGHTS
+        (weight 0 once: the model is not read there); the best by dev BLEU, on ties the one
+        without the next-initial templates, then the smaller weight, is left in
+        ``lexicon.context``.  Returns (weight, next_initial, grid {(weight, next_initial): dev
+        BLEU}).  Raises ValueError when every variant is None."""
+        grid: Dict[Tuple[float, bool], float] = {}
+        for ni, fc in variants.items():
+            if fc is None:
+                continue
+            lexicon.context = fc
+            for wt in cls.WEIGHTS:
+                zero = [v for (w, _), v in grid.items() if w == 0.0]
+                grid[(wt, ni)] = zero[0] if wt == 0.0 and zero else dev_bleu(wt)
+        if not grid:
+            raise ValueError("no context model to choose")
+        best, ni = max(grid, key=lambda x: (grid[x], not x[1], -x[0]))
+        lexicon.context = variants[ni]
+        return best, ni, grid
 
     def to_json(self) -> dict:
         """JSON-serialisable form."""

@@ -286,20 +286,18 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
         its weight, chosen on dev; the other model leaves the header."""
         from .inflect import FormContext
 
-        variants = {False: dev_lexicon.context, True: dev_lexicon.context_next}
-        if variants[False] is None:
+        def bleu(wt: float) -> float:
+            model.header["decode"] = dict(model.header.get("decode", {}), context_weight=wt)
+            return round(sr_score(_realize_texts(model, dev, dev_lexicon), list(dev_refs), bleu_only=True).bleu, 2)
+
+        if dev_lexicon.context is None:
             return
-        grid = {}
-        for ni, fc in variants.items():
-            if fc is None or not dev:
-                continue
-            dev_lexicon.context = fc
-            for wt in FormContext.WEIGHTS:
-                model.header["decode"] = dict(model.header.get("decode", {}), context_weight=wt)
-                grid[(wt, ni)] = round(sr_score(_realize_texts(model, dev, dev_lexicon), list(dev_refs),
-                                                bleu_only=True).bleu, 2)
-        best, ni = max(grid, key=lambda x: (grid[x], not x[1], -x[0])) if grid else (0.0, False)
-        dev_lexicon.context, dev_lexicon.context_next = variants[ni], None
+        if dev:
+            best, ni, grid = FormContext.choose(dev_lexicon, {False: dev_lexicon.context,
+                                                              True: dev_lexicon.context_next}, bleu)
+        else:
+            best, ni, grid = 0.0, False, {}
+        dev_lexicon.context_next = None
         model.header["sr"] = dict(model.header["sr"], lexicon=dev_lexicon.to_json())
         dec = dict(model.header.get("decode", {}))
         dec.pop("context_weight", None)
