@@ -249,6 +249,48 @@ def test_language_modules():
     assert language("pt").inflect("andar", "VERB", "Tense=Past") is None    # no dictionary: learned only
 
 
+def test_greek_enclitic_accent():
+    from wo.sr.lang.el import enclitic_accent
+
+    assert enclitic_accent("πρόταση", True) == "πρότασή"          # antepenultimate stress: a second accent
+    assert enclitic_accent("χρήματα", True) == "χρήματά" and enclitic_accent("Πρόεδρος", True) == "Πρόεδρός"
+    assert enclitic_accent("βασίλειο", True) == "βασίλειό"        # ει is one vowel
+    assert enclitic_accent("σπίτι", True) == "σπίτι" and enclitic_accent("δώσε", True) == "δώσε"
+    assert enclitic_accent("ευρωπαϊκό", True) == "ευρωπαϊκό"      # final stress: nothing to add
+    assert enclitic_accent("επίσκεψής", False) == "επίσκεψης"     # no enclitic: the second accent goes
+    assert enclitic_accent("Γάλλο-Πρωσικό", False) == "Γάλλο-Πρωσικό"   # a compound's parts keep theirs
+    assert enclitic_accent("ΟΛΗ", True) == "ΟΛΗ" and enclitic_accent("2004", True) == "2004"
+
+
+# UD Greek-GDT dev sentence gdt-2005XXXX-ert-tourism_menoume_ellada_paggaio-13 (CC BY-NC-SA 3.0) as T1
+GREEK_T1 = """# sent_id = gdt-2005XXXX-ert-tourism_menoume_ellada_paggaio-13
+1\tετυμολογία\t_\tNOUN\tNOUN\tCase=Acc|Gender=Fem|Number=Sing\t3\tnmod\t_\t_
+2\tο\t_\tDET\tDET\tCase=Gen|Definite=Def|Gender=Neut|Number=Sing|PronType=Art\t5\tdet\t_\t_
+3\tεκδοχή\t_\tNOUN\tNOUN\tCase=Nom|Gender=Fem|Number=Plur\t7\tnsubj\t_\t_
+4\tο\t_\tDET\tDET\tCase=Acc|Definite=Def|Gender=Fem|Number=Sing|PronType=Art\t1\tdet\t_\t_
+5\tόνομα\t_\tNOUN\tNOUN\tCase=Gen|Gender=Neut|Number=Sing\t1\tnmod\t_\t_
+6\t.\t_\tPUNCT\tPUNCT\tlin=+1\t7\tpunct\t_\t_
+7\tυπάρχω\t_\tVERB\tVERB\tAspect=Imp|Mood=Ind|Number=Plur|Person=3|Tense=Pres|VerbForm=Fin|Voice=Act\t0\troot\t_\t_
+8\tμου\t_\tPRON\tPRON\tCase=Gen|Gender=Fem|Number=Sing|Person=3|Poss=Yes|PronType=Prs\t5\tnmod\t_\t_
+9\tγια\t_\tADP\tADP\t_\t1\tcase\t_\t_
+10\tδιάφορος\t_\tADJ\tADJ\tCase=Nom|Gender=Fem|Number=Plur\t3\tamod\t_\t_
+
+"""
+
+
+def test_shipped_greek_model_accents_the_host_of_an_enclitic(tmp_path):
+    from wo.sr.models import find_model
+    from wo.sr.t1 import read_t1
+
+    path = tmp_path / "el.t1"
+    path.write_text(GREEK_T1, encoding="utf-8")
+    r = Realizer.load(find_model("el"))
+    s = read_t1(str(path))[0]
+    assert r.realize(s).text == "Υπάρχουν διάφορες εκδοχές για την ετυμολογία του ονόματός της ."
+    r.articles = False   # without the language module's rules: the form as learned
+    assert "ονόματος της" in r.realize(s).text
+
+
 @pytest.mark.slow
 def test_tiny_portuguese_model_realises_held_out_sentences(pt):
     rec = pt["record"]

@@ -116,6 +116,13 @@ class SRInstance(SearchArrays):
         return {"leaf_word": self.leaf_word, "tok_label": self.tok_label, "tok_lin": self.tok_lin}
 
 
+def _output_tree(s: SRSentence, idx: Sequence[int]):
+    """The UPOS (list of n str) and heads (list of n int: 0-based output positions, -1 for the
+    root or a head not in the output) of the tokens of ``s`` in the output order ``idx``."""
+    at = {t: p for p, t in enumerate(idx)}
+    return [s.upos[i] for i in idx], [at.get(s.heads[i] - 1, -1) if s.heads[i] else -1 for i in idx]
+
+
 def _rerank(heads: Sequence[int], lin: Sequence[int]) -> List[int]:
     """Renumber ``lin`` ranks 1..K per head and side, keeping their order (input may have gaps)."""
     groups: Dict[tuple, List[int]] = defaultdict(list)
@@ -410,7 +417,7 @@ class Realizer(system.System):
         def tokens_of(o, ix):
             forms = [inst.leaf_form[leaf] for leaf in o]
             if self.articles and not gold:
-                forms = lang.postprocess(forms, [searched.lemmas[i] for i in ix])
+                forms = lang.postprocess(forms, [searched.lemmas[i] for i in ix], *_output_tree(searched, ix))
             return lang.capitalise(forms)
 
         return inst, s, given, (order, idx, heads, score), status, pops, edges, tokens_of
@@ -455,7 +462,7 @@ class Realizer(system.System):
             out = [forms[i] for i in idx]
         lang = self.lexicon.language
         if self.articles and not gold:
-            out = lang.postprocess(out, [s.lemmas[i] for i in idx])
+            out = lang.postprocess(out, [s.lemmas[i] for i in idx], *_output_tree(s, idx))
         toks = lang.capitalise(out)
         at = {t: p for p, t in enumerate(idx)}
         out_heads = [0 if s.heads[t] == 0 else at[s.heads[t] - 1] + 1 for t in idx]

@@ -13,7 +13,8 @@ Hooks (each optional):
   lexicon and before the learned edit scripts (English: lemminflect);
 * :meth:`Language.extra_candidates`: forms only the context decides (English: a/an, n't,
   contractions), added to a token's candidates for the joint search;
-* :meth:`Language.postprocess`: rules applied to the realised tokens (English: a/an agreement);
+* :meth:`Language.postprocess`: rules applied to the realised tokens (English: a/an agreement;
+  Greek: the accent an enclitic pronoun adds to its host);
 * :meth:`Language.to_inflector` / :meth:`Language.from_inflector`: the alphabet the learned
   inflection model works in (Korean: conjoining jamo, so that syllable contractions are
   suffix edits);
@@ -54,8 +55,11 @@ class Language:
         """Inverse of :meth:`to_inflector` for the model's predicted forms (default: unchanged)."""
         return s
 
-    def postprocess(self, tokens: Sequence[str], lemmas: Sequence[str]) -> List[str]:
-        """Rules over the realised tokens (n str) with their lemmas (n str); returns n str."""
+    def postprocess(self, tokens: Sequence[str], lemmas: Sequence[str], upos: Optional[Sequence[str]] = None,
+                    heads: Optional[Sequence[int]] = None) -> List[str]:
+        """Rules over the realised tokens (n str, in output order) with their lemmas (n str),
+        UPOS (n str) and heads (n int: the head's 0-based output position, -1 for the root);
+        returns n str."""
         return list(tokens)
 
     def capitalise(self, tokens: Sequence[str]) -> List[str]:

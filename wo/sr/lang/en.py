@@ -160,8 +160,9 @@ class English(Language):
                 extra.append(EN_CONTRACT[f.lower()])
         return extra
 
-    def postprocess(self, tokens: Sequence[str], lemmas: Sequence[str]) -> List[str]:
-        """a/an agreement (:func:`agree_articles`)."""
+    def postprocess(self, tokens: Sequence[str], lemmas: Sequence[str], upos: Optional[Sequence[str]] = None,
+                    heads: Optional[Sequence[int]] = None) -> List[str]:
+        """a/an agreement (:func:`agree_articles`; upos and heads are not needed)."""
         return agree_articles(tokens, lemmas)
 
 
