@@ -252,3 +252,20 @@ def test_cli_writes_every_format_and_refuses_a_binary_input(tmp_path, dev_lines,
     assert main(["lm", "convert", q8, str(tmp_path / "x.wolm")]) == 2
     assert "a.q8.wolm" in capsys.readouterr().err
     assert main(["lm", "train", "--text", str(tr), "--out", str(tmp_path / "x.arpa"), "--format", "trie"]) == 2
+
+
+@pytest.mark.parametrize("fmt", ["probing", "trie-q8-a"])
+def test_sentence_totals_and_next_word_scores_agree_with_word_scores(lms, dev_lines, fmt):
+    """The realiser's two queries (a domain order's total, a hypothesis' candidates after its
+    history) give what word_scores gives, on EWT dev sentences, for both table layouts."""
+    lm = LanguageModel.load(lms[1][fmt])
+    for line in dev_lines[:200]:
+        ids = lm.word_ids(line.split())
+        for bos, eos in ((True, True), (False, False), (True, False)):
+            assert lm.core.total(ids, bos, eos) == pytest.approx(float(lm.core.word_scores(ids, bos, eos).sum()),
+                                                                  abs=1e-9)
+        if len(ids) > 3:
+            hist, words = ids[:3], ids[3:]
+            want = [lm.core.word_scores(np.append(hist, w).astype(np.int32), False, False)[-1] for w in words]
+            assert lm.core.next_scores(hist, words, False).tolist() == want
+    assert lm.core.next_scores(np.zeros(0, np.int32), np.zeros(0, np.int32), True).shape == (0,)

@@ -338,6 +338,43 @@ cdef class NgramModel:
             o[T] = self.score(&a, self.eos, &b)
         return out
 
+    def total(self, const int32_t[::1] ids, bint bos=True, bint eos=True):
+        """log10 p of one sentence of word ids (the sum of :meth:`word_scores`, added in order):
+        float.  The realiser's rescoring of a domain's orders calls it per order."""
+        cdef Py_ssize_t T = ids.shape[0], t
+        cdef double acc = 0.0
+        cdef LMState a, b
+        with nogil:
+            if bos:
+                self.begin(&a)
+            else:
+                a.len = 0
+            for t in range(T):
+                acc += self.score(&a, ids[t], &b)
+                a = b
+            if eos:
+                acc += self.score(&a, self.eos, &b)
+        return acc
+
+    def next_scores(self, const int32_t[::1] history, const int32_t[::1] words, bint bos=True):
+        """log10 p of each of ``words`` after ``history`` (word ids; after ``<s>`` when ``bos``):
+        float64[len(words)].  The choice of forms scores a hypothesis' candidates in one call."""
+        cdef Py_ssize_t T = history.shape[0], W = words.shape[0], t
+        out = np.zeros(W, dtype=np.float64)
+        cdef double[::1] o = out
+        cdef LMState a, b
+        with nogil:
+            if bos:
+                self.begin(&a)
+            else:
+                a.len = 0
+            for t in range(T):
+                self.score(&a, history[t], &b)
+                a = b
+            for t in range(W):
+                o[t] = self.score(&a, words[t], &b)
+        return out
+
     def state_walk(self, const int32_t[::1] ids):
         """Testing aid: (log10 per word, state lengths) scoring ``ids`` state by state after ``<s>``."""
         cdef Py_ssize_t T = ids.shape[0], t

@@ -308,6 +308,7 @@ class Allomorphs:
     def __init__(self, prev: Dict[str, Dict[str, Dict[str, int]]], nxt: Dict[str, Dict[str, Dict[str, int]]],
                  total: Dict[str, Dict[str, int]]):
         self.prev, self.next, self.total = prev, nxt, total
+        self._memo: Dict[Tuple[str, str, str, str], float] = {}   # score()'s results
 
     def __contains__(self, key: str) -> bool:
         return key in self.total
@@ -374,7 +375,20 @@ class Allomorphs:
     def score(self, key: str, form: str, char: str, side: str) -> float:
         """log10 p(form | key, neighbour character) - log10 p(form | key); side "prev" (char:
         the preceding word's last character, or BOS) or "next" (the following word's first
-        character, or EOS).  0.0 for a key with one form."""
+        character, or EOS).  0.0 for a key with one form.  Memoised (the choice of forms asks
+        the same question for every hypothesis of its beam)."""
+        q = (key, form, char, side)
+        got = self._memo.get(q)
+        if got is None:
+            if len(self._memo) >= self.MEMO:
+                self._memo.clear()
+            got = self._memo[q] = self._score(key, form, char, side)
+        return got
+
+    MEMO = 1 << 20   # memoised scores kept at most (then the memo starts again)
+
+    def _score(self, key: str, form: str, char: str, side: str) -> float:
+        """:meth:`score` without the memo."""
         tot = self.total.get(key)
         if tot is None:
             return 0.0

@@ -484,23 +484,37 @@ class Realizer(system.System):
         if wl is None and not views:
             return None
         tags = [_pos(s, i) for i in range(len(s))]
+        n = len(s)
+
+        def ids(lm, words) -> np.ndarray:   # the sentence's words mapped once (KenLM's vocabulary ids)
+            return lm.word_ids(words)
+
+        wids = ids(wl, low) if wl is not None else None
+        scorers = []   # per view LM: (core, weight, kind, item ids, head-item ids, G_ ids of each head)
+        for lm, w, view in views:
+            if view in ("dep-mix", "dep-word"):
+                lex = view == "dep-word"
+                items = ids(lm, [low[i] if lex or tags[i] in CLOSED_TAGS else tags[i] for i in range(n)])
+                hitems = ids(lm, ["H_" + (low[i] if lex else tags[i]) for i in range(n)])
+                gs = ids(lm, ["G_" + (tags[heads[i] - 1] if heads[i] > 0 else "ROOT") for i in range(n)])
+                scorers.append((lm.core, w, "dep", items, hitems, gs))
+            else:
+                scorers.append((lm.core, w, "span", ids(lm, tags if view == "pos" else low), None, None))
 
         def rescore(h: int, span: List[int], order: List[int]) -> float:
             root = heads[h] == 0
             v = 0.0
-            if wl is not None:
-                v += self.rerank_weight * wl.score([low[i] for i in span], bos=root, eos=root)
-            for lm, w, view in views:
-                if view in ("dep-mix", "dep-word"):
-                    lex = view == "dep-word"
-                    q = ["G_" + (tags[heads[h] - 1] if heads[h] > 0 else "ROOT")]
-                    q += [("H_" + (low[i] if lex else tags[i])) if i == h else
-                          (low[i] if lex or tags[i] in CLOSED_TAGS else tags[i]) for i in order]
-                    v += w * lm.score(q)
-                elif view == "pos":
-                    v += w * lm.score([tags[i] for i in span], bos=root, eos=root)
+            if wids is not None:
+                v += self.rerank_weight * wl.core.total(wids[span], root, root)
+            for core, w, kind, items, hitems, gs in scorers:
+                if kind == "dep":
+                    q = np.empty(len(order) + 1, dtype=np.int32)
+                    q[0] = gs[h]
+                    q[1:] = items[order]
+                    q[1 + order.index(h)] = hitems[h]
+                    v += w * core.total(q, True, True)
                 else:
-                    v += w * lm.score([low[i] for i in span], bos=root, eos=root)
+                    v += w * core.total(items[span], root, root)
             return v
         return rescore
 
@@ -569,36 +583,68 @@ def choose_forms(lm, cands: Sequence[Sequence[str]], penalty: float, beam: int =
     lexicon key (:meth:`wo.sr.inflect.Lexicon.keys` [1]).  Returns list[str], one per position.
     """
     allo = allomorphs if allomorph_weight and allomorphs is not None and keys is not None else None
-    hyps = [(0.0, [])]
+    # the LM's word ids of every candidate, mapped once
+    cids = [lm.word_ids([f.lower() for f in c]) for c in cands] if lm is not None else None
+    # a hypothesis: (score, node); a node (form, previous node, forms so far, the LM ids of the
+    # last three forms) or None before the first form
+    hyps: list = [(0.0, None)]
     for pos, c in enumerate(cands):
+        ids = cids[pos].tolist() if cids is not None else None
         if len(c) == 1 and len(hyps) == 1:   # one hypothesis, one form: nothing to choose
-            hyps = [(sc, fs + [c[0]]) for sc, fs in hyps]
+            sc, node = hyps[0]
+            n, hist = (node[2], node[3]) if node is not None else (0, ())
+            hyps = [(sc, (c[0], node, n + 1, (hist + (ids[0],))[-3:] if ids is not None else ()))]
             continue
         nxt = []
-        for sc, fs in hyps:
-            ctx = [f.lower() for f in fs[-3:]]
-            bos = len(fs) < 4
+        terms: Dict[Optional[str], List[float]] = {}   # the allomorph terms of c after a previous form
+        for sc, node in hyps:
+            n, hist = (node[2], node[3]) if node is not None else (0, ())
+            # log10 p of each candidate after the last three forms (after <s> near the start)
+            lp = lm.core.next_scores(np.array(hist, dtype=np.int32), cids[pos], n < 4).tolist() \
+                if lm is not None else [0.0] * len(c)
+            if allo is not None:
+                prev = node[0] if node is not None else None
+                at = terms.get(prev)
+                if at is None:
+                    at = terms[prev] = [allomorph_weight * a for a in _allomorph_terms(allo, keys, pos, c, prev)]
+                lp = [x + y for x, y in zip(lp, at)]
             for r, f in enumerate(c):
-                p = float(lm.word_scores(ctx + [f.lower()], bos=bos, eos=False)[-1]) if lm is not None else 0.0
-                if allo is not None:
-                    a = 0.0
-                    if keys[pos] in allo:
-                        a += allo.score(keys[pos], f, fs[-1][-1:].lower() if fs else allo.BOS, "prev")
-                        v = allo.last_vowel(fs[-1]) if fs else None
-                        if v is not None:   # tables counted without vowel keys score 0 here
-                            a += allo.score(keys[pos], f, v, "prev")
-                    if fs and keys[pos - 1] in allo:
-                        a += allo.score(keys[pos - 1], fs[-1], f[:1].lower(), "next")
-                    p += allomorph_weight * a
+                p = lp[r]
                 if context is not None:
                     p += context_weight * context[pos][r]
-                nxt.append((sc + p - penalty * r, fs + [f]))
+                nxt.append((sc + p - penalty * r, (f, node, n + 1, (hist + (ids[r],))[-3:] if ids is not None else ())))
         nxt.sort(key=lambda x: -x[0])
         hyps = nxt[:beam]
     if allo is not None and cands and keys[-1] in allo and len(hyps) > 1:
-        hyps = sorted(((sc + allomorph_weight * allo.score(keys[-1], fs[-1], allo.EOS, "next"), fs)
-                       for sc, fs in hyps), key=lambda x: -x[0])
-    return hyps[0][1]
+        hyps = sorted(((sc + allomorph_weight * allo.score(keys[-1], node[0], allo.EOS, "next"), node)
+                       for sc, node in hyps), key=lambda x: -x[0])
+    out: List[str] = []
+    node = hyps[0][1]
+    while node is not None:
+        out.append(node[0])
+        node = node[1]
+    return out[::-1]
+
+
+def _allomorph_terms(allo, keys: Sequence[str], pos: int, cands: Sequence[str], prev: Optional[str]) -> List[float]:
+    """:func:`choose_forms`' allomorph evidence of each candidate form at output position
+    ``pos`` after the form ``prev`` (None at the start): the form against the previous word's
+    last character and last vowel, and the previous form against the candidate's first
+    character (unweighted sums, one per candidate)."""
+    out = []
+    mine, theirs = keys[pos] in allo, prev is not None and keys[pos - 1] in allo
+    last = prev[-1:].lower() if prev is not None else allo.BOS
+    v = allo.last_vowel(prev) if prev is not None and mine else None
+    for f in cands:
+        a = 0.0
+        if mine:
+            a += allo.score(keys[pos], f, last, "prev")
+            if v is not None:   # tables counted without vowel keys score 0 here
+                a += allo.score(keys[pos], f, v, "prev")
+        if theirs:
+            a += allo.score(keys[pos - 1], prev, f[:1].lower(), "next")
+        out.append(a)
+    return out
 
 
 def rerank_lms_of(model, rerank_lms=None) -> list:
