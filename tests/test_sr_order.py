@@ -254,3 +254,81 @@ def test_order_suffix_specs():
     p = wo("sr", "train", "--train", "x.t1", "--model", "y.wo", "--lang", "pt", "--order-suffix", "bogus", check=False)
     assert p.returncode == 2 and "--order-suffix" in p.stderr and "Traceback" not in p.stderr
 
+
+
+def test_mirrored_domains_are_the_domains_seen_from_the_right(pt_train):
+    from wo.sr.order import DomainSet, mirror_arrays
+
+    doms = _domains(pt_train[:60])
+    ds = DomainSet.of(doms)
+    back = ds.mirrored()
+    for i, d in enumerate(doms):
+        a, b, ctx, hi, gold = back.view(i)
+        a0, b0 = mirror_arrays(*LocalOrderer._arrays(d))
+        assert np.array_equal(a, a0) and np.array_equal(b, b0) and list(gold) == list(d.gold)[::-1]
+        assert list(a0[4]) == list(LocalOrderer._arrays(d)[0][6])           # first words <-> last words
+        assert list(b0[0]) == [-x for x in LocalOrderer._arrays(d)[1][0]]   # lin sides negated
+    assert np.array_equal(back.mirrored().atoms, ds.atoms) and np.array_equal(back.mirrored().gold, ds.gold)
+
+
+def test_sequence_scores_are_the_search_scores(trained):
+    """The compiled scores of whole orders equal the beam search's scores of the same orders."""
+    w, _, train = trained
+    lo = LocalOrderer(w, 18, beam=16)
+    seen = 0
+    for d in _domains(train[340:])[:200]:
+        lo.order(d)
+        if len(lo.final_beam) < 2:
+            continue
+        a, b = lo._arrays(d)
+        seqs = np.array([s for _, s in lo.final_beam], dtype=np.int32)
+        got = lo.core.sequence_scores(a, b, *d.ctx, d.hi, seqs)
+        assert got == pytest.approx([sc for sc, _ in lo.final_beam], abs=1e-4)
+        seen += 1
+    assert seen >= 20
+
+
+@pytest.fixture(scope="module")
+def pt_r2l(tmp_path_factory, pt_train, pt_test):
+    from tests.conftest import _tiny_pt_model
+
+    return _tiny_pt_model(tmp_path_factory.mktemp("ptr"), "ptr.wo", pt_train, pt_test, "--epochs", 3,
+                          "--order-r2l", 0.5)
+
+
+def test_a_right_to_left_model_rescores_each_domains_final_beam(pt_r2l):
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import read_t1
+
+    m = Model.load(pt_r2l["model"])
+    assert m.header["sr"]["order"]["r2l"] == 0.5 and m.hash_bits == 19   # two tables of 2^18
+    assert pt_r2l["record"]["r2l"] == 0.5
+    r = Realizer(m, rerank_lm="none")
+    lo = r.local
+    assert lo.r2l is not None and lo.r2l_weight == 0.5 and lo.bits == 18
+    sents = read_t1(pt_r2l["t1"])
+    both = [r.realize(s).order for s in sents]
+    assert all(sorted(o) == list(range(len(s))) for o, s in zip(both, sents))
+    lo.r2l_weight = 0.0   # the left-to-right half alone: as a model without the backward table
+    alone = [r.realize(s).order for s in sents]
+    head = dict(m.header, sr=dict(m.header["sr"], order={k: v for k, v in m.header["sr"]["order"].items()
+                                                           if k != "r2l"}))
+    plain = Realizer(Model(np.array(m.weights[:1 << 18]), 18, m.tagdict, head), rerank_lm="none")
+    assert alone == [plain.realize(s).order for s in sents]
+    assert any(a != b for a, b in zip(both, alone))   # the backward model changes some orders
+    lo.r2l_weight = 0.5
+    from wo.sr.order import mirror_arrays
+
+    checked = 0
+    for d in _domains(pt_r2l["test"]):
+        final = lo.search(*lo._arrays(d), d.ctx, d.hi)[4]
+        if len(final) < 2:
+            continue
+        got = lo._rescore_r2l(d, final)
+        a, b = mirror_arrays(*lo._arrays(d))
+        back = lo.r2l.sequence_scores(a, b, *d.ctx, d.hi, np.array([q[::-1] for _, q in final], dtype=np.int32))
+        want = sorted(((sc + 0.5 * v, q) for (sc, q), v in zip(final, back)), key=lambda x: -x[0])
+        assert [q for _, q in got] == [q for _, q in want]
+        assert [x for x, _ in got] == pytest.approx([x for x, _ in want])
+        checked += 1
+    assert checked >= 20

@@ -375,6 +375,35 @@ cdef class DomainSearch:
         finally:
             free(sc); free(seq); free(used); free(hp); free(isg); free(cand)
 
+    def sequence_scores(self, const uint32_t[:, ::1] atoms, const int32_t[:, ::1] ints, uint32_t hu, uint32_t hl,
+                        uint32_t hr, int hi, const int32_t[:, ::1] seqs):
+        """The model score of each complete order of a domain: ``seqs`` int32 [S, k], one order
+        of the k item indices per row; each score sums the steps that build the row and the
+        closing step.  Arguments as :meth:`order`.  Returns float64 [S]."""
+        cdef OrderDomain d
+        self._domain(&d, atoms, ints, hu, hl, hr, hi)
+        cdef Py_ssize_t S = seqs.shape[0], k = seqs.shape[1], r, i
+        out = np.zeros(S, dtype=np.float64)
+        cdef double[::1] o = out
+        cdef int p2, p, x
+        cdef bint hp
+        cdef double v
+        with nogil:
+            for r in range(S):
+                p2 = -1
+                p = -1
+                hp = False
+                v = 0.0
+                for i in range(k + 1):
+                    x = seqs[r, i] if i < k else -2
+                    v += self._raw(&d, p2, p, x, hp)
+                    if x == d.hi:
+                        hp = True
+                    p2 = p
+                    p = x
+                o[r] = v
+        return out
+
     def features(self, const uint32_t[:, ::1] atoms, const int32_t[:, ::1] ints, uint32_t hu, uint32_t hl,
                  uint32_t hr, int hi, seq, bint end):
         """Masked feature indices (uint32 array, with repeats) of the steps that build ``seq``

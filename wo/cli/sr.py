@@ -95,7 +95,8 @@ def cmd_sr_train(a) -> int:
                                  contractions=(lambda: Contractions.build(mwt_files)) if mwt_files else None,
                                  compact=a.compact, jobs=a.jobs, backend=a.backend,
                                  scheduler=a.scheduler, suffix=a.order_suffix, sig=a.order_signature,
-                                 ends=a.order_ends, seeds=a.seeds, form_context=a.form_context)
+                                 ends=a.order_ends, seeds=a.seeds, form_context=a.form_context,
+                                 r2l=a.order_r2l)
         except DevMismatch as exc:
             err(str(exc))
             return EXIT_USER
@@ -222,6 +223,10 @@ def register(sub) -> None:
     t.add_argument("--seeds", type=positive_int, default=1,
                    help="--orderer local: train K perceptrons on differently shuffled data and average them "
                         "(a bagging-like ensemble in one weight table; K times the training time)")
+    t.add_argument("--order-r2l", type=float, default=0.0, metavar="WEIGHT",
+                   help="--orderer local: also train a right-to-left ordering model (as many perceptrons as --seeds, "
+                        "on the mirrored domains) that rescores each domain's final beam with this weight "
+                        "(0: none; 0.5 chosen by cross-validation; twice the training time, a table twice as large)")
     t.add_argument("--order-ends", action="store_true",
                    help="--orderer local: features of each step with the last words and the first words of both "
                         "phrases (their particles or prepositions)")

@@ -173,12 +173,18 @@ class LocalOrderer:
     templates (71-73: the step's relations with the relation set of the domain's dependents,
     the head item's ``kr``; the domains must be built with ``sig``); ends: the phrase-ends
     templates (74-77: the last words of p's and x's subtrees, and their first words, alone and
-    with the side and the head's UPOS).  Raises ValueError if the
-    weight table's size is not 2^hash_bits or for an unknown suffix spec.
+    with the side and the head's UPOS); r2l: the weights (float32 [2^hash_bits]) of a
+    right-to-left model, trained on the mirrored domains (:meth:`DomainSet.mirrored`), which
+    rescores each domain's final beam: an order's score becomes its left-to-right score plus
+    ``r2l_weight`` x the right-to-left model's score of the reversed order (5-fold CV with gold
+    forms, one perceptron each way, mean of epochs 4-8: de +0.71 BLEU, en_lines +0.52, zh +0.44,
+    ja +0.43, tr +0.43, es +0.41, fr_partut +0.33, vi +0.19; on top of three left-to-right
+    perceptrons, three right-to-left at weight 0.5: de +0.39, ja +0.16, es +0.19).  Raises
+    ValueError if a weight table's size is not 2^hash_bits or for an unknown suffix spec.
     """
 
     def __init__(self, weights: np.ndarray, hash_bits: int, beam: int = 16, suffix: Optional[str] = None,
-                 sig: bool = False, ends: bool = False):
+                 sig: bool = False, ends: bool = False, r2l: Optional[np.ndarray] = None, r2l_weight: float = 0.0):
         from .._fast._order import DomainSearch
 
         if weights.shape != (1 << hash_bits,):
@@ -190,7 +196,11 @@ class LocalOrderer:
         self.suffix_spec = suffix
         self.suffix = suffix_function(suffix)
         self.sig, self.ends = bool(sig), bool(ends)
-        self.core = DomainSearch(weights, hash_bits, beam, 4 if self.suffix is not None else 3, self.sig, self.ends)
+        fset = 4 if self.suffix is not None else 3
+        self.core = DomainSearch(weights, hash_bits, beam, fset, self.sig, self.ends)
+        # the right-to-left model: the same templates over mirrored domains (:func:`mirror_arrays`)
+        self.r2l = DomainSearch(r2l, hash_bits, beam, fset, self.sig, self.ends) if r2l is not None else None
+        self.r2l_weight = float(r2l_weight)
 
     # ------------------------------------------------------------------ features
     def _step_feats(self, d: Domain, p2: int, p: int, x: int, hp: bool) -> List[tuple]:
@@ -284,7 +294,22 @@ class LocalOrderer:
         if self.lin_dropped:
             d.side = [0] * len(d.items)
             d.cache = None
+        if self.r2l is not None and gold is None and len(final) > 1:
+            final = self._rescore_r2l(d, final)
+            self.final_beam = final
+            score, seq = final[0]
         return seq, score, gp, finished
+
+    def _rescore_r2l(self, d: Domain, final: List[tuple]) -> List[tuple]:
+        """The final beam [(score, seq)] rescored with the right-to-left model (``r2l_weight`` x
+        its score of each reversed order on the mirrored domain), best first (ties: the left-to-right
+        beam's order)."""
+        a, b = mirror_arrays(*self._arrays(d))
+        hu, hl, hr = d.ctx
+        seqs = np.array([fseq[::-1] for _, fseq in final], dtype=np.int32)
+        back = self.r2l.sequence_scores(a, b, hu, hl, hr, d.hi, seqs)
+        out = [(fsc + self.r2l_weight * float(v), fseq) for (fsc, fseq), v in zip(final, back)]
+        return sorted(out, key=lambda x: -x[0])
 
     def search(self, a: np.ndarray, b: np.ndarray, ctx: tuple, hi: int, gold=None,
                deadline: Optional[float] = None) -> tuple:
@@ -444,6 +469,22 @@ def gold_domains(heads: Sequence[int], gold_pos: Sequence[int], lemmas, upos, de
                                 gold_pos, suffix, sig) for v in range(1, n + 1) if kids[v]]
 
 
+# the atom rows of a mirrored domain: first/fu and last/lu change places (Domain's rows r u l m
+# first fu last lu kr sz sf)
+MIRROR_ROWS = [0, 1, 2, 3, 6, 7, 4, 5, 8, 9, 10]
+
+
+def mirror_arrays(a: np.ndarray, b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """A domain's arrays (atoms uint32 [NROWS, k], ints int32 [2, k]: :meth:`LocalOrderer._arrays`)
+    as seen from the right: each item's subtree read backwards (its first and last words change
+    places) and its ``lin`` side negated, so that the reversed order of the domain is an order
+    of the mirrored one and a right-to-left model is the same templates trained on mirrored
+    domains.  Returns new arrays."""
+    b2 = b.copy()
+    b2[0] = -b2[0]
+    return np.ascontiguousarray(a[MIRROR_ROWS]), b2
+
+
 class DomainSet:
     """Training domains packed in flat numpy arrays, so that shards of them travel to worker
     processes (parameter mixing) as a few buffers instead of thousands of objects.
@@ -505,6 +546,20 @@ class DomainSet:
                                            + np.arange(w * start[-1]))]
         return DomainSet(rows(self.atoms, NROWS), rows(self.ints, 2), self.gold[items], start,
                          self.ctx[idx], self.hi[idx])
+
+    def mirrored(self) -> "DomainSet":
+        """Every domain seen from the right (:func:`mirror_arrays`), its reference order reversed:
+        the training set of a right-to-left model."""
+        k = np.diff(self.start)
+        dom = np.repeat(np.arange(len(k)), k)             # the domain of each item
+        s, kk = self.start[dom], k[dom]
+        off = np.arange(int(self.start[-1])) - s           # the item's place in its domain
+        atoms = np.empty_like(self.atoms)
+        for r, src in enumerate(MIRROR_ROWS):
+            atoms[NROWS * s + r * kk + off] = self.atoms[NROWS * s + src * kk + off]
+        ints = self.ints.copy()
+        ints[2 * s + off] = -self.ints[2 * s + off]
+        return DomainSet(atoms, ints, self.gold[s + kk - 1 - off], self.start.copy(), self.ctx.copy(), self.hi.copy())
 
     def view(self, i: int) -> tuple:
         """Domain i as (atoms uint32 [NROWS, k], ints int32 [2, k], (hu, hl, hr), hi, gold int32 [k])."""

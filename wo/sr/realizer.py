@@ -366,8 +366,12 @@ class Realizer(system.System):
             if order.get("feature_set") != ORDER_FEATURES:
                 raise ValueError(f"{model.path or 'model'}: local-order feature set {order.get('feature_set')!r}, "
                                  f"expected {ORDER_FEATURES!r} (retrain with this version of wo)")
-            self.local = LocalOrderer(model.weights, model.hash_bits, int(order.get("beam", 16)), order.get("suffix"),
-                                      bool(order.get("sig", False)), bool(order.get("ends", False)))
+            r2l = float(order.get("r2l", 0.0))   # a right-to-left model in the table's second half
+            bits = model.hash_bits - (1 if r2l else 0)
+            half = 1 << bits
+            self.local = LocalOrderer(model.weights[:half], bits, int(order.get("beam", 16)), order.get("suffix"),
+                                      bool(order.get("sig", False)), bool(order.get("ends", False)),
+                                      r2l=model.weights[half:] if r2l else None, r2l_weight=r2l)
             self.lm, self.core = None, None
             return
         self.lm = resolve_lm(model, lm)

@@ -161,7 +161,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
                    scheduler: Optional[str] = None, suffix: Optional[str] = None, sig: bool = False,
-                   ends: bool = False, seeds: int = 1, form_context: bool = False) -> dict:
+                   ends: bool = False, seeds: int = 1, form_context: bool = False, r2l: float = 0.0) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
     head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
     best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
@@ -191,7 +191,11 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     weight in the choice of forms (``decode.context_weight``) are chosen on dev among
     ``FormContext.WEIGHTS`` (``context_dev`` and ``context_dev_next_initial`` in the record: dev
     BLEU by weight, no LM; on ties without the templates, then the smaller weight) and the
-    other is dropped.  Returns
+    other is dropped.  r2l: when > 0, ``seeds`` more perceptrons learn a right-to-left model on
+    the mirrored domains (:meth:`wo.sr.order.DomainSet.mirrored`; seeds ``seed + seeds``, ...),
+    which rescores each domain's final beam with this weight (``sr.order.r2l``; the weight
+    table is then 2^(hash_bits + 1): the left-to-right half, then the right-to-left half; the
+    epochs run one trainer after the other).  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
     BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
     suffix spec.
@@ -239,24 +243,31 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
               "sr": {"lexicon": lexicon.to_json(), "question_labels": False, "lang": lexicon.lang,
                      "lift": lift.to_json(), "order": {"kind": "local", "feature_set": ORDER_FEATURES, "beam": beam,
                                **({"suffix": suffix} if suffix else {}), **({"sig": True} if sig else {}),
-                               **({"ends": True} if ends else {})},
+                               **({"ends": True} if ends else {}), **({"r2l": float(r2l)} if r2l > 0 else {})},
                      **({"mwt": contractions.to_json()} if contractions is not None else {})}}
     if seeds < 1:
         raise ValueError(f"seeds must be at least 1, not {seeds}")
     record["seeds"] = seeds
+    record["r2l"] = float(r2l) if r2l > 0 else 0.0
     trainers = [LocalTrainer(domains, hash_bits, beam, seed + i, suffix=suffix, sig=sig, ends=ends, **par)
                 for i in range(seeds)]
     trainer = trainers[0]
+    mirrored = domains.mirrored() if r2l > 0 else None
+    backward = [LocalTrainer(mirrored, hash_bits, beam, seed + seeds + i, suffix=suffix, sig=sig, ends=ends, **par)
+                for i in range(seeds)] if r2l > 0 else []
 
     def run_epoch(ep: int) -> dict:
-        recs = [t.epoch(ep) for t in trainers]
+        recs = [t.epoch(ep) for t in trainers + backward]
         return {"updates": sum(r["updates"] for r in recs), "seconds": round(sum(r["seconds"] for r in recs), 2),
                 "shards": recs[0]["shards"]}
 
+    def mean(ts) -> np.ndarray:
+        if len(ts) == 1:
+            return ts[0].averaged()
+        return np.mean([t.averaged() for t in ts], axis=0, dtype=np.float64).astype(np.float32)
+
     def averaged() -> np.ndarray:
-        if seeds == 1:
-            return trainer.averaged()
-        return np.mean([t.averaged() for t in trainers], axis=0, dtype=np.float64).astype(np.float32)
+        return np.concatenate([mean(trainers), mean(backward)]) if backward else mean(trainers)
 
     dev_lexicon = Lexicon.from_json(header["sr"]["lexicon"])   # as a Realizer builds it, once for every epoch
 
@@ -311,10 +322,12 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
             f"{model.header['training']['context_dev_next_initial']})")
 
     return epoch_loop(epochs, run_epoch,
-                      lambda: Model(averaged(), hash_bits, TagDictionary({}, ["_"]), dict(header)),
+                      lambda: Model(averaged(), hash_bits + (1 if backward else 0), TagDictionary({}, ["_"]),
+                                    dict(header)),
                       out, record, dev_eval if dev else None, log, t_all, compact,
                       finish=choose_context_weight if form_context else None,
-                      start_epoch=start_epoch if trainer.mixing and backend == "loky" and seeds == 1 else None)
+                      start_epoch=start_epoch if trainer.mixing and backend == "loky" and seeds == 1 and not backward
+                      else None)
 
 
 def _prepare(spec: tuple, batch: list) -> list:
