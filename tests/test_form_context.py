@@ -94,7 +94,7 @@ def test_context_weight_needs_a_context_model(tmp_path):
     t1 = tmp_path / "ja.t1"
     t1.write_text("# sent_id = 1\n1\t行く\t_\tVERB\t_\t_\t0\troot\t_\toriginal_id=1\n"
                   "2\tた\t_\tAUX\t_\t_\t1\taux\t_\toriginal_id=2\n\n", encoding="utf-8")
-    p = wo_cli(["sr", "realize", "--lang", "it_partut", "--input", t1, "--output", tmp_path / "it.txt",
+    p = wo_cli(["sr", "realize", "--lang", "vi_vtb", "--input", t1, "--output", tmp_path / "vi.txt",
                 "--context-weight", "1"])
     assert p.returncode == 2 and "no form context model" in p.stderr and "Traceback" not in p.stderr
     p = wo_cli(["sr", "realize", "--lang", "ja", "--input", t1, "--output", tmp_path / "ja.txt", "--quiet"])
