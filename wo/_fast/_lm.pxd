@@ -56,4 +56,5 @@ cdef class NgramModel:
 
     cdef void begin(self, LMState* s) noexcept nogil
     cdef float score(self, const LMState* s, int32_t w, LMState* out) noexcept nogil
+    cdef double walk(self, LMState* s, const int32_t* ids, Py_ssize_t n, bint bos) noexcept nogil
     cdef void prefetch(self, const LMState* s, int32_t w) noexcept nogil

@@ -338,20 +338,28 @@ cdef class NgramModel:
             o[T] = self.score(&a, self.eos, &b)
         return out
 
+    cdef double walk(self, LMState* s, const int32_t* ids, Py_ssize_t n, bint bos) noexcept nogil:
+        """Start ``s`` (after ``<s>`` when ``bos``, else empty) and advance it over the ``n`` word
+        ids; returns their summed log10 probability."""
+        cdef LMState b
+        cdef double acc = 0.0
+        cdef Py_ssize_t t
+        if bos:
+            self.begin(s)
+        else:
+            s.len = 0
+        for t in range(n):
+            acc += self.score(s, ids[t], &b)
+            s[0] = b
+        return acc
+
     def total(self, const int32_t[::1] ids, bint bos=True, bint eos=True):
         """log10 p of one sentence of word ids (the sum of :meth:`word_scores`, added in order):
         float.  The realiser's rescoring of a domain's orders calls it per order."""
-        cdef Py_ssize_t T = ids.shape[0], t
-        cdef double acc = 0.0
+        cdef double acc
         cdef LMState a, b
         with nogil:
-            if bos:
-                self.begin(&a)
-            else:
-                a.len = 0
-            for t in range(T):
-                acc += self.score(&a, ids[t], &b)
-                a = b
+            acc = self.walk(&a, &ids[0] if ids.shape[0] else NULL, ids.shape[0], bos)
             if eos:
                 acc += self.score(&a, self.eos, &b)
         return acc
@@ -359,18 +367,12 @@ cdef class NgramModel:
     def next_scores(self, const int32_t[::1] history, const int32_t[::1] words, bint bos=True):
         """log10 p of each of ``words`` after ``history`` (word ids; after ``<s>`` when ``bos``):
         float64[len(words)].  The choice of forms scores a hypothesis' candidates in one call."""
-        cdef Py_ssize_t T = history.shape[0], W = words.shape[0], t
+        cdef Py_ssize_t W = words.shape[0], t
         out = np.zeros(W, dtype=np.float64)
         cdef double[::1] o = out
         cdef LMState a, b
         with nogil:
-            if bos:
-                self.begin(&a)
-            else:
-                a.len = 0
-            for t in range(T):
-                self.score(&a, history[t], &b)
-                a = b
+            self.walk(&a, &history[0] if history.shape[0] else NULL, history.shape[0], bos)
             for t in range(W):
                 o[t] = self.score(&a, words[t], &b)
         return out
