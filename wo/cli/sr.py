@@ -223,7 +223,7 @@ def register(sub) -> None:
     t.add_argument("--seeds", type=positive_int, default=1,
                    help="--orderer local: train K perceptrons on differently shuffled data and average them "
                         "(a bagging-like ensemble in one weight table; K times the training time)")
-    t.add_argument("--order-r2l", type=float, default=0.0, metavar="WEIGHT",
+    t.add_argument("--order-r2l", type=nonneg_float, default=0.0, metavar="WEIGHT",
                    help="--orderer local: also train a right-to-left ordering model (as many perceptrons as --seeds, "
                         "on the mirrored domains) that rescores each domain's final beam with this weight "
                         "(0: none; 0.5 chosen by cross-validation; twice the training time, a table twice as large)")
