@@ -202,6 +202,18 @@ class LocalOrderer:
         self.r2l = DomainSearch(r2l, hash_bits, beam, fset, self.sig, self.ends) if r2l is not None else None
         self.r2l_weight = float(r2l_weight)
 
+    @classmethod
+    def from_table(cls, weights: np.ndarray, hash_bits: int, order: dict) -> "LocalOrderer":
+        """The orderer of a model file: its weight table (float32 [2^hash_bits]) and header
+        ``sr.order`` (beam, suffix, sig, ends, r2l).  With ``r2l`` the table holds two models of
+        2^(hash_bits - 1) weights, left-to-right then right-to-left (:func:`join_tables`, as
+        ``wo sr train --order-r2l`` writes them).  Raises ValueError as the constructor."""
+        r2l = float(order.get("r2l", 0.0))
+        bits = hash_bits - (1 if r2l else 0)
+        half = 1 << bits
+        return cls(weights[:half], bits, int(order.get("beam", 16)), order.get("suffix"), bool(order.get("sig", False)),
+                   bool(order.get("ends", False)), r2l=weights[half:] if r2l else None, r2l_weight=r2l)
+
     # ------------------------------------------------------------------ features
     def _step_feats(self, d: Domain, p2: int, p: int, x: int, hp: bool) -> List[tuple]:
         """The feature keys (tuples of uint32: template id, atoms) of appending x after p2 p."""
@@ -483,6 +495,16 @@ def mirror_arrays(a: np.ndarray, b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
     b2 = b.copy()
     b2[0] = -b2[0]
     return np.ascontiguousarray(a[MIRROR_ROWS]), b2
+
+
+def join_tables(forward: np.ndarray, backward: Optional[np.ndarray], hash_bits: int) -> Tuple[np.ndarray, int]:
+    """The weight table of a model file from the left-to-right model's weights (float32
+    [2^hash_bits]) and, when not None, the right-to-left model's (same shape): (float32 table,
+    its hash bits), the two halves one after the other (read back by
+    :meth:`LocalOrderer.from_table`)."""
+    if backward is None:
+        return forward, hash_bits
+    return np.concatenate([forward, backward]), hash_bits + 1
 
 
 class DomainSet:

@@ -366,12 +366,7 @@ class Realizer(system.System):
             if order.get("feature_set") != ORDER_FEATURES:
                 raise ValueError(f"{model.path or 'model'}: local-order feature set {order.get('feature_set')!r}, "
                                  f"expected {ORDER_FEATURES!r} (retrain with this version of wo)")
-            r2l = float(order.get("r2l", 0.0))   # a right-to-left model in the table's second half
-            bits = model.hash_bits - (1 if r2l else 0)
-            half = 1 << bits
-            self.local = LocalOrderer(model.weights[:half], bits, int(order.get("beam", 16)), order.get("suffix"),
-                                      bool(order.get("sig", False)), bool(order.get("ends", False)),
-                                      r2l=model.weights[half:] if r2l else None, r2l_weight=r2l)
+            self.local = LocalOrderer.from_table(model.weights, model.hash_bits, order)
             self.lm, self.core = None, None
             return
         self.lm = resolve_lm(model, lm)
@@ -449,6 +444,7 @@ class Realizer(system.System):
                                           rescore=self._domain_rescore(s, heads, low),
                                           deadline=t0 + self.timeout if self.timeout > 0 else None)
         status = "timeout" if self.local.timed_out else "ok"
+        upos_out, head_pos = _output_tree(s, idx)   # per output position: UPOS, the head's position (-1: root)
         allo = self.lexicon.allomorphs if self.allomorph_weight else None
         fc = self.lexicon.context if self.context_weight else None
         if (self.rerank_lm is not None or allo is not None or fc is not None) and not gold:
@@ -456,9 +452,7 @@ class Realizer(system.System):
             ordered = [cands[i] for i in idx]
             ctx = None
             if fc is not None:
-                at = {t: p for p, t in enumerate(idx)}
-                ctx = fc.scores([s.lemmas[i] for i in idx], [s.upos[i] for i in idx], [s.deprels[i] for i in idx],
-                                [at[s.heads[i] - 1] if s.heads[i] else -1 for i in idx], ordered)
+                ctx = fc.scores([s.lemmas[i] for i in idx], upos_out, [s.deprels[i] for i in idx], head_pos, ordered)
             out = choose_forms(self.rerank_lm, ordered, self.form_penalty, keys=keys,
                                allomorphs=allo, allomorph_weight=self.allomorph_weight,
                                context=ctx, context_weight=self.context_weight)
@@ -466,11 +460,9 @@ class Realizer(system.System):
             out = [forms[i] for i in idx]
         lang = self.lexicon.language
         if self.articles and not gold:
-            out = lang.postprocess(out, [s.lemmas[i] for i in idx], *_output_tree(s, idx))
+            out = lang.postprocess(out, [s.lemmas[i] for i in idx], upos_out, head_pos)
         toks = lang.capitalise(out)
-        at = {t: p for p, t in enumerate(idx)}
-        out_heads = [0 if s.heads[t] == 0 else at[s.heads[t] - 1] + 1 for t in idx]
-        return SRResult(toks, idx, out_heads, [s.deprels[i] for i in idx], 0,
+        return SRResult(toks, idx, [h + 1 for h in head_pos], [s.deprels[i] for i in idx], 0,
                         self.contractions.apply(toks) if len(self.contractions) else None,
                         score=float(score), status=status, pops=0, seconds=time.perf_counter() - t0)
 
@@ -489,21 +481,18 @@ class Realizer(system.System):
             return None
         tags = [_pos(s, i) for i in range(len(s))]
         n = len(s)
-
-        def ids(lm, words) -> np.ndarray:   # the sentence's words mapped once (KenLM's vocabulary ids)
-            return lm.word_ids(words)
-
-        wids = ids(wl, low) if wl is not None else None
+        # the sentence's words mapped to each LM's ids once (KenLM's vocabulary ids), gathered per order
+        wids = wl.word_ids(low) if wl is not None else None
         scorers = []   # per view LM: (core, weight, kind, item ids, head-item ids, G_ ids of each head)
         for lm, w, view in views:
             if view in ("dep-mix", "dep-word"):
                 lex = view == "dep-word"
-                items = ids(lm, [low[i] if lex or tags[i] in CLOSED_TAGS else tags[i] for i in range(n)])
-                hitems = ids(lm, ["H_" + (low[i] if lex else tags[i]) for i in range(n)])
-                gs = ids(lm, ["G_" + (tags[heads[i] - 1] if heads[i] > 0 else "ROOT") for i in range(n)])
+                items = lm.word_ids([low[i] if lex or tags[i] in CLOSED_TAGS else tags[i] for i in range(n)])
+                hitems = lm.word_ids(["H_" + (low[i] if lex else tags[i]) for i in range(n)])
+                gs = lm.word_ids(["G_" + (tags[heads[i] - 1] if heads[i] > 0 else "ROOT") for i in range(n)])
                 scorers.append((lm.core, w, "dep", items, hitems, gs))
             else:
-                scorers.append((lm.core, w, "span", ids(lm, tags if view == "pos" else low), None, None))
+                scorers.append((lm.core, w, "span", lm.word_ids(tags if view == "pos" else low), None, None))
 
         def rescore(h: int, span: List[int], order: List[int]) -> float:
             root = heads[h] == 0

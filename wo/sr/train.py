@@ -204,7 +204,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     from ..io.batch import map_start
     from ..model import Model, TagDictionary
     from ..learn import epoch_loop
-    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer, suffix_function
+    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer, join_tables, suffix_function
 
     suffix = None if suffix in (None, "none") else suffix
     suffix_function(suffix)   # ValueError before any work
@@ -266,8 +266,9 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
             return ts[0].averaged()
         return np.mean([t.averaged() for t in ts], axis=0, dtype=np.float64).astype(np.float32)
 
-    def averaged() -> np.ndarray:
-        return np.concatenate([mean(trainers), mean(backward)]) if backward else mean(trainers)
+    def make_model() -> Model:
+        table, bits = join_tables(mean(trainers), mean(backward) if backward else None, hash_bits)
+        return Model(table, bits, TagDictionary({}, ["_"]), dict(header))
 
     dev_lexicon = Lexicon.from_json(header["sr"]["lexicon"])   # as a Realizer builds it, once for every epoch
 
@@ -321,10 +322,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
             f"{model.header['training']['context_dev']}, with the next initial "
             f"{model.header['training']['context_dev_next_initial']})")
 
-    return epoch_loop(epochs, run_epoch,
-                      lambda: Model(averaged(), hash_bits + (1 if backward else 0), TagDictionary({}, ["_"]),
-                                    dict(header)),
-                      out, record, dev_eval if dev else None, log, t_all, compact,
+    return epoch_loop(epochs, run_epoch, make_model, out, record, dev_eval if dev else None, log, t_all, compact,
                       finish=choose_context_weight if form_context else None,
                       start_epoch=start_epoch if trainer.mixing and backend == "loky" and seeds == 1 and not backward
                       else None)
