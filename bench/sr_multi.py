@@ -205,6 +205,22 @@ def wo(*args, log=None):
     return r, r.wall_s, r.rss_mb
 
 
+def order_options(tb: str) -> list:
+    """The local orderer's options of TB's shipped model (``wo sr train`` arguments)."""
+    args = []
+    if tb in ORDER_SUFFIX:
+        args += ["--order-suffix", ORDER_SUFFIX[tb]]
+    if tb in ORDER_SIGNATURE:
+        args += ["--order-signature"]
+    if tb in ORDER_ENDS:
+        args += ["--order-ends"]
+    if tb in SEEDS:
+        args += ["--seeds", str(SEEDS[tb])]
+    if tb in ORDER_R2L:
+        args += ["--order-r2l", str(ORDER_R2L[tb])]
+    return args
+
+
 def train(tb: str, log, epochs: int = 5, hash_bits: int = 21, suffix: str = "", jobs: int = 1,
           orderer: str = "local") -> dict:
     """``wo sr train --orderer ORDERER`` on out/sr-multi/TB (best epoch by dev BLEU) ->
@@ -214,16 +230,8 @@ def train(tb: str, log, epochs: int = 5, hash_bits: int = 21, suffix: str = "", 
     args = ["sr", "train", "--train", f"{w}/train.t1", "--dev", f"{w}/dev.t1", "--dev-ref", f"{w}/dev.conllu",
             "--lang", lang_of(tb), "--mwt", f"{w}/train.conllu", "--epochs", str(epochs), "--orderer", orderer,
             "--hash-bits", str(hash_bits), "--compact", "q8", "--model", model]
-    if orderer == "local" and tb in ORDER_SUFFIX:
-        args[-2:-2] = ["--order-suffix", ORDER_SUFFIX[tb]]
-    if orderer == "local" and tb in ORDER_SIGNATURE:
-        args[-2:-2] = ["--order-signature"]
-    if orderer == "local" and tb in ORDER_ENDS:
-        args[-2:-2] = ["--order-ends"]
-    if orderer == "local" and tb in SEEDS:
-        args[-2:-2] = ["--seeds", str(SEEDS[tb])]
-    if orderer == "local" and tb in ORDER_R2L:
-        args[-2:-2] = ["--order-r2l", str(ORDER_R2L[tb])]
+    if orderer == "local":
+        args[-2:-2] = order_options(tb)
     if orderer == "search":
         args[-2:-2] = ["--jobs", str(jobs)]
     log(f"{tb}: wo {' '.join(args)}")
@@ -917,8 +925,10 @@ def table(log, write: bool = True) -> str:
         o = r.get("orderer", "search")
         rep = f", median of {r['repeat']} runs" if r.get("repeat", 1) > 1 else ""
         ep = (f" (the epochs with their dev decoding {r['epochs_speedup']:.2f}x)" if "epochs_speedup" in r else "")
+        shp = (f" --as-shipped`, i.e. `{' '.join(r['options'])}` as its shipped model; "
+               if r.get("options") else "`; ")
         extra.append(f"* **Parallel training, {o} orderer** (iterative parameter mixing, `python bench/sr_multi.py "
-                     f"ipm --orderer {o} --tb {r['treebank']} --epochs {r['epochs']}`; {r['cpu']}, {r['nproc']} "
+                     f"ipm --orderer {o} --tb {r['treebank']} --epochs {r['epochs']}{shp}{r['cpu']}, {r['nproc']} "
                      f"cores{rep}): `--jobs 1` {a['wall_seconds']:.0f} s, dev BLEU {a['dev_bleu']:.2f}; `--jobs 2` "
                      f"{b['wall_seconds']:.0f} s, dev BLEU {b['dev_bleu']:.2f}: **{r['speedup']:.2f}x** faster{ep}, "
                      f"{r['dev_bleu_difference']:+.2f} BLEU.")
@@ -1105,11 +1115,13 @@ def recheck_speed(tb: str, log, old_tree: str, runs: int = 5) -> dict:
 
 
 def ipm(tb: str, log, epochs: int = 2, hash_bits: Optional[int] = None, orderer: str = "search",
-        repeat: int = 1) -> dict:
+        repeat: int = 1, shipped: bool = False) -> dict:
     """Iterative parameter mixing against one process, side by side in one run: ``wo sr train
     --orderer ORDERER`` on TB with --jobs 1, then --jobs 2 (same epochs, data and settings;
     ``repeat`` times, alternating), whole-process wall time (median) and best dev BLEU of each
-    -> bench/results/sr_multi/ipm.TB.json (search) or ipm.TB.local.json."""
+    -> bench/results/sr_multi/ipm.TB.json (search) or ipm.TB.local.json; shipped (local
+    orderer): with the order options of TB's shipped model (:func:`order_options`, e.g. the
+    right-to-left model) -> ipm.TB.local.shipped.json."""
     w = os.path.join(WORK, tb)
     hash_bits = hash_bits or (LOCAL_HASH_BITS if orderer == "local" else 21)
     rec = {"treebank": tb, "orderer": orderer, "epochs": epochs, "hash_bits": hash_bits,
@@ -1120,7 +1132,7 @@ def ipm(tb: str, log, epochs: int = 2, hash_bits: Optional[int] = None, orderer:
                     "--lang", lang_of(tb), "--orderer", orderer, "--epochs", str(epochs), "--hash-bits",
                     str(hash_bits), "--jobs", str(jobs), "--model", f"{w}/ipm{jobs}.wo"]
             if orderer == "local":
-                args[-2:-2] = ["--mwt", f"{w}/train.conllu", "--compact", "q8"]
+                args[-2:-2] = ["--mwt", f"{w}/train.conllu", "--compact", "q8"] + (order_options(tb) if shipped else [])
             p, secs, rss = wo(*args)
             t = json.loads(p.stdout)
             run = rec["runs"].setdefault(str(jobs), {
@@ -1140,7 +1152,9 @@ def ipm(tb: str, log, epochs: int = 2, hash_bits: Optional[int] = None, orderer:
                                   / (sum(r2["epoch_seconds"]) + r2["dev_seconds"][-1]), 2)
     rec["dev_bleu_difference"] = round(r2["dev_bleu"] - r1["dev_bleu"], 2)
     os.makedirs(RES, exist_ok=True)
-    with open(os.path.join(RES, f"ipm.{tb}{'.local' if orderer == 'local' else ''}.json"), "w") as f:
+    rec["options"] = order_options(tb) if shipped and orderer == "local" else []
+    name = f"ipm.{tb}{'.local' if orderer == 'local' else ''}{'.shipped' if rec['options'] else ''}.json"
+    with open(os.path.join(RES, name), "w") as f:
         json.dump(rec, f, indent=1)
     log(f"{tb}: --jobs 2 is {rec['speedup']}x faster, dev BLEU {rec['dev_bleu_difference']:+.2f}")
     return rec
@@ -1157,6 +1171,8 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=1, help="train: parameter-mixing shards")
     ap.add_argument("--repeat", type=int, default=1, help="ipm: side-by-side repetitions (median wall time)")
+    ap.add_argument("--as-shipped", action="store_true",
+                    help="ipm: with the order options of the treebank's shipped model (e.g. --order-r2l)")
     ap.add_argument("--hash-bits", type=int, default=None, help="default: HASH_BITS, else 21")
     ap.add_argument("--suffix", default="", help="model name suffix (experiments)")
     ap.add_argument("--tb", nargs="*", default=None, help="treebank codes (default: all)")
@@ -1199,7 +1215,7 @@ def main(argv=None) -> int:
         elif a.step == "ship":
             ship(tb, log)
         elif a.step == "ipm":
-            ipm(tb, log, a.epochs, a.hash_bits, a.orderer, a.repeat)
+            ipm(tb, log, a.epochs, a.hash_bits, a.orderer, a.repeat, a.as_shipped)
         elif a.step == "speed":
             speed(tb, log)
         elif a.step == "recheck-speed":

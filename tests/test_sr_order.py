@@ -207,6 +207,30 @@ def test_parameter_mixing_trains_as_well_as_one_process(trained):
     assert np.array_equal(w2, w3)   # the same shards, seeds and mixing: the same weights
 
 
+def test_one_dispatch_of_several_perceptrons_trains_each_as_alone(pt_train):
+    """wo sr train --seeds/--order-r2l with --jobs 2: every perceptron's shards go to the loky
+    workers in one dispatch per epoch (start_epochs); each perceptron's weights are those of its
+    epochs run alone, and the record counts the updates of all."""
+    from wo.sr.order import DomainSet, LocalTrainer, start_epochs
+
+    ds = DomainSet.of(_domains(pt_train[:200]))
+    back = ds.mirrored()
+
+    def trainers():
+        return [LocalTrainer(ds, 16, 8, seed=1, jobs=2), LocalTrainer(back, 16, 8, seed=2, jobs=2)]
+
+    together, alone = trainers(), trainers()
+    for ep in (1, 2):
+        rec = start_epochs(together, ep)()
+        ups = [t.epoch(ep)["updates"] for t in alone]
+        assert rec["updates"] == sum(ups) > 0 and rec["shards"] == 2
+    for a, b in zip(together, alone):
+        assert np.array_equal(a.averaged(), b.averaged()) and a.learner.avg_count == b.learner.avg_count
+    assert not np.array_equal(together[0].averaged(), together[1].averaged())
+    with pytest.raises(ValueError):
+        start_epochs([], 1)
+
+
 @pytest.mark.parametrize("suffix,sig,ends", [(None, False, False), ("chars:2", False, False), ("morpheme", False, False),
                                              (None, True, False), ("chars:2", True, False), (None, False, True),
                                              ("morpheme", True, True)])

@@ -164,9 +164,9 @@ def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callab
     for ep in range(1, epochs + 1):
         if pending is not None:
             ent = pending()
-            model = make_model()
             if ep < epochs:      # the next epoch trains in the workers while dev is decoded here
                 pending = start_epoch(ep + 1)
+            model = make_model()   # this epoch's weights: the workers read theirs from the dispatch
         else:
             ent = run_epoch(ep)
             model = make_model()

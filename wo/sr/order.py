@@ -662,17 +662,18 @@ def _resident_shard(path: str) -> "DomainSet":
     return ds
 
 
-def _mix_shard_resident(state: tuple, batch: list) -> list:
-    """:func:`_mix_shard` for workers on this machine (loky processes): the weights W (float32
-    [2^b]) are read from the file ``state[0]``, each shard is a file memory-mapped once per
+def _mix_shard_resident(batch: list) -> list:
+    """:func:`_mix_shard` for workers on this machine (loky processes).  Each item of ``batch`` is
+    ((w_path, c, bits, beam, spec), shard path, seed): the weights W (float32 [2^bits]) are read
+    from the file ``w_path`` (the item's own trainer: one dispatch may carry the shards of
+    several perceptrons, :func:`start_epochs`), each shard is a file memory-mapped once per
     worker (:func:`_resident_shard`), and the result is sparse, so that an epoch moves
-    kilobytes, not the 12 MB of W and U per shard and way.  Returns per shard (idx int64 [m]:
+    kilobytes, not the 12 MB of W and U per shard and way.  Returns per item (idx int64 [m]:
     the features whose weight or accumulator changed, their new weights float32 [m], their
     accumulator increments float64 [m] (the accumulator started at 0), domains, updates)."""
-    w_path, c0, bits, beam, spec = state
-    W0 = np.fromfile(w_path, dtype=np.float32)
     out = []
-    for path, seed in batch:
+    for (w_path, c0, bits, beam, spec), path, seed in batch:
+        W0 = np.fromfile(w_path, dtype=np.float32)
         ds = _resident_shard(path)
         w, u = W0.copy(), np.zeros(len(W0), dtype=np.float64)
         updates = _shard_pass(w, u, c0, bits, beam, spec, ds, seed)
@@ -736,24 +737,7 @@ class LocalTrainer:
         t0 = time.perf_counter()
         lr = self.learner
         if self._dir is not None:
-            self.w.tofile(self.w_file)       # read by the workers at the start of their task
-            wait_sparse = map_start(_mix_shard_resident, ((self.w_file, lr.avg_count, self.hash_bits, self.beam,
-                                                           self.spec),),
-                                    [(f, self.seed * 7919 + ep * 101 + k) for k, f in enumerate(self.shard_files)],
-                                    jobs=self.jobs, chunk=1)
-
-            def finish_sparse() -> dict:
-                res = wait_sparse()
-                K = len(res)
-                W = self.w.astype(np.float64)
-                for idx, w_new, du, _, _ in res:     # the uniform mixture of the shards' weights
-                    W[idx] += (w_new.astype(np.float64) - self.w[idx]) / K
-                    self.u[idx] += du / K
-                self.w[:] = W.astype(np.float32)
-                lr.avg_count += float(np.mean([r[3] for r in res]))
-                return {"updates": int(sum(r[4] for r in res)), "seconds": round(time.perf_counter() - t0, 2),
-                        "shards": self.jobs}
-            return finish_sparse
+            return start_epochs([self], ep)
         if self.mixing:
             wait = mix_start(_mix_shard, (self.w, self.u, lr.avg_count, self.hash_bits, self.beam, self.spec),
                              [(sh, self.seed * 7919 + ep * 101 + k) for k, sh in enumerate(self.shards)],
@@ -772,6 +756,58 @@ class LocalTrainer:
     def averaged(self) -> np.ndarray:
         """The averaged weights W - U / c, float32 [2^hash_bits]."""
         return (self.w - self.u / self.learner.avg_count).astype(np.float32)
+
+    def _resident_tasks(self, ep: int) -> list:
+        """The items of epoch ``ep`` for :func:`_mix_shard_resident` (the current weights are
+        written to this trainer's W file now)."""
+        self.w.tofile(self.w_file)       # read by the workers at the start of their task
+        state = (self.w_file, self.learner.avg_count, self.hash_bits, self.beam, self.spec)
+        return [(state, f, self.seed * 7919 + ep * 101 + k) for k, f in enumerate(self.shard_files)]
+
+    def _mix_sparse(self, res: list) -> int:
+        """The uniform mixture of this trainer's shards from :func:`_mix_shard_resident`'s
+        results ``res`` (one per shard), into W and U in place; the averaging count advances
+        by the mean shard size.  Returns the updates made."""
+        K = len(res)
+        touched = np.unique(np.concatenate([r[0] for r in res]))   # the mixture moves these alone
+        W = self.w[touched].astype(np.float64)
+        for idx, w_new, du, _, _ in res:
+            W[np.searchsorted(touched, idx)] += (w_new.astype(np.float64) - self.w[idx]) / K
+            self.u[idx] += du / K
+        self.w[touched] = W.astype(np.float32)
+        self.learner.avg_count += float(np.mean([r[3] for r in res]))
+        return int(sum(r[4] for r in res))
+
+
+def start_epochs(trainers: Sequence[LocalTrainer], ep: int) -> Callable[[], dict]:
+    """Epoch ``ep`` of several perceptrons (the seeds and directions of ``wo sr train``) in two
+    halves, as :meth:`LocalTrainer.start` for one: when every trainer mixes over loky processes
+    (the same ``jobs``), all their shards go out in one dispatch now, so that the workers never
+    wait between perceptrons and this process is free (e.g. to decode dev with the previous
+    epoch's weights); otherwise each trainer's epoch runs now, one after the other.  The
+    returned function waits, mixes each trainer's shards (:meth:`LocalTrainer._mix_sparse`)
+    and returns {"updates": over all trainers, "seconds": from dispatch to the end,
+    "shards"}.  The weights are those of the trainers' epochs run one by one.
+    Raises ValueError for no trainers."""
+    t0 = time.perf_counter()
+    if not trainers:
+        raise ValueError("start_epochs needs at least one trainer")
+    if all(t._dir is not None for t in trainers):
+        tasks = [task for t in trainers for task in t._resident_tasks(ep)]
+        wait = map_start(_mix_shard_resident, (), tasks, jobs=trainers[0].jobs, chunk=1)
+
+        def finish() -> dict:
+            res, k, updates = wait(), 0, 0
+            for t in trainers:
+                n = len(t.shard_files)
+                updates += t._mix_sparse(res[k:k + n])
+                k += n
+            return {"updates": updates, "seconds": round(time.perf_counter() - t0, 2), "shards": trainers[0].jobs}
+        return finish
+    recs = [t.start(ep)() for t in trainers]
+    rec = {"updates": sum(r["updates"] for r in recs), "seconds": round(time.perf_counter() - t0, 2),
+           "shards": recs[0]["shards"]}
+    return lambda: rec
 
 
 def _scratch_dir(nbytes: int) -> str:

@@ -194,8 +194,9 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     other is dropped.  r2l: when > 0, ``seeds`` more perceptrons learn a right-to-left model on
     the mirrored domains (:meth:`wo.sr.order.DomainSet.mirrored`; seeds ``seed + seeds``, ...),
     which rescores each domain's final beam with this weight (``sr.order.r2l``; the weight
-    table is then 2^(hash_bits + 1): the left-to-right half, then the right-to-left half; the
-    epochs run one trainer after the other).  Returns
+    table is then 2^(hash_bits + 1): the left-to-right half, then the right-to-left half).  With loky processes
+    each epoch of all the perceptrons (seeds and directions) is one dispatch of their shards
+    (:func:`wo.sr.order.start_epochs`).  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
     BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
     suffix spec.
@@ -204,7 +205,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     from ..io.batch import map_start
     from ..model import Model, TagDictionary
     from ..learn import epoch_loop
-    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer, join_tables, suffix_function
+    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer, join_tables, start_epochs, suffix_function
 
     suffix = None if suffix in (None, "none") else suffix
     suffix_function(suffix)   # ValueError before any work
@@ -257,9 +258,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                 for i in range(seeds)] if r2l > 0 else []
 
     def run_epoch(ep: int) -> dict:
-        recs = [t.epoch(ep) for t in trainers + backward]
-        return {"updates": sum(r["updates"] for r in recs), "seconds": round(sum(r["seconds"] for r in recs), 2),
-                "shards": recs[0]["shards"]}
+        return start_epochs(trainers + backward, ep)()
 
     def mean(ts) -> np.ndarray:
         if len(ts) == 1:
@@ -288,7 +287,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
         sr_score(["a"], ["a"], bleu_only=True)   # its imports (nltk, sacrebleu, rapidfuzz), once
 
     def start_epoch(ep: int):
-        finish = trainer.start(ep)
+        finish = start_epochs(trainers + backward, ep)   # every perceptron's shards in one dispatch
         if ep == 1 and dev:
             warm()
         return finish
@@ -324,8 +323,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
 
     return epoch_loop(epochs, run_epoch, make_model, out, record, dev_eval if dev else None, log, t_all, compact,
                       finish=choose_context_weight if form_context else None,
-                      start_epoch=start_epoch if trainer.mixing and backend == "loky" and seeds == 1 and not backward
-                      else None)
+                      start_epoch=start_epoch if trainer.mixing and backend == "loky" else None)
 
 
 def _prepare(spec: tuple, batch: list) -> list:
