@@ -152,6 +152,23 @@ def test_shipped_sr_model_realises_as_recorded(tmp_path):
     assert 5 <= sum(a != b for a, b in zip(rr, _golden("ewt-test-sr-200.tok.xz"))) <= 100
 
 
+def test_shipped_sr_models_find_the_lms_they_name_and_no_lm_is_left_unused():
+    """Every LM a shipped SR model's decode settings name (``decode.rerank_lm``, ``rerank_lms``)
+    is shipped where the realiser looks (beside the model, corpora/models/sr, or in
+    corpora/models; a clean clone has only what git tracks), and every LM in corpora/models/sr
+    is named by some model (a shipped LM nobody reads is dead weight in git history)."""
+    from wo.model import Model
+
+    sr = SHIPPED.parent / "sr"
+    named = set()
+    for p in sorted(sr.glob("*.wo")):
+        dec = Model.read_header(str(p))[0].get("decode", {})
+        for name in ([dec["rerank_lm"]] if dec.get("rerank_lm") else []) + [f for f, _ in dec.get("rerank_lms", [])]:
+            assert (sr / name).is_file() or (SHIPPED.parent / name).is_file(), f"{p.name} names {name}: not shipped"
+            named.add(name)
+    assert named >= {p.name for p in sr.glob("*.wolm")}
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not (SHIPPED.parent / "wo-en-wiki-4gram.wolm").exists(), reason="shipped LMs not in the tree")
 def test_shipped_tree_default_decodes_as_recorded(tmp_path):
