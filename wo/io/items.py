@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from .conllu import Sentence, parse_block
-from .text import detokenize, exists, open_text, read_blocks
+from .text import detokenize, exists, read_blocks
 
 FORMATS = ("auto", "conllu", "bag", "zgen")
 OUTPUT_FORMATS = ("text", "detok", "conllu", "jsonl")

@@ -459,8 +459,6 @@ def decode_lm_order(options: Sequence[Option], n_src: int, lm, weights: Optional
     stacks[0][(0, root[2])] = root
     prio[0][(0, root[2])] = float(fc[0, n])
     created = 1
-    n_opts = len(S.opts)
-    lo_a, hi_a = S.lo, S.hi
     prune = stack_limit is not None or beam is not None
     cap = stack_limit if stack_limit is not None else 1 << 62
     bw = beam if beam is not None else -NEG

@@ -5,7 +5,7 @@ parsed source sentence and its translation options, oracle derivations for train
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np

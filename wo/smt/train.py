@@ -17,7 +17,7 @@ from ..learn import epoch_loop, train_pass
 from ..model import Model, TagDictionary
 from .options import Option
 from .synth import (DEFAULTS, SMT_FEATURE_SET, SYSTEM, T_LM_NGRAMS, T_R_COVER, T_R_PTRANS, T_R_WORDS,
-                    SMTSearch, Source, build_instance, source_of)
+                    SMTSearch, build_instance, source_of)
 
 def own_pairs(rec: dict, max_len: int) -> Dict[tuple, Dict[tuple, int]]:
     """The phrase pairs a training record contributed to the table (needs ``links``):
