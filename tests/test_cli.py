@@ -122,6 +122,32 @@ def test_a_directory_or_a_bad_choice_is_one_line_and_exit_2(args, tmp_path):
 
 
 @pytest.mark.parametrize("args,says", [
+    (["train", "--train", "TESTFILE", "--epochs", "1", "--model", "DIR"], "is a directory, not an output file"),
+    (["sr", "train", "--train", "T1", "--lang", "pt", "--epochs", "1", "--model", "DIR"], "is a directory, not an output file"),
+    (["lm", "train", "--text", "TEXT", "--order", "2", "--out", "DIR"], "is a directory, not an output file"),
+    (["linearize", "--input", "TESTFILE", "--output", "DIR"], "is a directory, not an output file"),
+    (["sr", "make-input", "--ud", "TESTFILE", "--out", "TEXT/x.t1"], "is a file, not a directory"),
+])
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(args, says, tmp_path):
+    """A directory as the output model, or a path through a file, is refused when the command
+    starts (one line, exit 2), not after the training or the decoding it would have lost."""
+    from wo.cli import main
+
+    d = tmp_path / "adir"
+    d.mkdir()
+    text = tmp_path / "text.txt"
+    text.write_text("a b c\nb c d\n" * 200, encoding="utf-8")
+    t1 = tmp_path / "in.t1"
+    assert main(["sr", "make-input", "--ud", str(PT_TEST), "--out", str(t1), "--seed", "1"]) == 0
+    args = [{"DIR": str(d), "TESTFILE": str(PT_TEST), "T1": str(t1), "TEXT": str(text)}.get(a, a.replace("TEXT", str(text)))
+            for a in args]
+    p = wo_cli(args)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and says in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "epoch" not in p.stderr and os.listdir(d) == []
+
+
+@pytest.mark.parametrize("args,says", [
     (["linearize", "--model", "models/wo-ewt-sr.wo", "--input", "TESTFILE"], "an SR model (wo sr realize), not a dependency"),
     (["linearize", "--model", "models/wo-ewt-ccg-lm.wo", "--input", "TESTFILE"], "a CCG model"),
     (["linearize", "--model", "models/wo-tatoeba-smt.wo", "--input", "TESTFILE"], "an SMT model"),

@@ -147,6 +147,7 @@ def register(sub) -> None:
                         "(dep-mix, dep-word: a dependency LM for reranking trees; recorded in the header)")
     t.add_argument("--order", type=int, default=4, help="n-gram order, 1..6")
     t.add_argument("--out", required=True, help="output: .arpa(.gz/.xz) writes ARPA, anything else wo's binary")
+    t.set_defaults(output_files=("out",))
     t.add_argument("--vocab-min-count", type=int, default=1, help="words seen fewer times become <unk>")
     t.add_argument("--prune", type=int, nargs="*", default=None,
                    help="per order from 2: drop n-grams with adjusted count <= t (KenLM's --prune)")
@@ -163,6 +164,7 @@ def register(sub) -> None:
     tk = ls.add_parser("tokenize", help="raw paragraphs -> one tokenized sentence per line (spaCy)")
     tk.add_argument("--input", nargs="+", required=True, help="raw text files, one paragraph per line (.xz/.gz ok)")
     tk.add_argument("--output", required=True, help="tokenized text (.xz: compressed)")
+    tk.set_defaults(output_files=("output",))
     tk.add_argument("--lang", default="en", help="language of spaCy's rule-based tokenizer")
     tk.add_argument("--jobs", type=positive_int, default=1)
     tk.add_argument("--backend", default="loky", choices=["loky", "dask"])
@@ -172,6 +174,7 @@ def register(sub) -> None:
     c = ls.add_parser("convert", help="import an ARPA file (KenLM, SRILM, IRSTLM) as wo's binary")
     c.add_argument("arpa", help="ARPA file (.gz/.xz ok)")
     c.add_argument("out", help="output file (.arpa for ARPA)")
+    c.set_defaults(output_files=("out",))
     c.add_argument("--format", type=lm_format, default="probing",
                    help="binary structure: probing (hash tables, fastest), trie (exact, about half the size) or "
                         "trie-q8 (probabilities and backoffs quantized to 8 bits, KenLM's trie -q 8 -b 8); "
@@ -181,6 +184,7 @@ def register(sub) -> None:
     s.add_argument("--lm", required=True, help="binary or ARPA LM")
     s.add_argument("--input", default="-", help=f"tokenized text {STDIO_HELP}; default -")
     s.add_argument("--output", default="-", help="where --per-sentence writes; default -")
+    s.set_defaults(output_files=("output",))
     s.add_argument("--per-sentence", action="store_true", help="one sentence log10 probability per line")
     s.add_argument("--json", action="store_true", help="totals as one JSON object")
     s.set_defaults(func=cmd_lm_score)

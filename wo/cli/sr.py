@@ -202,6 +202,7 @@ def register(sub) -> None:
     m = ss.add_parser("make-input", help="UD CoNLL-U -> T1 input (scrambled ids, lemmas, lin)")
     m.add_argument("--ud", default="-", help=f"UD CoNLL-U (.xz ok) {STDIO_HELP}; default -")
     m.add_argument("--out", "--output", dest="out", default="-", help=f"T1 output {STDIO_HELP}; default -")
+    m.set_defaults(output_files=("out",))
     m.add_argument("--with-gold", action="store_true", help="gold form in column 3 and original_id")
     m.add_argument("--seed", type=int, default=1)
     m.set_defaults(func=cmd_sr_make_input)
@@ -212,6 +213,7 @@ def register(sub) -> None:
     t.add_argument("--dev-ref", help="dev references: UD CoNLL-U or tokenized lines (default: --dev with gold)")
     t.add_argument("--dev-limit", type=int, default=0)
     t.add_argument("--model", required=True, help="output model file")
+    t.set_defaults(output_files=("model",))
     t.add_argument("--epochs", type=positive_int, default=5)
     t.add_argument("--orderer", default="local", choices=["local", "search"],
                    help="local: each head's dependents ordered by a linear model with beam search (wo.sr.order; "

@@ -2,6 +2,7 @@
 user-facing errors that name the file and line, and outputs written atomically."""
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import lzma
@@ -209,13 +210,42 @@ def detokenize(tokens: Sequence[str]) -> str:
     return MosesDetokenizer(lang="en").detokenize(list(tokens))
 
 
+def check_output_path(path: Optional[str]) -> None:
+    """Raise now what writing ``path`` at the end of a long run would raise for the path itself
+    (a CLI checks its output files before training or decoding): IsADirectoryError for a
+    directory, NotADirectoryError when a component of its directory is a file,
+    PermissionError when the nearest existing directory above it (the writers create the
+    missing ones below it, or refuse them with their own error) cannot take a new file (one is
+    made there and removed).  ``-``, None,
+    named pipes and devices pass.  Raises nothing else."""
+    if path is None or str(path) == STDIO:
+        return
+    p = os.path.realpath(path)
+    if os.path.isdir(p):
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not an output file", str(path))
+    if os.path.exists(p) and not stat.S_ISREG(os.stat(p).st_mode):
+        return   # a named pipe, a device: written in place
+    d = os.path.dirname(p)
+    while not os.path.exists(d):
+        d = os.path.dirname(d)
+    if not os.path.isdir(d):
+        raise NotADirectoryError(errno.ENOTDIR, f"{d} is a file, not a directory", str(path))
+    try:   # a file made and removed: os.access says yes to root on a read-only or virtual file system
+        fd, probe = tempfile.mkstemp(dir=d, prefix=".wo-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise PermissionError(exc.errno or errno.EACCES, f"cannot write in {d} ({exc.strerror})", str(path)) from None
+
+
 class AtomicWriter:
     """Write records to a temporary file in the target directory, renamed into place on commit.
 
     A path ending in ``.xz`` is written xz-compressed.  ``-``, a named pipe and a device are
     written as the records come (a pipe cannot be replaced atomically; ``abort`` then only stops
     writing); a symbolic link's target is written (the link stays).  Raises OSError when the
-    directory does not exist or is not writable.
+    directory does not exist or is not writable, IsADirectoryError when ``path`` is a directory
+    (here, before any work is done for it, not at the rename).
     """
 
     def __init__(self, path: str):
@@ -234,6 +264,8 @@ class AtomicWriter:
                        else io.TextIOWrapper(self.raw, encoding="utf-8"))
             self.direct = True
             return
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, "is a directory, not an output file", str(path))
         d = os.path.dirname(os.path.abspath(path)) or "."
         if not os.path.isdir(d):
             raise OSError(f"{path}: the directory {d} does not exist")
