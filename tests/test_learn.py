@@ -126,6 +126,13 @@ def test_epoch_loop_keeps_best_epoch(tmp_path):
     assert rec["best_epoch"] == 2 and rec["dev_bleu"] is None
     with pytest.raises(ValueError):
         epoch_loop(0, run_epoch, lambda: None, out, {"epochs": []})
+    # an output that cannot be written is refused before the first epoch, not at the save
+    ep_now.clear()
+    with pytest.raises(IsADirectoryError):
+        epoch_loop(2, run_epoch, lambda: None, str(tmp_path), {"epochs": []})
+    with pytest.raises(NotADirectoryError):
+        epoch_loop(2, run_epoch, lambda: None, str(tmp_path / "m.wo" / "x.wo"), {"epochs": []})
+    assert ep_now == []
 
 
 def test_epoch_line_with_gold_reached():

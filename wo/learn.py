@@ -151,12 +151,15 @@ def epoch_loop(epochs: int, run_epoch: Callable[[int], dict], make_model: Callab
     given, it replaces ``run_epoch`` and each epoch is dispatched before the previous one's
     model is scored on dev, so that the dev decoding here and the training in the workers run
     at once (the weights, dev scores and chosen epoch are the same as without).
-    Raises OSError if ``out`` cannot be written, ValueError if epochs < 1.
+    Raises OSError if ``out`` cannot be written (a directory, or a path through a file: before
+    the first epoch, :func:`wo.io.text.check_output_path`), ValueError if epochs < 1.
     """
+    from .io.text import check_output_path
     from .model import Model
 
     if epochs < 1:
         raise ValueError(f"epochs must be at least 1, not {epochs}")
+    check_output_path(out)   # now, not at the first save after an epoch
     t_all = time.perf_counter() if t_all is None else t_all
     best: Optional[Tuple[float, int]] = None
     unsaved, last_save = None, time.perf_counter()   # the best model not yet written to ``out``
