@@ -127,10 +127,17 @@ def test_a_directory_or_a_bad_choice_is_one_line_and_exit_2(args, tmp_path):
     (["lm", "train", "--text", "TEXT", "--order", "2", "--out", "DIR"], "is a directory, not an output file"),
     (["linearize", "--input", "TESTFILE", "--output", "DIR"], "is a directory, not an output file"),
     (["sr", "make-input", "--ud", "TESTFILE", "--out", "TEXT/x.t1"], "is a file, not a directory"),
+    # the first input is not T1 (or not UTF-8): read first, it would be the error reported
+    (["sr", "train", "--train", "TESTFILE", "--lang", "pt", "--dev", "T1", "--dev-ref", "MISSING", "--model", "OUT"],
+     "missing.conllu: no such file"),
+    (["sr", "train", "--train", "TESTFILE", "--lang", "pt", "--mwt", "DIR", "--model", "OUT"],
+     "is a directory, not an input"),
+    (["lm", "train", "--text", "BAD", "MISSING", "--out", "OUT"], "missing.conllu: no such file"),
 ])
 def test_an_output_that_cannot_be_written_is_refused_before_any_work(args, says, tmp_path):
     """A directory as the output model, or a path through a file, is refused when the command
-    starts (one line, exit 2), not after the training or the decoding it would have lost."""
+    starts (one line, exit 2), not after the training or the decoding it would have lost; so is
+    a training command's missing or directory input, before the first input is read."""
     from wo.cli import main
 
     d = tmp_path / "adir"
@@ -139,12 +146,14 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(args, says,
     text.write_text("a b c\nb c d\n" * 200, encoding="utf-8")
     t1 = tmp_path / "in.t1"
     assert main(["sr", "make-input", "--ud", str(PT_TEST), "--out", str(t1), "--seed", "1"]) == 0
-    args = [{"DIR": str(d), "TESTFILE": str(PT_TEST), "T1": str(t1), "TEXT": str(text)}.get(a, a.replace("TEXT", str(text)))
-            for a in args]
+    (tmp_path / "bad.txt").write_bytes(b"a b\n\xff\xfe c\n")
+    names = {"BAD": str(tmp_path / "bad.txt"), "DIR": str(d), "TESTFILE": str(PT_TEST), "T1": str(t1), "TEXT": str(text),
+             "MISSING": str(tmp_path / "missing.conllu"), "OUT": str(tmp_path / "out.wo")}
+    args = [names.get(a, a.replace("TEXT", str(text))) for a in args]
     p = wo_cli(args)
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr and says in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    assert "epoch" not in p.stderr and os.listdir(d) == []
+    assert "epoch" not in p.stderr and os.listdir(d) == [] and not (tmp_path / "out.wo").exists()
 
 
 @pytest.mark.parametrize("args,says", [

@@ -58,7 +58,7 @@ def build_parser(only: str = None) -> Parser:
 def main(argv=None) -> int:
     """Entry point of the ``wo`` console script; returns the exit code (0, 1, 2 or 130)."""
     from ..io.batch import Interrupted
-    from ..io.text import InputError, check_output_path
+    from ..io.text import InputError, check_input_path, check_output_path
     from ..lm.files import LMError
     from ..model import ModelError
 
@@ -77,6 +77,10 @@ def main(argv=None) -> int:
         err("--jobs must be >= 1")
         return EXIT_USER
     try:
+        for dest in getattr(args, "input_files", ()):    # before the first of them is read
+            v = getattr(args, dest, None)
+            for path in v if isinstance(v, (list, tuple)) else [v]:
+                check_input_path(path)
         for dest in getattr(args, "output_files", ()):   # before hours of training or decoding
             check_output_path(getattr(args, dest, None))
         return args.func(args)

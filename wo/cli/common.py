@@ -166,7 +166,7 @@ def train_options(t, fmt: str, train_budget: float, budget: float, train_budget_
     t.add_argument("--dev-limit", type=int, default=0, help="use only the first N dev sentences")
     t.add_argument("--epochs", type=positive_int, default=5)
     t.add_argument("--model", required=True, help="output model file")
-    t.set_defaults(output_files=("model",))   # checked before training (wo.cli.main)
+    t.set_defaults(output_files=("model",), input_files=("train", "dev", "lm", "lm_folds"))   # checked first (wo.cli.main)
     t.add_argument("--beam-factor", type=positive_float, default=4.0, help="chart size k*n during training")
     t.add_argument("--hash-bits", type=int, default=22, help="weight table of 2^b float32")
     t.add_argument("--train-budget", type=float, default=train_budget, help=train_budget_help)

@@ -81,7 +81,7 @@ def register(sub) -> None:
     t = gs.add_parser("index", help="build the phrase index of a text collection (n-grams 2..N)")
     t.add_argument("--text", nargs="+", required=True, help="tokenized text, one sentence per line (.xz/.gz ok)")
     t.add_argument("--out", required=True, help="output index file")
-    t.set_defaults(output_files=("out",))
+    t.set_defaults(output_files=("out",), input_files=("text",))
     t.add_argument("--max-n", type=int, default=5, help="longest phrase, 2..6")
     t.add_argument("--min-count", type=int, default=1, help="leave out phrases seen fewer times")
     t.add_argument("--jobs", type=int, default=1)

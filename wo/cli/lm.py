@@ -147,7 +147,7 @@ def register(sub) -> None:
                         "(dep-mix, dep-word: a dependency LM for reranking trees; recorded in the header)")
     t.add_argument("--order", type=int, default=4, help="n-gram order, 1..6")
     t.add_argument("--out", required=True, help="output: .arpa(.gz/.xz) writes ARPA, anything else wo's binary")
-    t.set_defaults(output_files=("out",))
+    t.set_defaults(output_files=("out",), input_files=("text", "conllu"))
     t.add_argument("--vocab-min-count", type=int, default=1, help="words seen fewer times become <unk>")
     t.add_argument("--prune", type=int, nargs="*", default=None,
                    help="per order from 2: drop n-grams with adjusted count <= t (KenLM's --prune)")

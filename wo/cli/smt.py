@@ -80,7 +80,7 @@ def register(sub) -> None:
     t.add_argument("--train", required=True, help="training pairs, TSV en<TAB>zh<TAB>attribution with a header")
     t.add_argument("--dev", required=True, help="dev pairs (same format): the epoch is chosen by dev BLEU")
     t.add_argument("--model", required=True, help="output model; the phrase table and LM are written beside it")
-    t.set_defaults(output_files=("model",))
+    t.set_defaults(output_files=("model",), input_files=("train", "dev", "lm", "lm_text"))
     t.add_argument("--lm", default=None, help="English n-gram LM (default: a 4-gram of the training English "
                                               "side plus --lm-text, written beside the model)")
     t.add_argument("--lm-text", nargs="*", default=[], help="more tokenized English text for the LM")

@@ -213,7 +213,7 @@ def register(sub) -> None:
     t.add_argument("--dev-ref", help="dev references: UD CoNLL-U or tokenized lines (default: --dev with gold)")
     t.add_argument("--dev-limit", type=int, default=0)
     t.add_argument("--model", required=True, help="output model file")
-    t.set_defaults(output_files=("model",))
+    t.set_defaults(output_files=("model",), input_files=("train", "train_ref", "dev", "dev_ref", "mwt", "lm"))
     t.add_argument("--epochs", type=positive_int, default=5)
     t.add_argument("--orderer", default="local", choices=["local", "search"],
                    help="local: each head's dependents ordered by a linear model with beam search (wo.sr.order; "

@@ -210,6 +210,19 @@ def detokenize(tokens: Sequence[str]) -> str:
     return MosesDetokenizer(lang="en").detokenize(list(tokens))
 
 
+def check_input_path(path: Optional[str]) -> None:
+    """Raise now what reading ``path`` later would raise for the path itself (a CLI checks the
+    training command's input files before reading the first of them): FileNotFoundError for a
+    missing file, IsADirectoryError for a directory.  ``-``, ``none`` and None pass.  Raises
+    nothing else."""
+    if path is None or str(path) in (STDIO, "none"):
+        return
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not an input file", str(path))
+
+
 def check_output_path(path: Optional[str]) -> None:
     """Raise now what writing ``path`` at the end of a long run would raise for the path itself
     (a CLI checks its output files before training or decoding): IsADirectoryError for a
