@@ -194,9 +194,9 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     other is dropped.  r2l: when > 0, ``seeds`` more perceptrons learn a right-to-left model on
     the mirrored domains (:meth:`wo.sr.order.DomainSet.mirrored`; seeds ``seed + seeds``, ...),
     which rescores each domain's final beam with this weight (``sr.order.r2l``; the weight
-    table is then 2^(hash_bits + 1): the left-to-right half, then the right-to-left half).  With loky processes
-    each epoch of all the perceptrons (seeds and directions) is one dispatch of their shards
-    (:func:`wo.sr.order.start_epochs`).  Returns
+    table is then 2^(hash_bits + 1): the left-to-right half, then the right-to-left half).
+    With loky processes each epoch of all the perceptrons (seeds and directions) is one
+    dispatch of their shards (:func:`wo.sr.order.start_epochs`).  Returns
     the training record (dropped sentences by reason, domains, per-epoch seconds/updates/dev
     BLEU, best epoch).  Raises OSError if ``out`` cannot be written, ValueError for an unknown
     suffix spec.
@@ -205,7 +205,8 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     from ..io.batch import map_start
     from ..model import Model, TagDictionary
     from ..learn import epoch_loop
-    from .order import FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer, join_tables, start_epochs, suffix_function
+    from .order import (FEATURE_SET as ORDER_FEATURES, DomainSet, LocalTrainer, join_tables, start_epochs,
+                        suffix_function)
 
     suffix = None if suffix in (None, "none") else suffix
     suffix_function(suffix)   # ValueError before any work
