@@ -157,6 +157,34 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(args, says,
 
 
 @pytest.mark.parametrize("args,says", [
+    (["sr", "train", "--train", "TESTFILE", "--lang", "pt", "--hash-bits", "40", "--model", "OUT"], "between 8 and 30"),
+    (["train", "--train", "TESTFILE", "--hash-bits", "4", "--model", "OUT"], "between 8 and 30"),
+    (["lm", "train", "--text", "TESTFILE", "--order", "3", "--prune", "0", "1", "1", "--out", "OUT"],
+     "at most 2 for order 3"),
+    (["lm", "train", "--text", "TESTFILE", "--order", "3", "--prune", "0", "-1", "--out", "OUT"], "0 or more"),
+])
+def test_a_weight_table_or_pruning_out_of_range_is_a_usage_error(args, says, tmp_path):
+    """--hash-bits 40 asked numpy for 4 TiB and ended in a traceback; extra --prune values were
+    dropped silently.  Both are one line, exit 2, and nothing is written."""
+    out = tmp_path / "out.bin"
+    p = wo_cli([{"TESTFILE": str(PT_TEST), "OUT": str(out)}.get(a, a) for a in args])
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not out.exists()
+
+
+def test_running_out_of_memory_is_one_line(monkeypatch, capsys):
+    """A MemoryError (a table larger than the machine) is reported in one line, exit 2."""
+    import wo.cli.sr as cli_sr
+
+    def boom(a):
+        raise MemoryError("Unable to allocate 4.00 TiB for an array")
+    monkeypatch.setattr(cli_sr, "cmd_sr_models", boom)
+    assert main(["sr", "models"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("wo: out of memory: Unable to allocate 4.00 TiB") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,says", [
     (["linearize", "--model", "models/wo-ewt-sr.wo", "--input", "TESTFILE"], "an SR model (wo sr realize), not a dependency"),
     (["linearize", "--model", "models/wo-ewt-ccg-lm.wo", "--input", "TESTFILE"], "a CCG model"),
     (["linearize", "--model", "models/wo-tatoeba-smt.wo", "--input", "TESTFILE"], "an SMT model"),

@@ -96,6 +96,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         err("interrupted")
         return EXIT_INTERRUPTED
+    except MemoryError as exc:   # a table or a batch larger than this machine's memory
+        what = str(exc).strip()
+        err(f"out of memory{': ' + what if what else ''} (smaller --hash-bits, fewer --jobs or a smaller input "
+            "may fit)")
+        return EXIT_USER
     except Interrupted as exc:   # a batch run outside batch_run (the Python API through main)
         err(str(exc))
         return EXIT_INTERRUPTED

@@ -8,7 +8,8 @@ import os
 import sys
 
 from ..io.text import display_name
-from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, positive_float, positive_int
+from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, hash_bits, nonneg_float,
+                     positive_float, positive_int)
 
 
 def cmd_sr_make_input(a) -> int:
@@ -241,8 +242,8 @@ def register(sub) -> None:
                    help="--orderer local: suffix features of the ordering model: 'morpheme' (the last morpheme of "
                         "a lemma written with '+', as UD Korean), 'chars:N' (the word's last N characters) or "
                         "'none' (default); helps where words carry their syntax in suffixes")
-    t.add_argument("--hash-bits", type=int, default=None,
-                   help="weight table of 2^b float32 (default 20 for local, 23 for search)")
+    t.add_argument("--hash-bits", type=hash_bits, default=None,
+                   help="weight table of 2^b float32, 8..30 (default 20 for local, 23 for search)")
     t.add_argument("--beam-factor", type=positive_float, default=8.0, help="chart size k*n during training")
     t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
     t.add_argument("--lang", default=None, help="ISO 639-1 language code (required): selects the language "

@@ -481,13 +481,18 @@ def train(paths: Sequence[str], order: int, vocab_min_count: int = 1, prune: Opt
     paths: tokenized text files, one sentence per line (``.xz``/``.gz`` ok).  Skipped lines
     (empty, over ``max_tokens`` tokens, invalid UTF-8) are counted and reported, never fatal.
     Returns :class:`NgramTables` whose ``meta`` records the sources, the text statistics and
-    the seconds spent.  Raises FileNotFoundError, ValueError for an order outside 1..6 or an
-    empty text.
+    the seconds spent.  Raises FileNotFoundError, ValueError for an order outside 1..6, more
+    prune thresholds than orders from 2, a negative threshold, or an empty text.
     """
     import os
 
     if not 1 <= order <= MAX_ORDER:
         raise ValueError(f"--order must be between 1 and {MAX_ORDER}")
+    if prune and len(prune) > order - 1:
+        raise ValueError(f"--prune takes one threshold per order from 2 (at most {order - 1} for order {order}), "
+                         f"got {len(prune)}")
+    if prune and min(prune) < 0:
+        raise ValueError(f"--prune thresholds are counts, 0 or more: {list(prune)}")
     t0 = time.perf_counter()
     vocab, counts, stats = count(paths, order, vocab_min_count, jobs, backend, scheduler, max_tokens,
                                  shard_lines=shard_lines)
