@@ -162,10 +162,14 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(args, says,
     (["lm", "train", "--text", "TESTFILE", "--order", "3", "--prune", "0", "1", "1", "--out", "OUT"],
      "at most 2 for order 3"),
     (["lm", "train", "--text", "TESTFILE", "--order", "3", "--prune", "0", "-1", "--out", "OUT"], "0 or more"),
+    (["train", "--train", "TESTFILE", "--dev", "TESTFILE", "--dev-limit", "-5", "--model", "OUT"], "0 or more"),
+    (["lm", "train", "--text", "TESTFILE", "--max-tokens", "0", "--out", "OUT"], "a positive integer"),
+    (["gyro", "realize", "--input", "TESTFILE", "--dep-nbest", "-1", "--output", "OUT"], "a positive integer"),
 ])
-def test_a_weight_table_or_pruning_out_of_range_is_a_usage_error(args, says, tmp_path):
+def test_a_number_out_of_range_is_a_usage_error(args, says, tmp_path):
     """--hash-bits 40 asked numpy for 4 TiB and ended in a traceback; extra --prune values were
-    dropped silently.  Both are one line, exit 2, and nothing is written."""
+    dropped silently, and so were the last five dev sentences with --dev-limit -5.  Each is one
+    line, exit 2, and nothing is written."""
     out = tmp_path / "out.bin"
     p = wo_cli([{"TESTFILE": str(PT_TEST), "OUT": str(out)}.get(a, a) for a in args])
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr

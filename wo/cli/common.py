@@ -67,6 +67,7 @@ def number_type(cast, ok, what):
 
 
 positive_int = number_type(int, lambda v: v > 0, "a positive integer")
+nonneg_int = number_type(int, lambda v: v >= 0, "0 or more")
 positive_float = number_type(float, lambda v: 0 < v < float("inf"), "a positive number")
 nonneg_float = number_type(float, lambda v: 0 <= v < float("inf"), "0 or more")
 share = number_type(float, lambda v: 0 < v <= 1, "in (0, 1]")
@@ -165,7 +166,7 @@ def train_options(t, fmt: str, train_budget: float, budget: float, train_budget_
     """The options every Algorithm-3 trainer shares (``wo dep train``, ``wo ccg train``)."""
     t.add_argument("--train", required=True, help=f"training {fmt} (.xz ok)")
     t.add_argument("--dev", help=f"dev {fmt} for per-epoch BLEU (best epoch is kept)")
-    t.add_argument("--dev-limit", type=int, default=0, help="use only the first N dev sentences")
+    t.add_argument("--dev-limit", type=nonneg_int, default=0, help="use only the first N dev sentences (0: all)")
     t.add_argument("--epochs", type=positive_int, default=5)
     t.add_argument("--model", required=True, help="output model file")
     # checked before the verb runs (wo.cli.main)

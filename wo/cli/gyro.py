@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 import os
 
-from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float
+from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, nonneg_int,
+                     positive_int)
 
 
 def cmd_gyro_index(a) -> int:
@@ -94,9 +95,9 @@ def register(sub) -> None:
     lk.add_argument("--input", default="-", help=f"bags, one per line {STDIO_HELP}; default -")
     lk.add_argument("--output", default="-", help="output file; default -")
     lk.set_defaults(output_files=("output",))
-    lk.add_argument("--min-n", type=int, default=2)
-    lk.add_argument("--max-n", type=int, default=0, help="0: the index's longest")
-    lk.add_argument("--min-count", type=int, default=1)
+    lk.add_argument("--min-n", type=positive_int, default=2)
+    lk.add_argument("--max-n", type=nonneg_int, default=0, help="0: the index's longest")
+    lk.add_argument("--min-count", type=positive_int, default=1)
     lk.set_defaults(func=cmd_gyro_lookup)
     rz = gs.add_parser("realize", help="order each bag by phrase-based parsing and LM-pruned generation")
     rz.add_argument("--index", default=None, help="phrase index (wo gyro index); needed by the phrase levels")
@@ -138,14 +139,14 @@ def register(sub) -> None:
                          "rescoring with wo's syntax model; e.g. corpora/models/wo-ewt-dep-lm.wo); jsonl gets the tree")
     rz.add_argument("--dep-weight", type=float, default=DEFAULT_DEP_WEIGHT,
                     help="weight of the dependency model's score against log10 p (chosen on EWT dev)")
-    rz.add_argument("--dep-nbest", type=int, default=DEFAULT_DEP_NBEST, help="strings reranked by --dep-model")
+    rz.add_argument("--dep-nbest", type=positive_int, default=DEFAULT_DEP_NBEST, help="strings reranked by --dep-model")
     rz.add_argument("--dep-budget", type=float, default=200.0,
                     help="pops per word of the dependency model's parse of each reranked string")
     rz.add_argument("--no-dep-own", action="store_true",
                     help="do not add the dependency model's own output to the strings it reranks")
-    rz.add_argument("--max-states", type=int, default=2_000_000,
+    rz.add_argument("--max-states", type=positive_int, default=2_000_000,
                     help="memory bound per bag: strings of unpruned rows (chart) or acceptor states (fst)")
-    rz.add_argument("--row-states", type=int, default=20_000, help="fst: states kept by a row's pruning")
+    rz.add_argument("--row-states", type=positive_int, default=20_000, help="fst: states kept by a row's pruning")
     rz.add_argument("--seed", type=int, default=1, help="shuffle seed for CoNLL-U input")
     batch_options(rz, format_help="output: the realisation, or JSON lines (one object per bag: text, tokens, score, "
                                   "status, seconds, pops, message, log10_prob, level, nbest, cells, states, pool_mb; "

@@ -148,10 +148,10 @@ def register(sub) -> None:
     t.add_argument("--order", type=int, default=4, help="n-gram order, 1..6")
     t.add_argument("--out", required=True, help="output: .arpa(.gz/.xz) writes ARPA, anything else wo's binary")
     t.set_defaults(output_files=("out",), input_files=("text", "conllu"))
-    t.add_argument("--vocab-min-count", type=int, default=1, help="words seen fewer times become <unk>")
+    t.add_argument("--vocab-min-count", type=positive_int, default=1, help="words seen fewer times become <unk>")
     t.add_argument("--prune", type=int, nargs="*", default=None,
                    help="per order from 2: drop n-grams with adjusted count <= t (KenLM's --prune)")
-    t.add_argument("--max-tokens", type=int, default=1000, help="skip (and count) longer lines")
+    t.add_argument("--max-tokens", type=positive_int, default=1000, help="skip (and count) longer lines")
     t.add_argument("--jobs", type=int, default=1)
     t.add_argument("--backend", default="loky", choices=["loky", "dask"])
     t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 
 from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, hash_bits, nonneg_float,
-                     number_type, positive_float, positive_int, share)
-
-nonneg_int = number_type(int, lambda v: v >= 0, "0 or more")
+                     nonneg_int, positive_float, positive_int, share)
 
 
 def cmd_smt_train(a) -> int:
@@ -86,7 +84,7 @@ def register(sub) -> None:
     t.add_argument("--lm-text", nargs="*", default=[], help="more tokenized English text for the LM")
     t.add_argument("--epochs", type=positive_int, default=6)
     t.add_argument("--hash-bits", type=hash_bits, default=21, help="weight table of 2^b float32 (8..30)")
-    t.add_argument("--dev-limit", type=int, default=0, help="score epochs on the first N dev pairs (0: all)")
+    t.add_argument("--dev-limit", type=nonneg_int, default=0, help="score epochs on the first N dev pairs (0: all)")
     t.add_argument("--work", default=None, help="directory for intermediate files (default: a temporary one)")
     t.add_argument("--quiet", action="store_true")
     t.set_defaults(func=cmd_smt_train)

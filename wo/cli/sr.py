@@ -9,7 +9,7 @@ import sys
 
 from ..io.text import display_name
 from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, hash_bits, nonneg_float,
-                     positive_float, positive_int)
+                     nonneg_int, positive_float, positive_int)
 
 
 def cmd_sr_make_input(a) -> int:
@@ -212,7 +212,7 @@ def register(sub) -> None:
     t.add_argument("--train-ref", help="UD file with the training references (alignment, lexicon)")
     t.add_argument("--dev", help="T1 dev input (per-epoch BLEU; best epoch kept)")
     t.add_argument("--dev-ref", help="dev references: UD CoNLL-U or tokenized lines (default: --dev with gold)")
-    t.add_argument("--dev-limit", type=int, default=0)
+    t.add_argument("--dev-limit", type=nonneg_int, default=0, help="use only the first N dev sentences (0: all)")
     t.add_argument("--model", required=True, help="output model file")
     t.set_defaults(output_files=("model",), input_files=("train", "train_ref", "dev", "dev_ref", "mwt", "lm"))
     t.add_argument("--epochs", type=positive_int, default=5)
