@@ -165,15 +165,30 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(args, says,
     (["train", "--train", "TESTFILE", "--dev", "TESTFILE", "--dev-limit", "-5", "--model", "OUT"], "0 or more"),
     (["lm", "train", "--text", "TESTFILE", "--max-tokens", "0", "--out", "OUT"], "a positive integer"),
     (["gyro", "realize", "--input", "TESTFILE", "--dep-nbest", "-1", "--output", "OUT"], "a positive integer"),
+    (["train", "--train", "TESTFILE", "--train-budget", "nan", "--model", "OUT"], "a positive number"),
+    (["linearize", "--input", "TESTFILE", "--rerank-weight", "nan", "--output", "OUT"], "a finite number"),
+    (["sr", "realize", "--input", "TESTFILE", "--lift-threshold", "-1", "--output", "OUT"], "0 or more"),
 ])
 def test_a_number_out_of_range_is_a_usage_error(args, says, tmp_path):
-    """--hash-bits 40 asked numpy for 4 TiB and ended in a traceback; extra --prune values were
-    dropped silently, and so were the last five dev sentences with --dev-limit -5.  Each is one
-    line, exit 2, and nothing is written."""
+    """--hash-bits 40 asked numpy for 4 TiB and ended in a traceback, and so did --train-budget
+    nan; extra --prune values were dropped silently, and so were the last five dev sentences with
+    --dev-limit -5; a NaN weight decoded with it.  Each is a usage error (exit 2), and nothing is
+    written."""
     out = tmp_path / "out.bin"
     p = wo_cli([{"TESTFILE": str(PT_TEST), "OUT": str(out)}.get(a, a) for a in args])
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert not out.exists()
+
+
+def test_lifting_at_threshold_zero_realises_every_sentence(tmp_path):
+    """--lift-threshold 0 (lift wherever training ever lifted) failed 39 of 40 sentences with
+    'max() arg is an empty sequence': a context never lifted in training met the threshold."""
+    t1, out = tmp_path / "in.t1", tmp_path / "out.jsonl"
+    assert main(["sr", "make-input", "--ud", str(PT_TEST), "--out", str(t1), "--seed", "1"]) == 0
+    assert main(["sr", "realize", "--lang", "pt_bosque", "--input", str(t1), "--lift-threshold", "0",
+                 "--format", "jsonl", "--output", str(out), "--quiet"]) == 0
+    recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(recs) == 40 and {r["status"] for r in recs} == {"ok"}
 
 
 def test_running_out_of_memory_is_one_line(monkeypatch, capsys):

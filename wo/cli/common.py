@@ -70,6 +70,7 @@ positive_int = number_type(int, lambda v: v > 0, "a positive integer")
 nonneg_int = number_type(int, lambda v: v >= 0, "0 or more")
 positive_float = number_type(float, lambda v: 0 < v < float("inf"), "a positive number")
 nonneg_float = number_type(float, lambda v: 0 <= v < float("inf"), "0 or more")
+finite_float = number_type(float, lambda v: abs(v) < float("inf"), "a finite number")
 share = number_type(float, lambda v: 0 < v <= 1, "in (0, 1]")
 # weight tables of 2^b float32: 2^30 is 4 GiB of weights (and more for training's accumulators)
 hash_bits = number_type(int, lambda v: 8 <= v <= 30, "between 8 and 30 (a table of 2^b weights)")
@@ -173,7 +174,7 @@ def train_options(t, fmt: str, train_budget: float, budget: float, train_budget_
     t.set_defaults(output_files=("model",), input_files=("train", "dev", "lm", "lm_folds"))
     t.add_argument("--beam-factor", type=positive_float, default=4.0, help="chart size k*n during training")
     t.add_argument("--hash-bits", type=hash_bits, default=22, help="weight table of 2^b float32 (8..30)")
-    t.add_argument("--train-budget", type=float, default=train_budget, help=train_budget_help)
+    t.add_argument("--train-budget", type=positive_float, default=train_budget, help=train_budget_help)
     t.add_argument("--budget-factor", type=positive_float, default=budget,
                    help="default decoding pops per word stored in the model")
 

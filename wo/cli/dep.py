@@ -6,7 +6,8 @@ import argparse
 import json
 import os
 
-from .common import EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, positive_int, search_options, train_options
+from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, finite_float, nonneg_float,
+                     positive_int, search_options, train_options)
 
 
 def cmd_train(a) -> int:
@@ -120,7 +121,7 @@ def _add_dep_linearize(sub, name: str, help_: str) -> None:
                          "plus weight x each LM's log10 p, e.g. a larger LM than the model's own; an LM "
                          "estimated with 'wo lm train --conllu --view V' scores the POS or the dependents "
                          "of each head (a dependency LM) instead of the words")
-    li.add_argument("--rerank-weight", type=float, default=DEFAULT_RERANK_WEIGHT,
+    li.add_argument("--rerank-weight", type=finite_float, default=DEFAULT_RERANK_WEIGHT,
                     help="weight of a --rerank-lm given without one (chosen on EWT dev trees)")
     li.add_argument("--bag-search", default="model", choices=["model", "dep"],
                     help="bags (forms only): the search the model names (the shipped model: GYRO's n-best under "

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import os
 
-from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, nonneg_int,
-                     positive_int)
+from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, finite_float, nonneg_float,
+                     nonneg_int, positive_float, positive_int)
 
 
 def cmd_gyro_index(a) -> int:
@@ -108,14 +108,14 @@ def register(sub) -> None:
     rz.add_argument("--output", default="-", help="output file; default -")
     rz.add_argument("--input-format", default="auto", choices=["auto", "bag", "conllu"])
     rz.add_argument("--r", type=int, default=3, help="first row pruned (Algorithm 3)")
-    rz.add_argument("--beta", type=float, default=4.0, help="pruning weight, log10 units")
+    rz.add_argument("--beta", type=positive_float, default=4.0, help="pruning weight, log10 units")
     rz.add_argument("--nbest", type=int, default=1, help="realisations per bag (jsonl)")
     rz.add_argument("--engine", default="chart", choices=["chart", "fst"],
                     help="chart: cells of LM-scored strings in C pools (default); fst: OpenFst acceptors (pynini)")
     rz.add_argument("--row-cap", type=int, default=DEFAULT_ROW_CAP,
                     help="chart: strings kept per pruned row (chosen on EWT dev bags with the shipped 4-gram)")
     rz.add_argument("--keep", type=int, default=1000, help="chart: sentences kept in the output lattice")
-    rz.add_argument("--join-slack", type=float, default=DEFAULT_JOIN_SLACK,
+    rz.add_argument("--join-slack", type=finite_float, default=DEFAULT_JOIN_SLACK,
                     help="chart: skip a join B.C whose score, with the bag's bigram of the boundary words in place "
                          "of the LM's boundary n-grams, is below the row's threshold by more than this (log10; "
                          "negative: join every pair the bounds admit)")
@@ -130,17 +130,17 @@ def register(sub) -> None:
                          "the paper's: phrases,bigram,unigram; default 'unigram' alone (permutation under the LM, "
                          "best on EWT dev with a 5 M-word collection); weighted: every phrase and word as a rule, "
                          "each rule application costing --rule-penalty (chart engine)")
-    rz.add_argument("--rule-penalty", type=float, default=0.5, help="log10 cost per rule of the weighted grammar")
+    rz.add_argument("--rule-penalty", type=finite_float, default=0.5, help="log10 cost per rule of the weighted grammar")
     rz.add_argument("--min-n", type=int, default=3, help="shortest phrase rule of the first grammar")
     rz.add_argument("--mbr", action="store_true", help="minimum Bayes risk reranking of the output lattice (Tromble et al. 2008)")
-    rz.add_argument("--mbr-scale", type=float, default=1.0, help="posterior scale of --mbr")
+    rz.add_argument("--mbr-scale", type=positive_float, default=1.0, help="posterior scale of --mbr")
     rz.add_argument("--dep-model", default=None,
                     help="rerank the --dep-nbest best strings with this dependency model (the paper's +depLM "
                          "rescoring with wo's syntax model; e.g. corpora/models/wo-ewt-dep-lm.wo); jsonl gets the tree")
-    rz.add_argument("--dep-weight", type=float, default=DEFAULT_DEP_WEIGHT,
+    rz.add_argument("--dep-weight", type=finite_float, default=DEFAULT_DEP_WEIGHT,
                     help="weight of the dependency model's score against log10 p (chosen on EWT dev)")
     rz.add_argument("--dep-nbest", type=positive_int, default=DEFAULT_DEP_NBEST, help="strings reranked by --dep-model")
-    rz.add_argument("--dep-budget", type=float, default=200.0,
+    rz.add_argument("--dep-budget", type=positive_float, default=200.0,
                     help="pops per word of the dependency model's parse of each reranked string")
     rz.add_argument("--no-dep-own", action="store_true",
                     help="do not add the dependency model's own output to the strings it reranks")

@@ -8,8 +8,8 @@ import os
 import sys
 
 from ..io.text import display_name
-from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, hash_bits, nonneg_float,
-                     nonneg_int, positive_float, positive_int)
+from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, finite_float, hash_bits,
+                     nonneg_float, nonneg_int, positive_float, positive_int)
 
 
 def cmd_sr_make_input(a) -> int:
@@ -245,7 +245,7 @@ def register(sub) -> None:
     t.add_argument("--hash-bits", type=hash_bits, default=None,
                    help="weight table of 2^b float32, 8..30 (default 20 for local, 23 for search)")
     t.add_argument("--beam-factor", type=positive_float, default=8.0, help="chart size k*n during training")
-    t.add_argument("--train-budget", type=float, default=100.0, help="training pops per word")
+    t.add_argument("--train-budget", type=positive_float, default=100.0, help="training pops per word")
     t.add_argument("--lang", default=None, help="ISO 639-1 language code (required): selects the language "
                    "module (en: lemminflect, a/an, contractions) and the detokenizer; 'xx' for none")
     t.add_argument("--jobs", type=positive_int, default=1,
@@ -288,7 +288,7 @@ def register(sub) -> None:
                         "orderer, which also chooses the forms with it) by the model score plus --rerank-weight x "
                         "this LM's log10 p of the realised string; 'none' turns it off (default: the model header's, "
                         "for a shipped model the 4-gram beside it)")
-    r.add_argument("--form-penalty", type=float, default=None,
+    r.add_argument("--form-penalty", type=finite_float, default=None,
                    help="local orderer: log10 LM cost per rank down a token's candidate forms (default: the model's)")
     r.add_argument("--allomorph-weight", type=nonneg_float, default=None,
                    help="local orderer: weight of the neighbouring words' characters in the choice of forms "
@@ -297,11 +297,11 @@ def register(sub) -> None:
                    help="local orderer: weight of the form context model in the choice of forms (each candidate "
                         "against the neighbouring lemmas, UPOS and its relation, e.g. Japanese verb forms before "
                         "their auxiliaries; learned from the treebank; 0 = off; default: the model's)")
-    r.add_argument("--rerank-weight", type=float, default=None,
+    r.add_argument("--rerank-weight", type=finite_float, default=None,
                    help=f"weight of --rerank-lm's log10 p (default: the model header's, else {DEFAULT_SR_RERANK_WEIGHT})")
     r.add_argument("--patience", type=nonneg_float, default=None,
                    help="pops per word spent after the first goal looking for a better one (default: model's)")
-    r.add_argument("--lift-threshold", type=float, default=None,
+    r.add_argument("--lift-threshold", type=nonneg_float, default=None,
                    help="probability at which a token is lifted for a non-projective order (default: the "
                         "model's; 2 = never)")
     r.add_argument("--no-gold-forms", action="store_true",

@@ -112,7 +112,7 @@ class LiftModel:
                 e = self.table.get(c)
                 if e is None or e[0] < self.min_count:
                     continue
-                if e[1] / e[0] >= th:
+                if e[1] > 0 and e[1] / e[0] >= th:   # never lifted in training: never lifted
                     steps = int(max(e[2].items(), key=lambda kv: (kv[1], -int(kv[0])))[0])
                     x = heads[i]
                     for _ in range(steps):
