@@ -191,6 +191,20 @@ def test_lifting_at_threshold_zero_realises_every_sentence(tmp_path):
     assert len(recs) == 40 and {r["status"] for r in recs} == {"ok"}
 
 
+def test_make_input_refuses_text_without_token_lines(tmp_path, capsys):
+    """A realiser's output (comment lines only) given to make-input wrote an empty T1 file and
+    exited 0; an empty file still gives an empty T1 file."""
+    t1, sub, out = tmp_path / "in.t1", tmp_path / "sub.txt", tmp_path / "out.t1"
+    assert main(["sr", "make-input", "--ud", str(PT_TEST), "--out", str(t1), "--seed", "1"]) == 0
+    assert main(["sr", "realize", "--lang", "pt_bosque", "--input", str(t1), "--output", str(sub), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["sr", "make-input", "--ud", str(sub), "--out", str(out)]) == 2
+    assert "no CoNLL-U sentence" in capsys.readouterr().err and not out.exists()
+    (tmp_path / "empty.conllu").write_text("", encoding="utf-8")
+    assert main(["sr", "make-input", "--ud", str(tmp_path / "empty.conllu"), "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == ""
+
+
 def test_running_out_of_memory_is_one_line(monkeypatch, capsys):
     """A MemoryError (a table larger than the machine) is reported in one line, exit 2."""
     import wo.cli.sr as cli_sr

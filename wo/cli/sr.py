@@ -19,6 +19,14 @@ def cmd_sr_make_input(a) -> int:
     from ..sr.t1 import format_t1, make_input
 
     sents = read_conllu(a.ud)
+    if not sents:
+        from ..io.text import read_bytes
+
+        data = read_bytes(a.ud)
+        if data.strip():   # an empty file gives an empty T1 file; text without a token line is a mistake
+            err(f"{display_name(a.ud)}: no CoNLL-U sentence (no token lines); --ud takes a UD CoNLL-U file"
+                + (" (this looks like a wo sr realize output)" if data.lstrip().startswith(b"# sent_id") else ""))
+            return EXIT_USER
     w = AtomicWriter(a.out)
     try:
         for i, s in enumerate(sents):
