@@ -203,6 +203,10 @@ def test_make_input_refuses_text_without_token_lines(tmp_path, capsys):
     (tmp_path / "empty.conllu").write_text("", encoding="utf-8")
     assert main(["sr", "make-input", "--ud", str(tmp_path / "empty.conllu"), "--out", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == ""
+    # a submission file as the reference (another system's output) is read as a hypothesis file is
+    assert main(["sr", "evaluate", "--hyp", str(sub), "--ref", str(sub), "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["exact"] == 100.0 and rec["sentences"] == 40
 
 
 def test_running_out_of_memory_is_one_line(monkeypatch, capsys):

@@ -257,8 +257,9 @@ def format_t1(s: SRSentence, with_gold: bool = True) -> str:
 def read_references(path: str) -> List[str]:
     """Tokenized references for ``wo sr evaluate``/training dev BLEU: the gold order of a T1 file
     with gold forms and ``original_id`` (detected in its first 64 KB), the forms of UD CoNLL-U,
-    or one tokenized sentence per line.  Raises InputError naming file:line for a T1 sentence
-    without gold forms and positions, FileNotFoundError."""
+    a realiser's submission file read as :func:`read_hypotheses` reads it (another system's
+    output as the reference), or one tokenized sentence per line.  Raises InputError naming
+    file:line for a T1 sentence without gold forms and positions, FileNotFoundError."""
     from ..eval.metrics import read_sentences
     from ..io.text import InputError, open_text
 
@@ -274,6 +275,8 @@ def read_references(path: str) -> List[str]:
                 toks[p - 1] = s.forms[i]
             out.append(" ".join(toks))
         return out
+    if head.startswith("# sent_id") and "\n1\t" not in head:   # a submission file: comments only, no tokens
+        return read_hypotheses(path)
     return read_sentences(path)
 
 
