@@ -15,13 +15,11 @@ from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, e
 def cmd_sr_make_input(a) -> int:
     """``wo sr make-input``: UD CoNLL-U -> SR'19 T1 input."""
     from ..io.conllu import read_conllu
-    from ..io.text import AtomicWriter
+    from ..io.text import AtomicWriter, read_bytes
     from ..sr.t1 import format_t1, make_input
 
     sents = read_conllu(a.ud)
     if not sents:
-        from ..io.text import read_bytes
-
         data = read_bytes(a.ud)
         if data.strip():   # an empty file gives an empty T1 file; text without a token line is a mistake
             err(f"{display_name(a.ud)}: no CoNLL-U sentence (no token lines); --ud takes a UD CoNLL-U file"

@@ -215,9 +215,9 @@ def check_input_path(path: Optional[str]) -> None:
     training command's input files before reading the first of them): FileNotFoundError for a
     missing file, IsADirectoryError for a directory.  ``-``, ``none`` and None pass.  Raises
     nothing else."""
-    if path is None or str(path) in (STDIO, "none"):
+    if path is None or str(path) == "none":
         return
-    if not os.path.exists(path):
+    if not exists(path):
         raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not an input file", str(path))
@@ -231,13 +231,11 @@ def check_output_path(path: Optional[str]) -> None:
     missing ones below it, or refuse them with their own error) cannot take a new file (one is
     made there and removed).  ``-``, None,
     named pipes and devices pass.  Raises nothing else."""
-    if path is None or str(path) == STDIO:
-        return
+    if path is None or is_stream(path):
+        return   # standard output, a named pipe, a device: written in place
     p = os.path.realpath(path)
     if os.path.isdir(p):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not an output file", str(path))
-    if os.path.exists(p) and not stat.S_ISREG(os.stat(p).st_mode):
-        return   # a named pipe, a device: written in place
     d = os.path.dirname(p)
     while not os.path.exists(d):
         d = os.path.dirname(d)
@@ -270,7 +268,7 @@ class AtomicWriter:
             return
         if os.path.islink(path):   # write the link's target; the link stays
             self.path = path = os.path.realpath(path)
-        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+        if is_stream(path):
             # a named pipe, a device, a socket: written directly (renaming over it would replace it)
             self.raw = open(path, "wb")
             self.fh = (lzma.open(self.raw, "wt", encoding="utf-8") if str(path).endswith(".xz")
