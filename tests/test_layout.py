@@ -5,6 +5,7 @@ import ast
 import json
 import lzma
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -25,14 +26,115 @@ def _module_name(path: pathlib.Path) -> str:
     return ".".join(parts)
 
 
-def _imports():
-    """Module -> set of wo modules it imports (module level or inside functions)."""
-    graph = {}
-    for path in PKG.rglob("*.py"):
-        mod = _module_name(path)
+# a string constant naming a wo module, as the registries that importlib resolves hold them:
+# "wo.gyro.bag", "wo.gyro.bag:GyroBagSearch"
+_MODULE_STRING = re.compile(r"wo(?:\.\w+)*(?::\w+(?:\.\w+)*)?")
+
+
+def _call_name(func) -> str:
+    """``import_module`` for ``importlib.import_module(...)`` and for ``import_module(...)``
+    (``from importlib import import_module``); ``__import__`` for both spellings of it."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _docstrings(tree) -> set:
+    """The ids of the docstring nodes of a module, its classes and functions (prose, not registries)."""
+    return {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+
+
+def _name_pattern(arg, mod: str, package: str, base) -> str:
+    """A regular expression for the module names an ``import_module``/``__import__`` argument
+    (a string or an f-string) can give: its constant parts literally, ``{__name__}`` and
+    ``{__package__}`` as the module's own, any other field as any dotted name; a relative name
+    (".x") resolved against ``base`` (the ``package`` argument) or the module's package."""
+    pat = ""
+    for p in (arg.values if isinstance(arg, ast.JoinedStr) else [arg]):
+        if isinstance(p, ast.Constant):
+            pat += re.escape(str(p.value))
+        elif isinstance(p.value, ast.Name) and p.value.id == "__name__":
+            pat += re.escape(mod)
+        elif isinstance(p.value, ast.Name) and p.value.id == "__package__":
+            pat += re.escape(package)
+        else:
+            pat += r"[\w.]+"
+    level = 0
+    while pat.startswith(r"\."):
+        pat, level = pat[2:], level + 1
+    if level:
+        anchor = (base or package).split(".")
+        anchor = anchor[:len(anchor) - (level - 1)]
+        pat = re.escape(".".join(anchor)) + (r"\." + pat if pat else "")
+    return pat
+
+
+def _dynamic_imports(tree, mod: str, is_pkg: bool, known: set):
+    """The wo modules a module imports through ``importlib.import_module`` / ``__import__`` and
+    through the string registries it holds ("wo.x.y" or "wo.x.y:Name" constants outside
+    docstrings, which it resolves with importlib).  An argument that is a string or an f-string
+    gives every module it can name (``f"{__name__}.{code}"``: each submodule); any other
+    argument (a variable) stands for the registry strings of the module.  Returns (set of module
+    names, list of "module:line" of the calls it cannot follow: a variable argument in a module
+    without registry strings)."""
+    package = mod if is_pkg else mod.rpartition(".")[0]
+    docs = _docstrings(tree)
+    calls = [n for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and _call_name(n.func) in ("import_module", "__import__") and n.args]
+    args = {id(a) for n in calls for a in list(n.args) + [k.value for k in n.keywords]}
+    registry, unfollowed, out = set(), [], set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs | args
+                and _MODULE_STRING.fullmatch(node.value) and node.value.partition(":")[0] in known):
+            registry.add(node.value.partition(":")[0])
+    for node in calls:
+        arg = node.args[0]
+        base = next((k.value for k in node.keywords if k.arg == "package"), None)
+        if base is None and len(node.args) > 1 and _call_name(node.func) == "import_module":
+            base = node.args[1]
+        if isinstance(base, ast.Name):
+            base = {"__name__": mod, "__package__": package}.get(base.id)
+        elif isinstance(base, ast.Constant):
+            base = base.value
+        if isinstance(arg, ast.JoinedStr) or (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+            pat = _name_pattern(arg, mod, package, base)
+            out |= {m for m in known if re.fullmatch(pat, m)}
+        elif registry:
+            out |= registry
+        else:
+            unfollowed.append(f"{mod}:{node.lineno}")
+    return out | registry, unfollowed
+
+
+def _lazy_names(path: pathlib.Path, known: set) -> dict:
+    """The names a package's ``__init__`` gives lazily (a module-level ``__getattr__`` over a
+    dict literal of name -> module, as ``wo.__init__``'s public API): name -> module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
+        return {}
+    out = {}
+    for n in tree.body:
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Dict):
+            for k, v in zip(n.value.keys, n.value.values):
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant) and v.value in known:
+                    out[k.value] = v.value
+    return out
+
+
+def _scan():
+    """(module -> set of wo modules it imports, list of dynamic imports not followed).  An
+    import counts wherever it is (module level or inside functions): ``import``, ``from ...
+    import`` (a name a package gives lazily counts as its module), and the dynamic imports of
+    :func:`_dynamic_imports`."""
+    paths = {_module_name(p): p for p in PKG.rglob("*.py")}
+    known = set(paths)
+    lazy = {mod: _lazy_names(p, known) for mod, p in paths.items() if p.name == "__init__.py"}
+    graph, unfollowed = {}, []
+    for mod, path in paths.items():
         is_pkg = path.name == "__init__.py"
         deps = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = mod.split(".") if is_pkg else mod.split(".")[:-1]
@@ -41,6 +143,7 @@ def _imports():
                 else:
                     target = node.module or ""
                 names = [target] + [f"{target}.{a.name}" for a in node.names]
+                names += [lazy[target][a.name] for a in node.names if a.name in lazy.get(target, {})]
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             else:
@@ -48,8 +151,9 @@ def _imports():
             for t in names:
                 if t.startswith("wo"):
                     deps.add(t)
-        graph[mod] = deps
-    known = set(graph)
+        dyn, missed = _dynamic_imports(tree, mod, is_pkg, known)
+        graph[mod] = deps | dyn
+        unfollowed += missed
     out = {}
     for mod, deps in graph.items():
         edges = set()
@@ -62,40 +166,101 @@ def _imports():
                 edges.add(t)
                 t = t.rpartition(".")[0]
         out[mod] = edges
+    return out, unfollowed
+
+
+def _imports():
+    """Module -> set of wo modules it imports (module level or inside functions, through
+    ``importlib`` and string registries too; :func:`_scan`)."""
+    return _scan()[0]
+
+
+def test_the_graph_follows_importlib_and_registries():
+    """Imports made by name are edges too: the root package's lazy public API, a language
+    module found by its code, and no dynamic import the scan cannot follow."""
+    graph, unfollowed = _scan()
+    assert {"wo.dep", "wo.sr", "wo.gyro"} <= graph["wo"]                 # wo.__getattr__ over _API
+    assert {"wo.sr.lang.en", "wo.sr.lang.el"} <= graph["wo.sr.lang"]     # language(): f"{__name__}.{code}"
+    assert not unfollowed, f"dynamic imports the layout test cannot follow: {unfollowed}"
+
+
+def _circles(graph) -> list:
+    """One import circle (a list of modules, first = last) per strongly connected component of
+    ``graph`` with more than one module (Tarjan's algorithm)."""
+    index, low, stack, on, comps = {}, {}, [], set(), []
+
+    def connect(m):
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        on.add(m)
+        for d in sorted(graph.get(m, ())):
+            if d not in index:
+                connect(d)
+                low[m] = min(low[m], low[d])
+            elif d in on:
+                low[m] = min(low[m], index[d])
+        if low[m] == index[m]:
+            comp = []
+            while True:
+                d = stack.pop()
+                on.discard(d)
+                comp.append(d)
+                if d == m:
+                    break
+            if len(comp) > 1:
+                comps.append(set(comp))
+
+    for m in sorted(graph):
+        if m not in index:
+            connect(m)
+    out = []
+    for comp in comps:   # a shortest circle through the component's first module
+        start = min(comp)
+        paths, seen = [[start]], {start}
+        while paths:
+            path = paths.pop(0)
+            nxt = sorted(d for d in graph[path[-1]] if d in comp)
+            if start in nxt:
+                out.append(path + [start])
+                break
+            for d in nxt:
+                if d not in seen:
+                    seen.add(d)
+                    paths.append(path + [d])
     return out
 
 
 def test_no_import_circles():
     graph = _imports()
     assert "wo.dep.linearizer" in graph and "wo.io.batch" in graph
-    state, stack = {}, []
+    circles = _circles(graph)
+    assert not circles, "import circles:\n" + "\n".join(" -> ".join(c) for c in circles)
 
-    def visit(m):
-        state[m] = 1
-        stack.append(m)
-        for d in sorted(graph.get(m, ())):
-            if state.get(d) == 1:
-                cyc = stack[stack.index(d):] + [d]
-                pytest.fail("import circle: " + " -> ".join(cyc))
-            if d not in state:
-                visit(d)
-        stack.pop()
-        state[m] = 2
 
-    for m in sorted(graph):
-        if m not in state:
-            visit(m)
+def _under(mod: str, packages) -> bool:
+    """True when ``mod`` is one of ``packages`` or inside one of them."""
+    return any(mod == p or mod.startswith(p + ".") for p in packages)
+
+
+# the floors shared by every system, the systems, and the command line over them
+SHARED = ("wo.io", "wo.eval", "wo.lm", "wo.model", "wo.learn", "wo.system", "wo.resources", "wo.extras")
+SYSTEMS = ("wo.dep", "wo.sr", "wo.ccg", "wo.gyro", "wo.idl", "wo.smt")
 
 
 def test_layers_import_only_downwards():
+    """The shared floors know no system (a registry lives with its system: ``wo.model`` holds no
+    system's options); GYRO, the bag search of the dependency and CCG linearizers, imports no
+    other system; the dependency system imports no SR; nothing imports the command line."""
     graph = _imports()
     for mod, deps in graph.items():
-        if mod.startswith(("wo.io", "wo.eval", "wo.lm", "wo.model")):
-            assert not any(d.startswith(("wo.dep", "wo.sr", "wo.cli")) for d in deps), (mod, deps)
-        if mod.startswith("wo.dep"):
-            assert not any(d.startswith(("wo.sr", "wo.cli")) for d in deps), (mod, deps)
-        if mod.startswith("wo._fast") is False and mod != "wo.cli":
-            assert "wo.cli" not in deps
+        if _under(mod, SHARED):
+            assert not any(_under(d, SYSTEMS + ("wo.cli",)) for d in deps), (mod, deps)
+        if _under(mod, ("wo.gyro",)):
+            assert not any(_under(d, SYSTEMS + ("wo.cli",)) for d in deps if not _under(d, ("wo.gyro",))), (mod, deps)
+        if _under(mod, ("wo.dep",)):
+            assert not any(_under(d, ("wo.sr", "wo.cli")) for d in deps), (mod, deps)
+        if not _under(mod, ("wo.cli",)):
+            assert not any(_under(d, ("wo.cli",)) for d in deps), (mod, deps)
 
 
 def test_public_api():

@@ -20,7 +20,6 @@ between joblib worker processes instead of copying the model per process.
 """
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import struct
@@ -428,13 +427,9 @@ def decode_option(explicit, dec: dict, key: str, default, cast=float):
 # ------------------------------------------------------------------ decode settings beside a model
 # A model names its decoding defaults in its header (``decode``), updated by a small JSON file
 # beside it (``<model>.decode.json``); among them the bag search it wants for bags of words
-# (``decode.bag``: GYRO's n-best reranked by the model's parses, :mod:`wo.gyro.bag`), found by
-# its ``system`` name in BAG_SYSTEMS and imported when a model names it, so no system module
-# imports another (the dependency and CCG linearizers both use it).
+# (``decode.bag``).  This module only reads them: each search's options, and the registry of
+# the bag searches a model can name, live with that search (GYRO's: :mod:`wo.gyro.bag`).
 SIDECAR = ".decode.json"
-GYRO_OPTIONS = ("r", "beta", "row_cap", "keep", "join_slack", "max_split", "dep_weight", "dep_nbest",
-                "dep_budget")
-BAG_SYSTEMS = {"gyro": "wo.gyro.bag:GyroBagSearch"}   # system name -> "module:class"
 
 
 def sidecar_path(model_path: str) -> str:
@@ -468,25 +463,9 @@ def decode_settings(model) -> dict:
 
 def bag_spec(model) -> Optional[dict]:
     """The bag search a :class:`wo.model.Model` names (:func:`decode_settings`' ``bag``: the
-    header's ``decode.bag`` updated by the sidecar file), or None.  The entry: ``system``
-    ("gyro"), ``lm`` (an LM file name, beside the model or shipped) and any of GYRO_OPTIONS
-    (:class:`wo.gyro.realize.GyroRealizer`'s: chart size and filter, strings reranked, pops per
-    parse, ...); the reranking model is the one that names it.  Raises ModelError for a sidecar
-    that is not valid JSON or names another system."""
+    header's ``decode.bag`` updated by the sidecar file) as a new dict, or None when it names
+    none.  The entry: ``system`` (the search's name, "gyro" when left out), ``lm`` and that
+    search's own options; :func:`wo.gyro.bag.make_bag_search` checks and builds it.  Raises
+    ModelError for a sidecar that is not valid JSON."""
     spec = dict(decode_settings(model).get("bag") or {})
-    if not spec:
-        return None
-    if spec.setdefault("system", "gyro") not in BAG_SYSTEMS or "lm" not in spec:
-        raise ModelError(f"the model's bag search {spec} names no system of {sorted(BAG_SYSTEMS)} with an lm")
-    return spec
-
-
-def make_bag_search(dep, spec: dict, timeout: float = 0.0, system: str = "dep", option: str = "--bag-search dep"):
-    """The bag search ``spec`` names (:func:`bag_spec`), built over the linearizer ``dep`` (any
-    system's linearizer with ``model`` and ``parse(words, budget_factor=)``: the dependency or
-    the CCG one; ``system`` and ``option`` name it in the error of a missing file); its
-    ``realize(words)`` gives (input index per output token, the GyroResult with the
-    linearizer's parse of the best string) or None (:class:`wo.gyro.bag.GyroBagSearch`).
-    Raises ModelError / LMError for missing or bad files."""
-    module, cls = BAG_SYSTEMS[spec["system"]].split(":")
-    return getattr(importlib.import_module(module), cls)(dep, spec, timeout=timeout, system=system, option=option)
+    return spec or None

@@ -141,13 +141,16 @@ class Linearizer(system.System):
         self.lm = resolve_lm(model, lm)
         self.core = CCGSearch(self.tables, model.weights, model.hash_bits, lm=self.lm)
         self.core.search.edge_limit = edges_for_memory(max_memory)
-        from ..model import bag_spec, make_bag_search
+        from ..model import bag_spec
         if bag_search not in BAG_SEARCHES:
             raise ValueError(f"bag_search: one of {BAG_SEARCHES}")
         self.bag_search = bag_search
         spec = bag_spec(model) if bag_search == "model" else None
-        self.bag = (make_bag_search(self, spec, timeout=self.timeout, system="ccg", option="--bag-search ccg")
-                    if spec else None)
+        self.bag = None
+        if spec:
+            from ..gyro.bag import make_bag_search
+
+            self.bag = make_bag_search(self, spec, timeout=self.timeout, system="ccg", option="--bag-search ccg")
 
     name = "ccg"
 

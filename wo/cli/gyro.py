@@ -52,10 +52,18 @@ def cmd_gyro_lookup(a) -> int:
 
 
 def cmd_gyro_realize(a) -> int:
-    """``wo gyro realize``: GYRO (Algorithm 3) over a phrase index and an n-gram LM."""
+    """``wo gyro realize``: GYRO (Algorithm 3) over a phrase index and an n-gram LM; with
+    ``--dep-model`` its best strings reranked by that dependency model (the command line hands
+    GYRO the dependency system's linearizer class: GYRO imports no other system)."""
     from ..gyro.index import PhraseIndexError
     from ..gyro.realize import run
 
+    dep = {}
+    if a.dep_model:
+        from ..dep.linearizer import Linearizer
+
+        dep = {"dep_model": a.dep_model, "dep_system": Linearizer, "dep_weight": a.dep_weight,
+               "dep_nbest": a.dep_nbest, "dep_own": not a.no_dep_own, "dep_budget": a.dep_budget}
     try:
         return batch_run(a, lambda bar: run(
             a.index, a.lm, a.input, a.output, rescore_path=a.rescore_lm, input_format=a.input_format,
@@ -66,8 +74,7 @@ def cmd_gyro_realize(a) -> int:
             keep=a.keep, future=not a.no_future, mbr=a.mbr, mbr_scale=a.mbr_scale,
             join_slack=a.join_slack, max_split=a.max_split,
             levels=tuple(a.levels.split(",")), min_n=a.min_n, rule_penalty=a.rule_penalty, timeout=a.timeout,
-            **({"dep_model": a.dep_model, "dep_weight": a.dep_weight, "dep_nbest": a.dep_nbest,
-                "dep_own": not a.no_dep_own, "dep_budget": a.dep_budget} if a.dep_model else {})))
+            **dep))
     except (ValueError, PhraseIndexError) as exc:   # a bad option (r, beta, nbest, format) or index file
         err(str(exc))
         return EXIT_USER

@@ -277,13 +277,18 @@ class Linearizer(system.System):
         self.core = DepSearch(model.weights, model.hash_bits, lm=self.lm)
         self.max_memory = max_memory
         self.core.search.edge_limit = edges_for_memory(max_memory)
-        # bags (no POS, no head given): the search the model names (wo.model.bag_spec), else its own
-        from ..model import bag_spec, make_bag_search
+        # bags (no POS, no head given): the search the model names (wo.model.bag_spec, built by
+        # wo.gyro.bag.make_bag_search), else its own
+        from ..model import bag_spec
         if bag_search not in BAG_SEARCHES:
             raise ValueError(f"bag_search: one of {BAG_SEARCHES}")
         self.bag_search = bag_search
         spec = bag_spec(model) if bag_search == "model" and not (self.rerank_lms or self.rerank_models) else None
-        self.bag = make_bag_search(self, spec, timeout=self.timeout) if spec else None
+        self.bag = None
+        if spec:
+            from ..gyro.bag import make_bag_search
+
+            self.bag = make_bag_search(self, spec, timeout=self.timeout)
 
     name = "dep"
 

@@ -1,12 +1,23 @@
 """GYRO's n-best reranked by a model's parses as the bag search of that model (:func:`wo.model.bag_spec`:
 the model names it in its decode settings; the shipped English dependency and CCG models do, with
 the large English 4-gram).  de Gispert, Tomalin & Byrne (2014), section 3's "+depLM" rescoring, with wo's
-dependency model in place of a parser and a dependency LM."""
+dependency model in place of a parser and a dependency LM.
+
+The registry of the bag searches a model can name (:data:`BAG_SEARCHES`) and the GYRO options
+its entry may set (:data:`GYRO_OPTIONS`) live here, with the search: the dependency and CCG
+linearizers import :func:`make_bag_search` from this module, and GYRO imports neither of them
+(a reranking linearizer is handed to it)."""
 from __future__ import annotations
 
 from ..lm.model import LanguageModel
-from ..model import GYRO_OPTIONS, named_file
+from ..model import ModelError, named_file
 from .realize import GyroRealizer
+
+# the options of :class:`wo.gyro.realize.GyroRealizer` a model's bag entry may set: chart size and
+# filter, strings reranked, the weight of the model's score, pops per parse
+GYRO_OPTIONS = ("r", "beta", "row_cap", "keep", "join_slack", "max_split", "dep_weight", "dep_nbest",
+                "dep_budget")
+DEFAULT_BAG_SEARCH = "gyro"   # the system of a bag entry that names none
 
 
 class GyroBagSearch:
@@ -44,3 +55,20 @@ def _input_index(words, tokens):
     for w in slots:
         slots[w].reverse()
     return [slots[t].pop() for t in tokens]
+
+
+BAG_SEARCHES = {"gyro": GyroBagSearch}   # system name in a model's bag entry -> its bag search
+
+
+def make_bag_search(dep, spec: dict, timeout: float = 0.0, system: str = "dep", option: str = "--bag-search dep"):
+    """The bag search ``spec`` names (:func:`wo.model.bag_spec`'s dict: ``system``, default
+    "gyro", a name of :data:`BAG_SEARCHES`; ``lm``, an LM file name beside the model or shipped;
+    any of :data:`GYRO_OPTIONS`), built over the linearizer ``dep`` (any system's linearizer
+    with ``model`` and ``parse(words, budget_factor=)``: the dependency or the CCG one; ``system``
+    and ``option`` name it in the error of a missing file); its ``realize(words)`` gives (input
+    index per output token, the GyroResult with the linearizer's parse of the best string) or
+    None (:class:`GyroBagSearch`).  Raises ModelError for an entry that names no known system
+    or no lm, and for a missing LM file; LMError for a bad one."""
+    if spec.setdefault("system", DEFAULT_BAG_SEARCH) not in BAG_SEARCHES or "lm" not in spec:
+        raise ModelError(f"the model's bag search {spec} names no system of {sorted(BAG_SEARCHES)} with an lm")
+    return BAG_SEARCHES[spec["system"]](dep, spec, timeout=timeout, system=system, option=option)

@@ -234,20 +234,28 @@ class GyroRealizer(system.System):
 
     @classmethod
     def load(cls, path: Optional[str] = None, verify: bool = True, index: Optional[str] = None,
-             rescore_lm: Optional[str] = None, dep_model: Optional[str] = None, **options) -> "GyroRealizer":
+             rescore_lm: Optional[str] = None, dep_model: Optional[str] = None, dep_system=None,
+             **options) -> "GyroRealizer":
         """A realizer over the LM file at ``path`` (None: the shipped English 4-gram,
         :func:`wo.model.default_model` "lm"), the phrase index file ``index``, the rescoring LM
-        file ``rescore_lm`` and the dependency model file ``dep_model`` (each optional);
-        verify: check the files' checksums; options: the constructor's.  Raises LMError,
-        PhraseIndexError, ModelError, FileNotFoundError, ValueError."""
+        file ``rescore_lm`` and the reranking model file ``dep_model`` (each optional);
+        verify: check the files' checksums; options: the constructor's (``dep``: a loaded
+        reranking linearizer).  The model of ``dep_model`` is loaded by ``dep_system``, the
+        linearizer class of its system (:class:`wo.dep.Linearizer` for a dependency model, as
+        ``wo gyro realize --dep-model`` passes; GYRO imports no other system), with that
+        system's own search for bags (``bag_search=dep_system.name``).  Raises LMError,
+        PhraseIndexError, ModelError, FileNotFoundError, ValueError (also for a ``dep_model``
+        without ``dep_system``)."""
         from ..lm.model import LanguageModel
         from ..model import default_model
         from .index import PhraseIndex
 
         if dep_model:
-            from ..dep.linearizer import Linearizer
-
-            options["dep"] = Linearizer.load(dep_model, bag_search="dep")   # its own search (dep_own)
+            if dep_system is None:
+                raise ValueError("dep_model needs dep_system, the linearizer class of its system (wo.dep.Linearizer "
+                                 "for a dependency model); or pass dep=Linearizer.load(path, bag_search='dep')")
+            # its own search (dep_own), not the GYRO search the model may name for bags
+            options["dep"] = dep_system.load(dep_model, bag_search=dep_system.name)
         return cls(PhraseIndex.load(index, verify=verify) if index else None,
                    LanguageModel.load(path or default_model("lm"), verify=verify),
                    LanguageModel.load(rescore_lm, verify=verify) if rescore_lm else None, **options)
@@ -539,10 +547,10 @@ def run(index_path: Optional[str], lm_path: Optional[str], input_path: str, outp
     record follows ``on_error`` (fallback: its words in input order, status error; skip: an
     empty line, jsonl keeps the record; fail: nothing written).  jobs, backend ("loky" or
     "dask"), scheduler (a Dask address): :func:`wo.io.batch.map_batches`.  lm_path None: the
-    shipped 4-gram.  opts: :class:`GyroRealizer` parameters (dep_model: a dependency model
-    file).  Returns the batch Summary.  Raises ValueError for a bad option or format,
-    PhraseIndexError/LMError/FileNotFoundError for the index and LMs, FailFast / Interrupted
-    as :func:`wo.io.batch.process`.
+    shipped 4-gram.  opts: :meth:`GyroRealizer.load` parameters (dep_model: a reranking model
+    file, with dep_system: its linearizer class).  Returns the batch Summary.  Raises
+    ValueError for a bad option or format, PhraseIndexError/LMError/FileNotFoundError for the
+    index and LMs, FailFast / Interrupted as :func:`wo.io.batch.process`.
     """
     from ..io.batch import decode_system, load_system, process
     from ..io.items import read_items

@@ -25,37 +25,13 @@ restored on output.
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections import Counter, defaultdict
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .feats import TASK_FEATS, feats_key, morph_key, parse_feats  # noqa: F401  (re-exported)
+
 CANDIDATE_CACHE = 1 << 18   # memoised candidate sets per Lexicon (Lexicon.candidates)
-
-# SR'19 FEATS that are task annotations, not morphology
-TASK_FEATS = ("lin", "original_id")
-
-def parse_feats(feats: str) -> Dict[str, str]:
-    """``Number=Sing|Tense=Past`` -> dict; ``_`` or empty -> {}."""
-    out = {}
-    if feats and feats != "_":
-        for kv in feats.split("|"):
-            if "=" in kv:
-                k, v = kv.split("=", 1)
-                out[k] = v
-    return out
-
-
-def morph_key(feats: Dict[str, str]) -> str:
-    """Canonical FEATS string without the task annotations (``lin``, ``original_id``)."""
-    return "|".join(f"{k}={v}" for k, v in sorted(feats.items()) if k not in TASK_FEATS) or "_"
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def feats_key(feats: str) -> str:
-    """``morph_key(parse_feats(feats))``, memoised: a treebank has a few thousand distinct FEATS
-    strings and hundreds of thousands of tokens."""
-    return morph_key(parse_feats(feats))
 
 
 def _edit(lemma: str, form: str) -> Tuple[int, str]:

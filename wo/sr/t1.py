@@ -26,7 +26,7 @@ from ..io.conllu import Sentence
 from ..io.items import Item, read_items, validate
 from ..io.trees import permutation
 from ..learn import collector_paused
-from .inflect import TASK_FEATS, parse_feats
+from .feats import TASK_FEATS, parse_feats
 
 _intern = sys.intern
 

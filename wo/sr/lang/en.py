@@ -8,7 +8,7 @@ import sys
 from typing import Dict, List, Optional, Sequence
 
 from . import Language
-from ..inflect import parse_feats
+from ..feats import parse_feats
 
 # English context rules: lemma -> extra candidates that only the context decides
 EN_CONTEXT = {
