@@ -190,16 +190,16 @@ def _tiny_pt_model(d, name, train, test, *train_args):
     """A tiny Portuguese model trained by the CLI on 340 sentences of the training slice
     ``train`` (dev: the rest), with ``train_args`` added; returns the fixture dict (dir, model,
     training record, the test sentences ``test``, their T1 and gold-form T1 files)."""
-    import json
+    from wo.model import Model
 
     tr = t1_file(d / "train.t1", train[:340], gold=True)
     dv = t1_file(d / "dev.t1", train[340:])
     (d / "dev.txt").write_text("".join(" ".join(s.forms) + "\n" for s in train[340:]), encoding="utf-8")
     model = d / name
     p = wo_cli(["sr", "train", "--train", tr, "--dev", dv, "--dev-ref", d / "dev.txt", "--lang", "pt", "--mwt",
-                PT_TRAIN, "--hash-bits", 18, *train_args, "--model", model])
+                PT_TRAIN, "--set", "order.hash_bits=18", *train_args, "--model", model, "--quiet"])
     assert p.returncode == 0, p.stderr
-    return {"dir": d, "model": str(model), "record": json.loads(p.stdout), "test": test,
+    return {"dir": d, "model": str(model), "record": Model.read_header(str(model))[0]["training"], "test": test,
             "t1": t1_file(d / "test.t1", test), "gold_t1": t1_file(d / "test.gold.t1", test, gold=True, with_orig=False)}
 
 
@@ -208,13 +208,13 @@ def pt(tmp_path_factory, pt_train, pt_test):
     """A tiny Portuguese model of the search orderer trained by the CLI (2 shards of parameter
     mixing, compact).  Shared by test_sr_multi and test_sr_order: write new files only."""
     return _tiny_pt_model(tmp_path_factory.mktemp("pt"), "pt.wo", pt_train, pt_test, "--epochs", 2, "--jobs", 2,
-                          "--compact", "--orderer", "search")
+                          "--set", "train.compact=float16", "--set", "order.method=search")
 
 
 @pytest.fixture(scope="session")
 def pt_local(tmp_path_factory, pt_train, pt_test):
     """A tiny Portuguese model of the local orderer trained by the CLI (the default orderer)."""
-    return _tiny_pt_model(tmp_path_factory.mktemp("ptl"), "ptl.wo", pt_train, pt_test, "--epochs", 3, "--compact", "q8")
+    return _tiny_pt_model(tmp_path_factory.mktemp("ptl"), "ptl.wo", pt_train, pt_test, "--epochs", 3)
 
 
 @pytest.fixture(scope="session")

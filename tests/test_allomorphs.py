@@ -6,7 +6,7 @@ import pytest
 
 from wo.io import read_conllu
 from wo.sr.inflect import Allomorphs, Lexicon
-from wo.sr.realizer import choose_forms
+from wo.sr.forms import choose_forms
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EWT_TRAIN = os.path.join(ROOT, "corpora", "ud-en-ewt", "en_ewt-ud-train.conllu.xz")

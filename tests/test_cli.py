@@ -157,7 +157,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(args, says,
 
 
 @pytest.mark.parametrize("args,says", [
-    (["sr", "train", "--train", "TESTFILE", "--lang", "pt", "--hash-bits", "40", "--model", "OUT"], "between 8 and 30"),
+    (["sr", "train", "--train", "TESTFILE", "--lang", "pt", "--set", "order.hash_bits=40", "--model", "OUT"], "8..30"),
     (["train", "--train", "TESTFILE", "--hash-bits", "4", "--model", "OUT"], "between 8 and 30"),
     (["lm", "train", "--text", "TESTFILE", "--order", "3", "--prune", "0", "1", "1", "--out", "OUT"],
      "at most 2 for order 3"),
@@ -167,7 +167,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(args, says,
     (["gyro", "realize", "--input", "TESTFILE", "--dep-nbest", "-1", "--output", "OUT"], "a positive integer"),
     (["train", "--train", "TESTFILE", "--train-budget", "nan", "--model", "OUT"], "a positive number"),
     (["linearize", "--input", "TESTFILE", "--rerank-weight", "nan", "--output", "OUT"], "a finite number"),
-    (["sr", "realize", "--input", "TESTFILE", "--lift-threshold", "-1", "--output", "OUT"], "0 or more"),
+    (["sr", "realize", "--input", "TESTFILE", "--set", "lift.threshold=nan", "--output", "OUT"], "a finite number"),
 ])
 def test_a_number_out_of_range_is_a_usage_error(args, says, tmp_path):
     """--hash-bits 40 asked numpy for 4 TiB and ended in a traceback, and so did --train-budget
@@ -181,11 +181,11 @@ def test_a_number_out_of_range_is_a_usage_error(args, says, tmp_path):
 
 
 def test_lifting_at_threshold_zero_realises_every_sentence(tmp_path):
-    """--lift-threshold 0 (lift wherever training ever lifted) failed 39 of 40 sentences with
+    """lift.threshold=0 (lift wherever training ever lifted) failed 39 of 40 sentences with
     'max() arg is an empty sequence': a context never lifted in training met the threshold."""
     t1, out = tmp_path / "in.t1", tmp_path / "out.jsonl"
     assert main(["sr", "make-input", "--ud", str(PT_TEST), "--out", str(t1), "--seed", "1"]) == 0
-    assert main(["sr", "realize", "--lang", "pt_bosque", "--input", str(t1), "--lift-threshold", "0",
+    assert main(["sr", "realize", "--lang", "pt_bosque", "--input", str(t1), "--set", "lift.threshold=0",
                  "--format", "jsonl", "--output", str(out), "--quiet"]) == 0
     recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert len(recs) == 40 and {r["status"] for r in recs} == {"ok"}

@@ -4,7 +4,8 @@ import pytest
 
 from wo.sr.inflect import FormContext, Lexicon
 from wo.sr.models import find_model
-from wo.sr.realizer import Realizer, choose_forms
+from wo.sr.forms import choose_forms
+from wo.sr.realizer import Realizer
 from tests.conftest import PT_TRAIN
 
 
@@ -16,15 +17,15 @@ def ja():
 def _choose(r, lemma, nxt):
     """The form the shipped model's context model gives ``lemma`` (VERB) before the auxiliary ``nxt``."""
     cands = r.lexicon.candidates(lemma, "VERB", "_", "_")[0]
-    ctx = r.lexicon.context.scores([lemma, nxt], ["VERB", "AUX"], ["root", "aux"], [-1, 0], [cands, [nxt]])
-    return choose_forms(None, [cands, [nxt]], 0.0, context=ctx, context_weight=r.context_weight)[0]
+    ctx = r.stage("forms").context.scores([lemma, nxt], ["VERB", "AUX"], ["root", "aux"], [-1, 0], [cands, [nxt]])
+    return choose_forms(None, [cands, [nxt]], 0.0, context=ctx, context_weight=r.stage("forms").context_weight)[0]
 
 
 def test_japanese_verb_forms_follow_the_next_auxiliary(ja):
     """UD Japanese lemmas are dictionary forms and FEATS are empty, so the form of a verb is
     the one its auxiliary asks for: *行っ* before *た* and *て*, *行き* before *ます*, the *-a*
     stem before *ない*; without the context model the lexicon's most frequent form is taken."""
-    assert ja.context_weight > 0 and len(ja.lexicon.context) > 1000
+    assert ja.stage("forms").context_weight > 0 and len(ja.stage("forms").context) > 1000
     cands = ja.lexicon.candidates("行く", "VERB", "_", "_")[0]
     assert {"行っ", "行き"} <= set(cands) and cands[0] not in ("行っ", "行き")
     assert _choose(ja, "行く", "た") == "行っ"
@@ -37,7 +38,7 @@ def test_japanese_verb_forms_follow_the_next_auxiliary(ja):
 
 
 def test_scores_shape_and_single_candidates(ja):
-    fc = ja.lexicon.context
+    fc = ja.stage("forms").context
     sc = fc.scores(["行く", "た"], ["VERB", "AUX"], ["root", "aux"], [-1, 0], [["行っ", "行き", "いく"], ["た"]])
     assert len(sc) == 2 and len(sc[0]) == 3 and sc[1] == [0.0]
     ctx = FormContext.contexts(["行く", "た", "。"], ["VERB", "AUX", "PUNCT"], ["root", "aux", "punct"], [-1, 0, 0])
@@ -63,39 +64,37 @@ def test_build_learns_from_the_treebank_and_round_trips():
     assert {f.split("\x1f")[0] for f in lex.context.weights} <= templates
 
 
-@pytest.mark.slow
-def test_train_with_form_context_chooses_its_weight_on_dev(tmp_path, pt_train, pt_test, pt_local):
-    """``wo sr train --form-context`` learns the context model with the lexicon, without and with
-    the next-initial templates, and after the last epoch keeps one of them with its weight, both
-    chosen on --dev (the record keeps dev BLEU by weight of each); without the flag the lexicon
-    has none."""
-    from tests.conftest import _tiny_pt_model
+def test_train_chooses_the_form_context_on_dev(pt_local):
+    """``wo sr train`` with a dev set learns the context model of the forms, without and with the
+    next-initial templates, and keeps one of them with its weight where dev BLEU rises by at
+    least CONTEXT_MIN_GAIN (the tuning record keeps dev BLEU by weight of each); else the
+    model has none and a weight of 0."""
     from wo.model import Model
+    from wo.sr.stages import stage_list
+    from wo.sr.tune import CONTEXT_MIN_GAIN
 
-    m = _tiny_pt_model(tmp_path, "ctx.wo", pt_train, pt_test, "--epochs", 2, "--compact", "q8", "--form-context")
-    grids = {False: m["record"]["context_dev"], True: m["record"]["context_dev_next_initial"]}
+    rec = pt_local["record"]["tuning"]["context"]
+    grids = {False: rec["dev_grid"], True: rec["dev_grid_next_initial"]}
     for grid in grids.values():
         assert set(grid) == {str(w) for w in FormContext.WEIGHTS} and all(0 < v <= 100 for v in grid.values())
-    head, _ = Model.read_header(m["model"])
-    lex = head["sr"]["lexicon"]
-    assert "context" in lex and len(lex["context"]["weights"]) > 0 and "context_next" not in lex
     best, ni = max(((w, n) for w in FormContext.WEIGHTS for n in (False, True)),
                    key=lambda x: (grids[x[1]][str(x[0])], not x[1], -x[0]))
-    assert head.get("decode", {}).get("context_weight", 0.0) == best
-    assert lex["context"].get("next_initial", False) == ni
-    plain, _ = Model.read_header(pt_local["model"])
-    assert "context" not in plain["sr"]["lexicon"] and "context_weight" not in plain.get("decode", {})
+    forms = next(d for d in stage_list(Model.read_header(pt_local["model"])[0]) if d["stage"] == "forms")
+    if grids[ni][str(best)] - grids[False]["0.0"] >= CONTEXT_MIN_GAIN:
+        assert forms["context_weight"] == best and forms["context"].get("next_initial", False) == ni
+    else:
+        assert forms["context_weight"] == 0.0 and "context" not in forms
 
 
 def test_context_weight_needs_a_context_model(tmp_path):
-    """``--context-weight`` on a model without a context model is a user error that says so."""
+    """``--set forms.context_weight`` on a model without a context model is a user error that says so."""
     from tests.conftest import wo_cli
 
     t1 = tmp_path / "ja.t1"
     t1.write_text("# sent_id = 1\n1\t行く\t_\tVERB\t_\t_\t0\troot\t_\toriginal_id=1\n"
                   "2\tた\t_\tAUX\t_\t_\t1\taux\t_\toriginal_id=2\n\n", encoding="utf-8")
     p = wo_cli(["sr", "realize", "--lang", "vi_vtb", "--input", t1, "--output", tmp_path / "vi.txt",
-                "--context-weight", "1"])
+                "--set", "forms.context_weight=1"])
     assert p.returncode == 2 and "no form context model" in p.stderr and "Traceback" not in p.stderr
     p = wo_cli(["sr", "realize", "--lang", "ja", "--input", t1, "--output", tmp_path / "ja.txt", "--quiet"])
     assert p.returncode == 0
@@ -107,8 +106,8 @@ def test_next_initial_templates_round_trip_and_reach_the_next_word():
     shipped Greek model writes the accusative article *την* before a vowel and *τη* before *σ*,
     and the flag survives the lexicon's JSON form (a model without it scores as before)."""
     el = Realizer.load(find_model("el"))
-    fc = el.lexicon.context
-    assert fc.next_initial and el.context_weight > 0
+    fc = el.stage("forms").context
+    assert fc.next_initial and el.stage("forms").context_weight > 0
     assert FormContext.from_json(fc.to_json()).next_initial
     assert not FormContext.from_json(FormContext({"f\x1fa": 1.0}).to_json()).next_initial
     assert any(f.startswith("fn1\x1f") for f in fc.weights)

@@ -308,7 +308,8 @@ def test_shipped_sr_model_realises_as_recorded(tmp_path):
     t1 = tmp_path / "in.t1"
     assert main(["sr", "make-input", "--ud", str(_first(200, tmp_path)), "--out", str(t1), "--seed", "1"]) == 0
     out = tmp_path / "sr.txt"
-    assert main(["sr", "realize", "--input", str(t1), "--output", str(out), "--rerank-lm", "none", "--quiet"]) == 0
+    assert main(["sr", "realize", "--input", str(t1), "--output", str(out), "--set", "order.words_lm=none",
+                 "--set", "order.view_lms=none", "--set", "forms.lm=none", "--quiet"]) == 0
     assert (tmp_path / "sr.txt.tok").read_text(encoding="utf-8").splitlines() == _golden("ewt-test-sr-200.tok.xz")
     # the default: the forms and each domain's beam rescored with the LMs the model header names
     assert main(["sr", "realize", "--input", str(t1), "--output", str(out), "--quiet"]) == 0
@@ -318,17 +319,17 @@ def test_shipped_sr_model_realises_as_recorded(tmp_path):
 
 
 def test_shipped_sr_models_find_the_lms_they_name_and_no_lm_is_left_unused():
-    """Every LM a shipped SR model's decode settings name (``decode.rerank_lm``, ``rerank_lms``)
+    """Every LM a shipped SR model's stages name (:func:`wo.sr.stages.named_files`)
     is shipped where the realiser looks (beside the model, corpora/models/sr, or in
     corpora/models; a clean clone has only what git tracks), and every LM in corpora/models/sr
     is named by some model (a shipped LM nobody reads is dead weight in git history)."""
     from wo.model import Model
+    from wo.sr.stages import named_files
 
     sr = SHIPPED.parent / "sr"
     named = set()
     for p in sorted(sr.glob("*.wo")):
-        dec = Model.read_header(str(p))[0].get("decode", {})
-        for name in ([dec["rerank_lm"]] if dec.get("rerank_lm") else []) + [f for f, _ in dec.get("rerank_lms", [])]:
+        for name in named_files(Model.read_header(str(p))[0]):
             assert (sr / name).is_file() or (SHIPPED.parent / name).is_file(), f"{p.name} names {name}: not shipped"
             named.add(name)
     assert named >= {p.name for p in sr.glob("*.wolm")}

@@ -9,7 +9,8 @@ from wo.dep.core import DepSearch
 from wo.io import read_conllu
 from wo.eval import sr_score
 from wo.sr.inflect import Lexicon, coverage
-from wo.sr.realizer import Realizer, align, realize_many, sr_instance
+from wo.sr.instance import align, sr_instance
+from wo.sr.realizer import Realizer, realize_many
 from wo.sr.t1 import format_t1, lin_values, make_input, read_t1
 from wo.sr.train import train_sr
 
@@ -263,9 +264,9 @@ def test_sr_with_the_lm(tmp_path, partut, lex):
     m = Model.load(str(path))
     assert m.header["lm"]["order"] == 4
     with_lm = Realizer(m)
-    assert with_lm.lm is not None and with_lm.lm.order == 4
+    assert with_lm.stage("order").lm is not None and with_lm.stage("order").lm.order == 4
     without = Realizer(m, lm="none")
-    assert without.lm is None
+    assert without.stage("order").lm is None
     dev = partut["t1_dev"][:40]
     a = [with_lm.realize(s) for s in dev]
     b = [without.realize(s) for s in dev]
@@ -280,7 +281,7 @@ def test_decoding_score_cache_changes_no_sr_output(sr_model, partut):
     """SR input (candidate forms, label-conjoined templates, lin): the decoding score caches of
     the dependency grammar change no output and no score of the returned edge."""
     r = Realizer.load(sr_model)
-    srch = r.core.search
+    srch = r.stage("order").core.search
     for s in partut["t1_dev"][:25]:
         outs = []
         for flag in (True, False):
@@ -332,7 +333,7 @@ def test_realised_articles_agree_and_only_articles_change(sr_model, partut):
 
 @pytest.mark.slow
 def test_question_labels_mark_exactly_the_question_clause_dependents(lex, sr_model, ewt_dev):
-    from wo.sr.realizer import question_heads
+    from wo.sr.instance import question_heads
 
     ud = [u for u in ewt_dev[:600] if "?" in u.forms]
     assert len(ud) >= 20
@@ -349,12 +350,12 @@ def test_question_labels_mark_exactly_the_question_clause_dependents(lex, sr_mod
             assert (a.tok_label[c] != b.tok_label[c]) == under_q
             marked += under_q
     assert marked > 50
-    # a model trained before the option (no header entry) decodes without the marks
-    assert Realizer.load(sr_model).question_labels is True
+    # the model records the option in its order stage, and decodes as recorded
+    assert Realizer.load(sr_model).stage("order").question_labels is True
     from wo.model import Model
     m = Model.load(sr_model)
-    del m.header["sr"]["question_labels"]
-    assert Realizer(m).question_labels is False
+    next(d for d in m.header["sr"]["stages"] if d["stage"] == "order-search")["question_labels"] = False
+    assert Realizer(m).stage("order").question_labels is False
 
 
 @pytest.mark.slow
@@ -363,18 +364,20 @@ def test_rerank_lm_comes_from_the_model_header_and_rescoring_picks_the_best_goal
     "none" turns it off, a missing file is refused; the reranked output maximises F + w log10 p
     over the strings the plain decode's popped goals give."""
     from wo.model import Model, ModelError
-    from wo.sr.realizer import rerank_lm_of
 
     root = pathlib.Path(__file__).resolve().parent.parent
     m = Model.load(sr_model)
-    m.header["decode"] = dict(m.header.get("decode", {}), rerank_lm=str(root / "corpora" / "models" / "wo-en-4gram.wolm"),
-                              rerank_weight=1.0, patience_factor=100.0)
+    order = next(d for d in m.header["sr"]["stages"] if d["stage"] == "order-search")
+    order.update(rerank_lm=str(root / "corpora" / "models" / "wo-en-4gram.wolm"), rerank_weight=1.0,
+                 patience_factor=100.0)
     on, off = Realizer(m), Realizer(m, rerank_lm="none")
-    assert on.rerank_lm is not None and off.rerank_lm is None and on.rerank_weight == 1.0
+    assert on.stage("order").rerank_lm is not None and off.stage("order").rerank_lm is None
+    assert on.stage("order").rerank_weight == 1.0
     m2 = Model.load(sr_model)
-    m2.header["decode"] = dict(m2.header.get("decode", {}), rerank_lm="missing.wolm")
+    next(d for d in m2.header["sr"]["stages"] if d["stage"] == "order-search")["rerank_lm"] = "missing.wolm"
     with pytest.raises(ModelError, match="missing.wolm"):
-        rerank_lm_of(m2)
+        Realizer(m2)
+    st = on.stage("order")
     sents = [make_input(s, 1, i) for i, s in enumerate(ewt_dev[:60])]
     moved = 0
     for s in sents:
@@ -382,7 +385,7 @@ def test_rerank_lm_comes_from_the_model_header_and_rescoring_picks_the_best_goal
         assert sorted(a.order) == sorted(b.order) == list(range(len(s)))
         moved += a.tokens != b.tokens
         if a.tokens != b.tokens:   # the reranker's choice scores at least as well as the decoder's
-            fa = on.rerank_lm.score(a.tokens) * on.rerank_weight
-            fb = on.rerank_lm.score(b.tokens) * on.rerank_weight
+            fa = st.rerank_lm.score(a.tokens) * st.rerank_weight
+            fb = st.rerank_lm.score(b.tokens) * st.rerank_weight
             assert fb > fa
     assert moved >= 3

@@ -26,6 +26,13 @@ TRAIN = DATA / "pt_bosque-train-400.conllu.xz"
 TEST = DATA / "pt_bosque-test-40.conllu.xz"
 
 
+def stage_entry(header: dict, name: str) -> dict:
+    """The entry of the stage ``name`` in an SR model header (stage list or older layout)."""
+    from wo.sr.stages import stage_list
+
+    return next(d for d in stage_list(header) if d["stage"] == name)
+
+
 def wo(*args, check=True):
     """``wo ARGS`` in this process (``tests.conftest.wo_cli``); with ``check``, exit 0 is asserted."""
     p = wo_cli(args)
@@ -287,7 +294,7 @@ def test_shipped_greek_model_accents_the_host_of_an_enclitic(tmp_path):
     r = Realizer.load(find_model("el"))
     s = read_t1(str(path))[0]
     assert r.realize(s).text == "Υπάρχουν διάφορες εκδοχές για την ετυμολογία του ονόματός της ."
-    r.articles = False   # without the language module's rules: the form as learned
+    r.stage("language").rules = False   # without the language module's rules: the form as learned
     assert "ονόματος της" in r.realize(s).text
 
 
@@ -322,7 +329,7 @@ def test_compact_model_round_trip(pt, tmp_path):
     from wo.model import Model
 
     m = Model.load(pt["model"])
-    assert m.header["sr"]["lang"] == "pt" and m.header["sr"]["mwt"]["table"]["de o"] == "do"
+    assert m.header["sr"]["lang"] == "pt" and stage_entry(m.header, "contractions")["table"]["de o"] == "do"
     head, _ = Model.read_header(pt["model"])
     assert head["sr"]["lang"] == "pt"
     full = tmp_path / "full.wo"
@@ -385,18 +392,20 @@ def test_domain_signature_and_phrase_ends_model_trains_and_realises(tmp_path, pt
 
     train = t1_file(tmp_path / "train.t1", pt_train[:120], gold=True)
     model = tmp_path / "sig.wo"
-    wo("sr", "train", "--train", train, "--model", model, "--lang", "pt", "--epochs", 2, "--order-signature", "--order-ends",
-       "--seeds", 2)
+    wo("sr", "train", "--train", train, "--model", model, "--lang", "pt", "--epochs", 2, "--set", "order.sig=true",
+       "--set", "order.ends=true", "--set", "order.seeds=2")
     m = Model.load(str(model))
-    assert m.header["sr"]["order"]["sig"] is True and m.header["sr"]["order"]["ends"] is True
+    order = stage_entry(m.header, "order-local")
+    assert order["sig"] is True and order["ends"] is True
     assert m.header["training"]["seeds"] == 2
     r = Realizer(m)
-    assert r.local.sig and r.local.core.sig and r.local.ends and r.local.core.ends
+    lo = r.stage("order").orderer
+    assert lo.sig and lo.core.sig and lo.ends and lo.core.ends
     for i, s in enumerate(pt_test[:10]):
         out = r.realize(make_input(s, 3, i, True))
         assert sorted(t.lower() for t in out.tokens) == sorted(f.lower() for f in s.forms)
-    assert Model.read_header(find_model("de_gsd"))[0]["sr"]["order"].get("sig") is True
-    assert Model.read_header(find_model("ja_gsd"))[0]["sr"]["order"].get("ends") is True
+    assert stage_entry(Model.read_header(find_model("de_gsd"))[0], "order-local").get("sig") is True
+    assert stage_entry(Model.read_header(find_model("ja_gsd"))[0], "order-local").get("ends") is True
 
 
 @pytest.mark.slow
@@ -428,28 +437,29 @@ def test_lifting_gives_non_projective_orders(pt):
     assert cand
     i = cand[0]
     ctx = contexts(i, s.heads, s.deprels, s.upos)[0]
-    r.lift = LiftModel({ctx: [10, 10, {"1": 10}]}, threshold=0.5)
+    lift = r.stage("lift")
+    lift.model, lift.threshold = LiftModel({ctx: [10, 10, {"1": 10}]}), 0.5
     res = r.realize(s)
     # the output tree is the given one (in output positions), the order that of the lifted tree
     given = [0 if s.heads[t] == 0 else res.order.index(s.heads[t] - 1) + 1 for t in res.order]
     assert res.heads == given
-    lifted = r.lift.predict(s.heads, s.deprels, s.upos, s.lin)
+    lifted = lift.model.predict(s.heads, s.deprels, s.upos, s.lin, lift.threshold)
     assert lifted[i] == s.heads[s.heads[i] - 1] and sum(a != b for a, b in zip(lifted, s.heads)) >= 1
     lifted_out = [0 if lifted[t] == 0 else res.order.index(lifted[t] - 1) + 1 for t in res.order]
     assert is_projective(lifted_out)
-    r.lift_threshold = 2.0         # lifting off: the order is projective in the given tree
+    lift.threshold = 2.0         # lifting off: the order is projective in the given tree
     off = r.realize(s)
     assert is_projective([0 if s.heads[t] == 0 else off.order.index(s.heads[t] - 1) + 1 for t in off.order])
     # the model trained by wo sr train carries a lifting model learned from its training trees
     from wo.model import Model
-    assert Model.read_header(pt["model"])[0]["sr"]["lift"]["table"]
+    assert stage_entry(Model.read_header(pt["model"])[0], "lift")["table"]
 
 
 @pytest.mark.slow
 def test_view_lm_reranking_picks_the_best_combined_candidate(pt, tmp_path):
     from wo.lm.model import LanguageModel
     from wo.lm.views import score_view
-    from wo.sr.realizer import _pos
+    from wo.sr.instance import tag_of as _pos
 
     lm = tmp_path / "dep.wolm"
     wo("lm", "train", "--conllu", TRAIN, "--view", "dep-mix", "--order", "3", "--out", lm, "--quiet")
@@ -458,9 +468,9 @@ def test_view_lm_reranking_picks_the_best_combined_candidate(pt, tmp_path):
     nb = plain.nbest(s, 20)
     assert len(nb) >= 2 and len({tuple(c[1]) for c in nb}) == len(nb)   # distinct strings
     r = Realizer.load(pt["model"], rerank_lm="none", patience_factor=100)
-    r.rerank_lms = [(LanguageModel.load(str(lm)), 5.0)]
+    r.stage("order").view_lms = [(LanguageModel.load(str(lm)), 5.0)]
     out = r.realize(s)
-    dep = r.rerank_lms[0][0]
+    dep = r.stage("order").view_lms[0][0]
     best = max(nb, key=lambda c: round(c[0] + 5.0 * score_view(dep, c[1], [_pos(s, i) for i in c[2]], c[3]), 6))
     assert out.tokens == best[1]
 
@@ -500,6 +510,7 @@ def test_multilingual_results_document_is_generated_from_the_records():
 def test_every_shipped_treebank_model_is_listed_small_and_complete():
     from wo.model import Model, named_file
     from wo.sr.models import find_model, list_models, model_dir
+    from wo.sr.stages import named_files
 
     rows = [r for r in list_models() if r["code"] != "en_ewt"]
     assert len(rows) >= 15, [r["code"] for r in rows]
@@ -509,10 +520,9 @@ def test_every_shipped_treebank_model_is_listed_small_and_complete():
         assert r["data"]["licence"] and r["data"]["train_sentences"] > 300
         assert 30 < r["results"]["bleu"] <= 100 and r["results"]["gold_bleu"] >= r["results"]["bleu"] - 1
         m = Model.load(r["path"])
-        dec = m.header.get("decode", {})
-        for name in ([dec["rerank_lm"]] if dec.get("rerank_lm") else []) + [f for f, _ in dec.get("rerank_lms", [])]:
+        for name in named_files(m.header):
             # beside the model, or in the shipped directory (the large English 4-gram of en_partut, en_lines)
-            assert os.path.exists(named_file(m, name, "sr", "decode.rerank_lm", "--rerank-lm")), name
+            assert os.path.exists(named_file(m, name, "sr", "order.words_lm", "--set")), name
     assert find_model("pt") == find_model("pt_gsd")
     assert (pathlib.Path(model_dir()) / "README.md").read_text(encoding="utf-8").count("| `") == len(rows)
 
@@ -535,15 +545,15 @@ def test_shipped_turkish_allomorphs_follow_the_previous_words_last_vowel():
     previous word's last vowel, and the choice of forms follows it."""
     from wo.sr.inflect import Allomorphs
     from wo.sr.models import find_model
-    from wo.sr.realizer import choose_forms
+    from wo.sr.forms import choose_forms
 
     r = Realizer.load(find_model("tr"))
-    allo = r.lexicon.allomorphs
+    allo = r.stage("forms").allomorphs
     key = "mi\tAUX\t\tAspect=Perf|Mood=Ind|Number=Sing|Person=3|Tense=Pres"
     assert {"mi", "mı", "mu", "mü"} <= set(allo.total[key])
     assert Allomorphs.last_vowel("kitap") == "~a" and Allomorphs.last_vowel("ev") == "~e"
     assert Allomorphs.last_vowel("...") is None
-    w = r.allomorph_weight
+    w = r.stage("forms").allomorph_weight
     assert w > 0
     cands = ["mi", "mı", "mu", "mü"]
     for word, want in (("kitap", "mı"), ("ev", "mi"), ("okul", "mu"), ("göz", "mü")):

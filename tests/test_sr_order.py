@@ -8,7 +8,8 @@ import pytest
 from wo.eval import sr_score
 from wo.model import Model
 from wo.sr.order import END, START, LocalOrderer, gold_domains, train_local
-from wo.sr.realizer import _rerank, choose_forms, training_tree
+from wo.sr.forms import choose_forms
+from wo.sr.instance import rerank_lin as _rerank, training_tree
 from wo.sr.t1 import make_input
 
 from .test_sr_multi import wo
@@ -113,7 +114,8 @@ def test_local_model_realises_held_out_sentences_better_than_the_search(pt_local
     rec = pt_local["record"]
     assert rec["orderer"] == "local" and rec["train_sentences"] == 340 and len(rec["epochs"]) == 3
     head, _ = Model.read_header(pt_local["model"])
-    assert head["sr"]["order"]["kind"] == "local" and head["weights_dtype"] == "q8"
+    assert [d["stage"] for d in head["sr"]["stages"]] == ["lift", "candidates", "order-local", "forms", "language",
+                                                        "contractions"] and head["weights_dtype"] == "q8"
     refs = [" ".join(s.forms) for s in pt_local["test"]]
     scores = {}
     for name, fx in (("local", pt_local), ("search", pt)):
@@ -275,8 +277,8 @@ def test_order_suffix_specs():
     for bad in ("chars:0", "chars:x", "suffix", "chars:9"):
         with pytest.raises(ValueError):
             suffix_function(bad)
-    p = wo("sr", "train", "--train", "x.t1", "--model", "y.wo", "--lang", "pt", "--order-suffix", "bogus", check=False)
-    assert p.returncode == 2 and "--order-suffix" in p.stderr and "Traceback" not in p.stderr
+    p = wo("sr", "train", "--train", "x.t1", "--model", "y.wo", "--lang", "pt", "--set", "order.suffix=bogus", check=False)
+    assert p.returncode == 2 and "order.suffix" in p.stderr and "Traceback" not in p.stderr
 
 
 
@@ -317,7 +319,7 @@ def pt_r2l(tmp_path_factory, pt_train, pt_test):
     from tests.conftest import _tiny_pt_model
 
     return _tiny_pt_model(tmp_path_factory.mktemp("ptr"), "ptr.wo", pt_train, pt_test, "--epochs", 3,
-                          "--order-r2l", 0.5)
+                          "--set", "order.r2l=0.5", "--set", "tune.lms=false")
 
 
 def test_a_right_to_left_model_rescores_each_domains_final_beam(pt_r2l):
@@ -325,18 +327,19 @@ def test_a_right_to_left_model_rescores_each_domains_final_beam(pt_r2l):
     from wo.sr.t1 import read_t1
 
     m = Model.load(pt_r2l["model"])
-    assert m.header["sr"]["order"]["r2l"] == 0.5 and m.hash_bits == 19   # two tables of 2^18
+    order = next(d for d in m.header["sr"]["stages"] if d["stage"] == "order-local")
+    assert order["r2l"] == 0.5 and m.hash_bits == 19   # two tables of 2^18
     assert pt_r2l["record"]["r2l"] == 0.5
     r = Realizer(m, rerank_lm="none")
-    lo = r.local
+    lo = r.stage("order").orderer
     assert lo.r2l is not None and lo.r2l_weight == 0.5 and lo.bits == 18
     sents = read_t1(pt_r2l["t1"])
     both = [r.realize(s).order for s in sents]
     assert all(sorted(o) == list(range(len(s))) for o, s in zip(both, sents))
     lo.r2l_weight = 0.0   # the left-to-right half alone: as a model without the backward table
     alone = [r.realize(s).order for s in sents]
-    head = dict(m.header, sr=dict(m.header["sr"], order={k: v for k, v in m.header["sr"]["order"].items()
-                                                           if k != "r2l"}))
+    head = dict(m.header, sr=dict(m.header["sr"], stages=[
+        {k: v for k, v in d.items() if k != "r2l"} for d in m.header["sr"]["stages"]]))
     plain = Realizer(Model(np.array(m.weights[:1 << 18]), 18, m.tagdict, head), rerank_lm="none")
     assert alone == [plain.realize(s).order for s in sents]
     assert any(a != b for a, b in zip(both, alone))   # the backward model changes some orders

@@ -4,12 +4,11 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import sys
 
 from ..io.text import display_name
-from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, finite_float, hash_bits,
-                     nonneg_float, nonneg_int, positive_float, positive_int)
+from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, positive_float,
+                     positive_int)
 
 
 def cmd_sr_make_input(a) -> int:
@@ -38,91 +37,149 @@ def cmd_sr_make_input(a) -> int:
     return EXIT_OK
 
 
-def _order_suffix(spec: str) -> str:
-    """argparse type of ``--order-suffix``: the spec, checked (:func:`wo.sr.order.suffix_function`)."""
+# what `wo sr train --set KEY=VALUE` takes: the training's own switches (the order stage's
+# model and search, the search orderer's training, the file) with their types and defaults
+def _flag(v: str) -> bool:
+    if str(v).lower() in ("1", "true", "yes", "on"):
+        return True
+    if str(v).lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(v)
+
+
+_flag.__name__ = "true/false"
+
+
+def _suffix_spec(v: str) -> str:
     from ..sr.order import suffix_function
 
+    suffix_function(v)
+    return v
+
+
+_suffix_spec.__name__ = "suffix spec (none, morpheme, chars:N)"
+TRAIN_SETTINGS = {
+    "order.method": (str, "local", "local (each head's domain ordered by a linear model) or search (the best-first "
+                                   "search over the whole tree with joint inflection)"),
+    "order.beam": (int, 16, "local: states per step of the domain search"),
+    "order.suffix": (_suffix_spec, "none", "local: suffix templates: none, morpheme (UD Korean), chars:N"),
+    "order.sig": (_flag, False, "local: domain-signature templates (German clause types)"),
+    "order.ends": (_flag, False, "local: phrase-ends templates (Japanese particles)"),
+    "order.seeds": (int, 1, "local: perceptrons per direction averaged (3 with --thorough)"),
+    "order.r2l": (float, 0.5, "local: weight of the right-to-left model rescoring each domain's beam (0: none)"),
+    "order.templates": (str, "given", "local: given (order.suffix, order.sig, order.ends as set) or cv (chosen by "
+                                      "cross-validation on the training file; --thorough)"),
+    "order.hash_bits": (int, 20, "weight table of 2^b float32 per direction, 8..30 (search: 23)"),
+    "order.beam_factor": (float, 8.0, "search: chart size k*n during training"),
+    "order.train_budget": (float, 100.0, "search: training pops per word"),
+    "order.question_labels": (_flag, True, "search: mark the labels of a question clause's dependents"),
+    "order.lm": (str, "", "search: n-gram LM over lower-cased forms as real-valued features"),
+    "train.dev_limit": (int, 0, "use only the first N dev sentences (0: all)"),
+    "train.compact": (str, "q8", "weights as none (float32), float16 or q8 (8-bit log-scale codes)"),
+    "tune.lms": (_flag, True, "choose LMs, weights, the lifting threshold, allomorphs and form context on dev"),
+}
+
+
+def train_settings(pairs) -> dict:
+    """``--set`` pairs of ``wo sr train`` -> {key: typed value} over TRAIN_SETTINGS (defaults
+    filled in).  Raises ValueError naming a bad key or value."""
+    from ..sr.stages import parse_settings
+
+    out = {k: d for k, (_, d, _) in TRAIN_SETTINGS.items()}
+    for role, kv in parse_settings(pairs or []).items():
+        for k, v in kv.items():
+            key = f"{role}.{k}"
+            if key not in TRAIN_SETTINGS:
+                raise ValueError(f"--set {key}: unknown (wo sr train takes: {', '.join(TRAIN_SETTINGS)})")
+            cast = TRAIN_SETTINGS[key][0]
+            try:
+                out[key] = cast(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"--set {key}={v}: not a {getattr(cast, '__name__', 'value')}") from None
+    if out["order.method"] not in ("local", "search"):
+        raise ValueError(f"--set order.method={out['order.method']}: local or search")
+    if not 8 <= out["order.hash_bits"] <= 30:
+        raise ValueError(f"--set order.hash_bits={out['order.hash_bits']}: 8..30")
+    if out["order.seeds"] < 1 or out["order.beam"] < 1 or out["train.dev_limit"] < 0:
+        raise ValueError("--set order.seeds and order.beam take 1 or more, train.dev_limit 0 or more")
+    if out["order.r2l"] < 0 or out["order.r2l"] != out["order.r2l"]:
+        raise ValueError("--set order.r2l takes a weight of 0 or more")
+    if out["order.templates"] not in ("given", "cv"):
+        raise ValueError(f"--set order.templates={out['order.templates']}: given or cv")
+    if out["train.compact"] not in ("none", "float16", "q8"):
+        raise ValueError(f"--set train.compact={out['train.compact']}: none, float16 or q8")
+    return out
+
+
+def _train_set(pair: str) -> str:
+    """argparse type of ``wo sr train --set``: one KEY=VALUE of TRAIN_SETTINGS, checked."""
     try:
-        suffix_function(spec)
+        train_settings([pair])
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-    return spec
+    return pair
+
+
+def _stage_set(pair: str) -> str:
+    """argparse type of ``wo sr realize --set``: one ROLE.KEY=VALUE (the model's stages check the rest)."""
+    from ..sr.stages import parse_settings
+
+    try:
+        parse_settings([pair])
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return pair
 
 
 def cmd_sr_train(a) -> int:
-    """``wo sr train``: train an SR model on T1 input (gold from original_id or alignment)."""
+    """``wo sr train``: the whole recipe of an SR model (:func:`wo.sr.train.train_model`): the
+    stages fitted on the training file, the order model trained with the best epoch chosen on
+    dev, then the LMs, weights and tables of the decoding chosen on dev."""
     from ..io.conllu import read_conllu
-    from ..sr.inflect import Lexicon
-    from ..sr.t1 import gold_sentences, read_references, read_t1
-    from ..sr.train import train_sr
+    from ..sr.t1 import read_references, read_t1
+    from ..sr.train import train_model
 
+    try:
+        opts = train_settings(a.set)
+    except ValueError as exc:
+        err(str(exc))
+        return EXIT_USER
+    given = {p.split("=", 1)[0] for p in a.set or []}
+    if a.thorough and "order.seeds" not in given:
+        opts["order.seeds"] = 3
+    if a.thorough and not given & {"order.templates", "order.suffix", "order.sig", "order.ends"}:
+        opts["order.templates"] = "cv"
+    if opts["order.lm"]:
+        from ..io.text import check_input_path
+
+        check_input_path(opts["order.lm"])
     train = read_t1(a.train, jobs=a.jobs if a.backend == "loky" else 1)
     gc.freeze()   # this process: the training sentences live to its end, the collector no longer walks them
     bad = [s for s in train if s.error]
     for s in bad[:20]:
         err(f"{display_name(a.train)}:{s.line}: {s.error} (sentence skipped)")
     ref_ud = read_conllu(a.train_ref) if a.train_ref else None
-    train_refs = [s.forms for s in ref_ud] if ref_ud else None
-    if train_refs is not None and len(train_refs) != len(train):
-        err(f"{a.train_ref}: {len(train_refs)} sentences but {a.train} has {len(train)}")
+    if ref_ud is not None and len(ref_ud) != len(train):
+        err(f"{a.train_ref}: {len(ref_ud)} sentences but {a.train} has {len(train)}")
         return EXIT_USER
-    if not a.lang:
-        err("wo sr train needs --lang CODE (ISO 639-1, e.g. en, fr, tr; 'xx' for no language module)")
-        return EXIT_USER
-    def lex_build():
-        return Lexicon.build(gold_sentences(train, ref_ud), lang=a.lang, context=a.form_context)
-    from ..sr.mwt import Contractions
-    mwt_files = a.mwt or ([a.train_ref] if a.train_ref else [])
-
-    class DevMismatch(Exception):
-        pass
-
-    def load_dev():
-        dev, dev_refs = [], []
-        if a.dev:
-            dev = read_t1(a.dev)
-            dev_refs = read_references(a.dev_ref or a.dev)
-            if a.dev_limit:
-                dev, dev_refs = dev[:a.dev_limit], dev_refs[:a.dev_limit]
-            if len(dev_refs) != len(dev):
-                raise DevMismatch(f"{a.dev_ref or a.dev}: {len(dev_refs)} references but {a.dev} has "
-                                  f"{len(dev)} sentences")
-        return dev, dev_refs
-
-    meta = {"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""), "lang": a.lang}
-    if a.orderer == "local":
-        from ..sr.train import train_sr_local
-
-        if a.lm:
-            err("--lm belongs to --orderer search")
+    dev, dev_refs = [], []
+    if a.dev:
+        dev = read_t1(a.dev)
+        dev_refs = read_references(a.dev_ref or a.dev)
+        if opts["train.dev_limit"]:
+            dev, dev_refs = dev[:opts["train.dev_limit"]], dev_refs[:opts["train.dev_limit"]]
+        if len(dev_refs) != len(dev):
+            err(f"{a.dev_ref or a.dev}: {len(dev_refs)} references but {a.dev} has {len(dev)} sentences")
             return EXIT_USER
-        try:   # the dev set and the contractions are read while the workers build the training domains
-            rec = train_sr_local(train, load_dev, None, a.epochs, a.model, lex_build, train_refs=train_refs,
-                                 hash_bits=a.hash_bits or 20, beam=a.order_beam, seed=a.seed, meta=meta,
-                                 contractions=(lambda: Contractions.build(mwt_files)) if mwt_files else None,
-                                 compact=a.compact, jobs=a.jobs, backend=a.backend,
-                                 scheduler=a.scheduler, suffix=a.order_suffix, sig=a.order_signature,
-                                 ends=a.order_ends, seeds=a.seeds, form_context=a.form_context,
-                                 r2l=a.order_r2l)
-        except DevMismatch as exc:
-            err(str(exc))
-            return EXIT_USER
-        print(json.dumps(rec, indent=1))
-        return EXIT_OK
-    contractions = Contractions.build(mwt_files) if mwt_files else None
-    try:
-        dev, dev_refs = load_dev()
-    except DevMismatch as exc:
-        err(str(exc))
-        return EXIT_USER
-    rec = train_sr(train, dev, dev_refs, a.epochs, a.model, lex_build(), train_refs=train_refs,
-                   hash_bits=a.hash_bits or 23, beam_factor=a.beam_factor, train_budget_factor=a.train_budget,
-                   seed=a.seed,
-                   meta={"train": os.path.basename(a.train), "dev": os.path.basename(a.dev or ""),
-                         "lang": a.lang}, lm=a.lm, question_labels=not a.no_question_labels,
-                   contractions=contractions, compact=a.compact, jobs=a.jobs, backend=a.backend,
-                   scheduler=a.scheduler)
-    print(json.dumps({k: v for k, v in rec.items()}, indent=1))
+    rec = train_model(train, dev, dev_refs, a.model, a.lang, epochs=a.epochs, ref_ud=ref_ud,
+                      mwt_files=a.mwt or ([a.train_ref] if a.train_ref else []), opts=opts, seed=a.seed,
+                      jobs=a.jobs, backend=a.backend, scheduler=a.scheduler,
+                      log=(lambda m: None) if a.quiet else (lambda m: print(f"wo: {m}", file=sys.stderr)))
+    if not a.quiet:
+        t = rec.get("tuning", {})
+        err(f"{display_name(a.model)}: trained on {rec['train_sentences']} sentences in {rec['total_seconds']:.0f} s; "
+            f"best epoch {rec.get('best_epoch')} (dev BLEU {rec.get('dev_bleu')})"
+            + (f", tuned dev BLEU {t['dev_bleu']}" if t.get("dev_bleu") is not None else ""))
     return EXIT_OK
 
 
@@ -142,11 +199,15 @@ def cmd_sr_realize(a) -> int:
                 f"(`wo sr models` lists them)")
             return EXIT_USER
         a.model = path
-    opts = {"beam_factor": a.beam_factor, "budget_factor": a.budget_factor, "timeout": a.timeout,
-            "patience_factor": a.patience, "lm": a.lm, "max_memory": a.max_memory}
-    opts.update(rerank_lm=a.rerank_lm, rerank_weight=a.rerank_weight, gold_forms=not a.no_gold_forms,
-                lift_threshold=a.lift_threshold, form_penalty=a.form_penalty, allomorph_weight=a.allomorph_weight,
-                context_weight=a.context_weight)
+    from ..sr.stages import parse_settings
+
+    try:
+        settings = parse_settings(a.set or [])
+    except ValueError as exc:
+        err(str(exc))
+        return EXIT_USER
+    opts = {"timeout": a.timeout, "max_memory": a.max_memory, "gold_forms": not a.no_gold_forms,
+            "settings": settings}
     try:
         return batch_run(a, lambda bar: run(
             a.model, a.input, a.output, tok=a.tok or "auto", output_format=a.format, jobs=a.jobs,
@@ -202,8 +263,6 @@ def cmd_sr_evaluate(a) -> int:
 
 def register(sub) -> None:
     """Add the ``sr`` verbs to the ``wo`` subparsers ``sub``."""
-    from ..sr.realizer import DEFAULT_SR_RERANK_WEIGHT
-
     sr = sub.add_parser("sr", help="Surface Realisation shared task (SR'19 shallow track, T1)")
     ss = sr.add_subparsers(dest="verb", required=True, metavar="VERB")
     m = ss.add_parser("make-input", help="UD CoNLL-U -> T1 input (scrambled ids, lemmas, lin)")
@@ -213,63 +272,39 @@ def register(sub) -> None:
     m.add_argument("--with-gold", action="store_true", help="gold form in column 3 and original_id")
     m.add_argument("--seed", type=int, default=1)
     m.set_defaults(func=cmd_sr_make_input)
-    t = ss.add_parser("train", help="train an SR model (inflection and ordering)")
-    t.add_argument("--train", required=True, help="T1 training input with gold (original_id) or --train-ref")
-    t.add_argument("--train-ref", help="UD file with the training references (alignment, lexicon)")
-    t.add_argument("--dev", help="T1 dev input (per-epoch BLEU; best epoch kept)")
+    t = ss.add_parser("train", help="train an SR model: every stage, then its decoding chosen on --dev",
+                      description="Train an SR model on T1 input with gold forms (wo sr make-input --with-gold): "
+                                  "lifting, candidate forms and inflection, the ordering model (best epoch by dev "
+                                  "BLEU), contractions; then, on --dev, the treebank's LMs, their weights, the lifting "
+                                  "threshold, the allomorphs and the form context. Expert settings: --set KEY=VALUE "
+                                  "(docs/sr.md lists the keys).")
+    t.add_argument("--train", required=True, help="T1 training input with gold forms and original_id, or --train-ref")
+    t.add_argument("--train-ref", help="UD file with the training references (alignment, lexicon, contractions)")
+    t.add_argument("--dev", help="T1 dev input: chooses the epoch and the decoding settings (no --dev: none tuned)")
     t.add_argument("--dev-ref", help="dev references: UD CoNLL-U or tokenized lines (default: --dev with gold)")
-    t.add_argument("--dev-limit", type=nonneg_int, default=0, help="use only the first N dev sentences (0: all)")
-    t.add_argument("--model", required=True, help="output model file")
-    t.set_defaults(output_files=("model",), input_files=("train", "train_ref", "dev", "dev_ref", "mwt", "lm"))
-    t.add_argument("--epochs", type=positive_int, default=5)
-    t.add_argument("--orderer", default="local", choices=["local", "search"],
-                   help="local: each head's dependents ordered by a linear model with beam search (wo.sr.order; "
-                        "default); search: the best-first search over the whole tree with joint inflection")
-    t.add_argument("--order-beam", type=positive_int, default=16, help="--orderer local: beam of the domain search")
-    t.add_argument("--order-signature", action="store_true",
-                   help="--orderer local: features of each step with the relation set of the head's dependents "
-                        "(the clause's signature: e.g. a subordinate clause's verb-final order)")
-    t.add_argument("--seeds", type=positive_int, default=1,
-                   help="--orderer local: train K perceptrons on differently shuffled data and average them "
-                        "(a bagging-like ensemble in one weight table; K times the training time)")
-    t.add_argument("--order-r2l", type=nonneg_float, default=0.0, metavar="WEIGHT",
-                   help="--orderer local: also train a right-to-left ordering model (as many perceptrons as --seeds, "
-                        "on the mirrored domains) that rescores each domain's final beam with this weight "
-                        "(0: none; 0.5 chosen by cross-validation; twice the training time, a table twice as large)")
-    t.add_argument("--order-ends", action="store_true",
-                   help="--orderer local: features of each step with the last words and the first words of both "
-                        "phrases (their particles or prepositions)")
-    t.add_argument("--form-context", action="store_true",
-                   help="--orderer local: also learn the context model of the forms (each candidate form against the "
-                        "neighbouring lemmas and UPOS: e.g. Japanese verb forms before their auxiliaries; with or "
-                        "without the next word's initial) and choose the variant and its weight on --dev "
-                        "(wo sr realize --context-weight)")
-    t.add_argument("--order-suffix", default=None, metavar="SPEC", type=_order_suffix,
-                   help="--orderer local: suffix features of the ordering model: 'morpheme' (the last morpheme of "
-                        "a lemma written with '+', as UD Korean), 'chars:N' (the word's last N characters) or "
-                        "'none' (default); helps where words carry their syntax in suffixes")
-    t.add_argument("--hash-bits", type=hash_bits, default=None,
-                   help="weight table of 2^b float32, 8..30 (default 20 for local, 23 for search)")
-    t.add_argument("--beam-factor", type=positive_float, default=8.0, help="chart size k*n during training")
-    t.add_argument("--train-budget", type=positive_float, default=100.0, help="training pops per word")
-    t.add_argument("--lang", default=None, help="ISO 639-1 language code (required): selects the language "
-                   "module (en: lemminflect, a/an, contractions) and the detokenizer; 'xx' for none")
-    t.add_argument("--jobs", type=positive_int, default=1,
-                   help="iterative parameter mixing over N shards trained in parallel (McDonald et al. 2010)")
-    t.add_argument("--backend", default="loky", choices=["loky", "dask"])
-    t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
-    t.add_argument("--compact", nargs="?", const="float16", default=None, choices=["float16", "q8"],
-                   help="save float16 weights (or with q8: 8-bit log-scale codes) and a compressed header")
+    t.add_argument("--model", required=True, help="output model file (its LMs are written beside it)")
+    t.set_defaults(output_files=("model",), input_files=("train", "train_ref", "dev", "dev_ref", "mwt"))
+    t.add_argument("--lang", required=True, help="ISO 639-1 language code: selects the language module (en: "
+                   "lemminflect, a/an, contractions) and the detokenizer; 'xx' for none")
+    t.add_argument("--epochs", type=positive_int, default=8, help="training epochs (default 8)")
     t.add_argument("--mwt", nargs="+", default=None,
                    help="UD CoNLL-U file(s) whose multiword-token lines teach the contractions "
                         "(fr du = de le); default: --train-ref")
-    t.add_argument("--seed", type=int, default=1)
-    t.add_argument("--lm", default=None, help="n-gram LM over lower-cased forms (real-valued features); "
-                   "its text must not contain the training sentences")
-    t.add_argument("--no-question-labels", action="store_true",
-                   help="do not mark the labels of a question clause's dependents (as models trained before this option)")
+    t.add_argument("--thorough", action="store_true",
+                   help="the shipped models' recipe: ordering templates chosen by cross-validation on the training "
+                        "file and three perceptrons per direction (pt_gsd, 10k sentences: 10 min on 2 cores)")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=_train_set,
+                   help="expert setting, repeatable (e.g. order.suffix=chars:2, order.r2l=0; docs/sr.md)")
+    t.add_argument("--jobs", type=positive_int, default=1,
+                   help="processes: training shards mixed after each epoch (McDonald et al. 2010)")
+    t.add_argument("--backend", default="loky", choices=["loky", "dask"], help="process pool or Dask cluster")
+    t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
+    t.add_argument("--seed", type=int, default=1, help="seed of the training shuffles")
+    t.add_argument("--quiet", action="store_true", help="no progress messages")
     t.set_defaults(func=cmd_sr_train)
-    r = ss.add_parser("realize", help="T1 input -> SR submission file (+ .tok)")
+    r = ss.add_parser("realize", help="T1 input -> SR submission file (+ .tok)",
+                      description="Realise T1 input with an SR model's stages. Expert settings: --set "
+                                  "ROLE.KEY=VALUE (e.g. lift.threshold=2, forms.lm=none; docs/sr.md).")
     r.add_argument("--model", default=None,
                    help="model file, or a shipped model's treebank code (pt_bosque) or language code (pt); "
                         "default: the shipped English model")
@@ -282,37 +317,15 @@ def register(sub) -> None:
                   format_help="output: the SR submission file (text) and its .tok twin, or JSON lines (one "
                               "object per sentence: sent_id, text, tokens, score, status, seconds, pops, message, "
                               "surface, order, heads, labels, edges; a .tok twin only with --tok)")
-    r.add_argument("--beam-factor", type=positive_float, default=None)
-    r.add_argument("--budget-factor", type=positive_float, default=None)
     r.add_argument("--timeout", type=nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
     r.add_argument("--max-memory", type=positive_float, default=None, metavar="MB",
-                   help="search memory per sentence in MiB (default 1536: a worker stays under ~2 GB); past it "
-                        "the search stops with what it has (status memory)")
-    r.add_argument("--lm", default=None, help="LM path, or 'none' (default: the model's own, if any)")
-    r.add_argument("--rerank-lm", default=None,
-                   help="rerank the popped goal edges (search orderer) or each domain's final beam (local "
-                        "orderer, which also chooses the forms with it) by the model score plus --rerank-weight x "
-                        "this LM's log10 p of the realised string; 'none' turns it off (default: the model header's, "
-                        "for a shipped model the 4-gram beside it)")
-    r.add_argument("--form-penalty", type=finite_float, default=None,
-                   help="local orderer: log10 LM cost per rank down a token's candidate forms (default: the model's)")
-    r.add_argument("--allomorph-weight", type=nonneg_float, default=None,
-                   help="local orderer: weight of the neighbouring words' characters in the choice of forms "
-                        "(elision, euphony, vowel harmony; learned from the treebank; 0 = off; default: the model's)")
-    r.add_argument("--context-weight", type=nonneg_float, default=None,
-                   help="local orderer: weight of the form context model in the choice of forms (each candidate "
-                        "against the neighbouring lemmas, UPOS and its relation, e.g. Japanese verb forms before "
-                        "their auxiliaries; learned from the treebank; 0 = off; default: the model's)")
-    r.add_argument("--rerank-weight", type=finite_float, default=None,
-                   help=f"weight of --rerank-lm's log10 p (default: the model header's, else {DEFAULT_SR_RERANK_WEIGHT})")
-    r.add_argument("--patience", type=nonneg_float, default=None,
-                   help="pops per word spent after the first goal looking for a better one (default: model's)")
-    r.add_argument("--lift-threshold", type=nonneg_float, default=None,
-                   help="probability at which a token is lifted for a non-projective order (default: the "
-                        "model's; 2 = never)")
+                   help="search orderer: memory per sentence in MiB (default 1536: a worker stays under ~2 GB); "
+                        "past it the search stops with what it has (status memory)")
     r.add_argument("--no-gold-forms", action="store_true",
                    help="inflect even when the T1 input carries gold forms in column 3 (by default they "
                         "are used, so only the order is predicted)")
+    r.add_argument("--set", action="append", default=[], metavar="ROLE.KEY=VALUE", type=_stage_set,
+                   help="expert setting of a stage, repeatable (e.g. lift.threshold=2, forms.lm=none; docs/sr.md)")
     r.set_defaults(func=cmd_sr_realize)
     ls = ss.add_parser("models", help="list the shipped SR models (language, data, licence, test figures)")
     ls.add_argument("--json", action="store_true")

@@ -11,29 +11,37 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .inflect import Lexicon
-from .realizer import (DEFAULT_SR_BEAM_FACTOR, DEFAULT_SR_BUDGET_FACTOR, DEFAULT_SR_COMPLETE_BEAM,
-                       Realizer, align, sr_instance)
+from .instance import align, sr_instance
+from .realizer import Realizer
+from .stages import DEFAULT_SR_BEAM_FACTOR, DEFAULT_SR_BUDGET_FACTOR, DEFAULT_SR_COMPLETE_BEAM
 from .t1 import SRSentence
 
 # ---------------------------------------------------------------------------------- training
 def lift_training(sents: Sequence[SRSentence], positions: Sequence[Sequence[int]]):
     """The lifting model (:class:`wo.sr.nonproj.LiftModel`) of training sentences with their
-    gold positions (1-based reference position per token)."""
-    from .nonproj import LiftModel, lift_steps
+    gold positions (1-based reference position per token): :meth:`wo.sr.stages.LiftStage.fit`."""
+    from .stages import LiftStage, TrainingData
 
-    trees = []
-    for s, pos in zip(sents, positions):
-        n = len(s)
-        surf = [0] * n
-        for i, p in enumerate(pos):
-            surf[p - 1] = i
-        sh = [0 if s.heads[surf[q]] == 0 else pos[s.heads[surf[q]] - 1] for q in range(n)]
-        try:
-            st = lift_steps(sh)
-        except ValueError:
-            continue
-        trees.append((list(s.heads), list(s.deprels), list(s.upos), list(s.lin), [st[pos[i] - 1] for i in range(n)]))
-    return LiftModel.build(trees)
+    st = LiftStage()
+    st.fit(TrainingData(list(sents), [list(p) for p in positions], []))
+    return st.model
+
+
+def stage_header(lexicon: Lexicon, lift, order: dict, contractions=None, forms: bool = True) -> dict:
+    """The header of a freshly trained SR model: its language and the stage list
+    (:mod:`wo.sr.stages`): lifting (``lift``, threshold 0.5), candidates (``lexicon``), the order
+    stage's entry ``order``, then with ``forms`` the forms stage (the lexicon's allomorph table,
+    every weight 0: the tuning sets them), the language stage and, with a non-empty table, the
+    contractions."""
+    from .stages import CandidateStage, ContractionStage, FormStage, LanguageStage, LiftStage
+
+    stages = [LiftStage(lift).to_json(), CandidateStage(lexicon).to_json(), dict(order)]
+    if forms:
+        stages.append(FormStage(allomorphs=lexicon.allomorphs).to_json())
+    stages.append(LanguageStage(lexicon.lang).to_json())
+    if contractions is not None and len(contractions):
+        stages.append(ContractionStage(contractions).to_json())
+    return {"kind": "sr", "sr": {"lang": lexicon.lang, "stages": stages}}
 
 
 def gold_positions_for(s: SRSentence, ref: Optional[Sequence[str]], lex: Lexicon) -> Tuple[Optional[List[int]], str]:
@@ -137,12 +145,11 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
         record["lm"] = extra["lm"]
 
     def make_model(avg: np.ndarray) -> Model:
-        return Model(avg, hash_bits, TagDictionary({}, ["_"]), dict(extra, **{
-            "kind": "sr", "sr": {"lexicon": lexicon.to_json(), "question_labels": question_labels,
-                                 "lang": lexicon.lang, "lift": lift.to_json(),
-                                 **({"mwt": contractions.to_json()} if contractions is not None else {})},
-            "decode": {"beam_factor": DEFAULT_SR_BEAM_FACTOR, "budget_factor": DEFAULT_SR_BUDGET_FACTOR,
-                       "complete_beam": DEFAULT_SR_COMPLETE_BEAM}}))
+        order = {"stage": "order-search", "question_labels": question_labels, "beam_factor": DEFAULT_SR_BEAM_FACTOR,
+                 "budget_factor": DEFAULT_SR_BUDGET_FACTOR, "complete_beam": DEFAULT_SR_COMPLETE_BEAM,
+                 **({"lm": extra["lm"]} if "lm" in extra else {})}
+        return Model(avg, hash_bits, TagDictionary({}, ["_"]),
+                     dict(extra, **stage_header(lexicon, lift, order, contractions, forms=False)))
 
     def dev_eval(model: Model) -> float:
         r = Realizer(model, lm=lm_model or "none")
@@ -161,7 +168,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
                    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), meta: Optional[dict] = None,
                    contractions=None, compact=False, jobs: int = 1, backend: str = "loky",
                    scheduler: Optional[str] = None, suffix: Optional[str] = None, sig: bool = False,
-                   ends: bool = False, seeds: int = 1, form_context: bool = False, r2l: float = 0.0) -> dict:
+                   ends: bool = False, seeds: int = 1, r2l: float = 0.0) -> dict:
     """Train an SR model whose order comes from the local orderer (:mod:`wo.sr.order`: each
     head's domain ordered by a linear model with beam search, Bohnet et al. 2010) and save the
     best epoch by dev BLEU (SR metric, lower-cased) to ``out``.
@@ -186,12 +193,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     averaged weights after every epoch (a bagging-like ensemble in one weight table: 5-fold CV
     with gold forms, epoch 7, one -> three: ja 90.57 -> 91.08, zh 84.07 -> 84.46, fr_partut
     89.14 -> 89.46, vi 86.13 -> 86.41, tr 77.39 -> 77.53, de 72.80 -> 72.83; more at earlier
-    epochs).  form_context: the lexicon has :class:`wo.sr.inflect.FormContext` models
-    without and with the next-initial templates; after the last epoch one of them and its
-    weight in the choice of forms (``decode.context_weight``) are chosen on dev among
-    ``FormContext.WEIGHTS`` (``context_dev`` and ``context_dev_next_initial`` in the record: dev
-    BLEU by weight, no LM; on ties without the templates, then the smaller weight) and the
-    other is dropped.  r2l: when > 0, ``seeds`` more perceptrons learn a right-to-left model on
+    epochs).  r2l: when > 0, ``seeds`` more perceptrons learn a right-to-left model on
     the mirrored domains (:meth:`wo.sr.order.DomainSet.mirrored`; seeds ``seed + seeds``, ...),
     which rescores each domain's final beam with this weight (``sr.order.r2l``; the weight
     table is then 2^(hash_bits + 1): the left-to-right half, then the right-to-left half).
@@ -241,12 +243,10 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
               "backend": backend}
     record.update(meta or {})
     record["lift_contexts"] = len(lift.table)
-    header = {"kind": "sr",
-              "sr": {"lexicon": lexicon.to_json(), "question_labels": False, "lang": lexicon.lang,
-                     "lift": lift.to_json(), "order": {"kind": "local", "feature_set": ORDER_FEATURES, "beam": beam,
-                               **({"suffix": suffix} if suffix else {}), **({"sig": True} if sig else {}),
-                               **({"ends": True} if ends else {}), **({"r2l": float(r2l)} if r2l > 0 else {})},
-                     **({"mwt": contractions.to_json()} if contractions is not None else {})}}
+    order = {"stage": "order-local", "feature_set": ORDER_FEATURES, "beam": beam, **({"suffix": suffix} if suffix else {}),
+             **({"sig": True} if sig else {}), **({"ends": True} if ends else {}),
+             **({"r2l": float(r2l)} if r2l > 0 else {}), "words_lm": None, "words_weight": 1.0, "view_lms": []}
+    header = stage_header(lexicon, lift, order, contractions)
     if seeds < 1:
         raise ValueError(f"seeds must be at least 1, not {seeds}")
     record["seeds"] = seeds
@@ -270,7 +270,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
         table, bits = join_tables(mean(trainers), mean(backward) if backward else None, hash_bits)
         return Model(table, bits, TagDictionary({}, ["_"]), dict(header))
 
-    dev_lexicon = Lexicon.from_json(header["sr"]["lexicon"])   # as a Realizer builds it, once for every epoch
+    dev_lexicon = Lexicon.from_json(header["sr"]["stages"][1]["lexicon"])   # as a Realizer builds it, once for all epochs
 
     def dev_eval(model: Model) -> float:
         hyps = _realize_texts(model, dev, dev_lexicon)   # in this process: shipping the model cost more
@@ -293,37 +293,7 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
             warm()
         return finish
 
-    def choose_context_weight(model: Model) -> None:
-        """--form-context: the context model (without or with the next-initial templates) and
-        its weight, chosen on dev; the other model leaves the header."""
-        from .inflect import FormContext
-
-        def bleu(wt: float) -> float:
-            model.header["decode"] = dict(model.header.get("decode", {}), context_weight=wt)
-            return round(sr_score(_realize_texts(model, dev, dev_lexicon), list(dev_refs), bleu_only=True).bleu, 2)
-
-        if dev_lexicon.context is None:
-            return
-        if dev:
-            best, ni, grid = FormContext.choose(dev_lexicon, {False: dev_lexicon.context,
-                                                              True: dev_lexicon.context_next}, bleu)
-        else:
-            best, ni, grid = 0.0, False, {}
-        dev_lexicon.context_next = None
-        model.header["sr"] = dict(model.header["sr"], lexicon=dev_lexicon.to_json())
-        dec = dict(model.header.get("decode", {}))
-        dec.pop("context_weight", None)
-        if best > 0:
-            dec["context_weight"] = best
-        model.header["decode"] = dec
-        model.header["training"]["context_dev"] = {str(w): v for (w, n), v in grid.items() if not n}
-        model.header["training"]["context_dev_next_initial"] = {str(w): v for (w, n), v in grid.items() if n}
-        log(f"form context weight {best}{' with the next initial' if ni else ''} (dev BLEU by weight "
-            f"{model.header['training']['context_dev']}, with the next initial "
-            f"{model.header['training']['context_dev_next_initial']})")
-
     return epoch_loop(epochs, run_epoch, make_model, out, record, dev_eval if dev else None, log, t_all, compact,
-                      finish=choose_context_weight if form_context else None,
                       start_epoch=start_epoch if trainer.mixing and backend == "loky" else None)
 
 
@@ -342,7 +312,7 @@ def _domain_chunk(spec, batch: list) -> list:
     projectivised)."""
     from ..learn import collector_paused
     from .order import DomainSet, gold_domains, suffix_function
-    from .realizer import training_tree
+    from .instance import training_tree
 
     suffix, sig = spec
     sfx = suffix_function(suffix)
@@ -366,3 +336,109 @@ def _realize_texts(model, batch: list, lexicon: Optional[Lexicon] = None) -> lis
     model's, already built (:class:`Realizer`)."""
     r = Realizer(model, rerank_lm="none", lexicon=lexicon)
     return [r.realize(s).text if not s.error else " ".join(s.lemmas) for s in batch]
+
+
+def reference_trees(sents: Sequence[SRSentence], positions: Sequence[Sequence[int]]) -> list:
+    """The training sentences in reference order with their trees (:class:`wo.io.conllu.Sentence`:
+    forms, lemmas, UPOS, XPOS, FEATS, heads 1-based in reference order, relations): the text of
+    the treebank's LMs."""
+    from ..io.conllu import Sentence
+
+    out = []
+    for s, pos in zip(sents, positions):
+        n = len(s)
+        surf = [0] * n
+        for i, p in enumerate(pos):
+            surf[p - 1] = i
+        pick = lambda xs: [xs[i] for i in surf]  # noqa: E731
+        heads = [0 if s.heads[surf[q]] == 0 else pos[s.heads[surf[q]] - 1] for q in range(n)]
+        out.append(Sentence(pick(s.forms), pick(s.lemmas), pick(s.upos), pick(s.xpos), pick(s.feats), heads,
+                            pick(s.deprels), ["_"] * n))
+    return out
+
+
+def train_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str], out: str,
+                lang: str, *, epochs: int = 8, ref_ud=None, mwt_files: Sequence[str] = (),
+                opts: Optional[dict] = None, seed: int = 1, jobs: int = 1, backend: str = "loky",
+                scheduler: Optional[str] = None, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+                lms: Optional[dict] = None) -> dict:
+    """The whole recipe of an SR model (``wo sr train``), written to ``out``.
+
+    1. The stages are fitted on the training T1 sentences ``train`` (gold forms and
+       ``original_id``, or the UD references ``ref_ud`` for the alignment): lifting, the lexicon
+       and learned inflection of the candidates stage, the allomorph table, the contractions
+       (``mwt_files``); the order stage's model is trained for ``epochs`` with the best epoch
+       by BLEU on ``dev`` (:func:`train_sr_local`, or :func:`train_sr` for the search orderer).
+    2. With a dev set (and ``tune.lms``), the decoding is chosen on it
+       (:func:`wo.sr.tune.tune_model`): the treebank's LMs written beside ``out`` (or ``lms``
+       given), their weights, the lifting threshold, the allomorph weight, the form context.
+
+    opts: the ``--set`` keys of :data:`wo.cli.sr.TRAIN_SETTINGS` with their values (missing
+    keys take the defaults: local orderer, beam 16, r2l 0.5, one perceptron per direction,
+    2^20 weights, q8); with ``order.templates`` "cv" the local orderer's templates are chosen
+    by cross-validation on the training sentences first (:func:`wo.sr.select.choose_templates`).  Returns the training record (also in the model header's
+    ``training``).  Raises OSError if ``out`` cannot be written, ValueError for bad settings.
+    """
+    from .mwt import Contractions
+    from .t1 import gold_sentences
+
+    o = {"order.method": "local", "order.beam": 16, "order.templates": "given", "order.suffix": "none", "order.sig": False, "order.ends": False,
+         "order.seeds": 1, "order.r2l": 0.5, "order.hash_bits": 20, "order.beam_factor": 8.0,
+         "order.train_budget": 100.0, "order.question_labels": True, "order.lm": "", "train.compact": "q8",
+         "tune.lms": True}
+    o.update(opts or {})
+    compact = None if o["train.compact"] == "none" else o["train.compact"]
+    t0 = time.perf_counter()
+    train_refs = [s.forms for s in ref_ud] if ref_ud is not None else None
+
+    def lex_build():
+        return Lexicon.build(gold_sentences(train, ref_ud), lang=lang)
+
+    meta = {"lang": lang}
+    if o["order.templates"] == "cv" and o["order.method"] == "local":
+        from .select import choose_templates
+
+        align_lex = lex_build() if any(not s.orig for s in train if not s.error) else None
+        kept, kept_pos, _ = training_sentences(train, train_refs, align_lex)
+        spec, meta["templates"] = choose_templates(kept, kept_pos, o["order.hash_bits"], o["order.beam"], seed,
+                                                   jobs, log)
+        o.update({"order.suffix": spec["suffix"] or "none", "order.sig": spec["sig"], "order.ends": spec["ends"]})
+    meta["settings"] = {k: v for k, v in o.items()}
+    if o["order.method"] == "search":
+        rec = train_sr(train, dev, dev_refs, epochs, out, lex_build(), train_refs=train_refs,
+                       hash_bits=o["order.hash_bits"] if opts and "order.hash_bits" in opts else 23,
+                       beam_factor=o["order.beam_factor"], train_budget_factor=o["order.train_budget"], seed=seed,
+                       log=log, meta=meta, lm=o["order.lm"] or None, question_labels=o["order.question_labels"],
+                       contractions=Contractions.build(mwt_files) if mwt_files else None, compact=compact, jobs=jobs,
+                       backend=backend, scheduler=scheduler)
+        return rec
+    rec = train_sr_local(train, (lambda: (list(dev), list(dev_refs))), None, epochs, out, lex_build,
+                         train_refs=train_refs, hash_bits=o["order.hash_bits"], beam=o["order.beam"], seed=seed, log=log,
+                         meta=meta, contractions=(lambda: Contractions.build(mwt_files)) if mwt_files else None,
+                         compact=compact, jobs=jobs, backend=backend, scheduler=scheduler, suffix=o["order.suffix"],
+                         sig=o["order.sig"], ends=o["order.ends"], seeds=o["order.seeds"], r2l=o["order.r2l"])
+    if dev and o["tune.lms"]:
+        from ..model import Model
+        from .tune import tune_model
+
+        t1 = time.perf_counter()
+        kept, kept_pos, _ = training_sentences(train, train_refs, Lexicon.from_json(
+            Model.read_header(out)[0]["sr"]["stages"][1]["lexicon"]) if train_refs is not None else None)
+        trees = reference_trees(kept, kept_pos)
+        gold = gold_sentences(train, ref_ud)
+        rec["tuning"] = tune_model(out, trees, gold, dev, dev_refs, lang, log=log, lms=lms)
+        rec["tuning_seconds"] = round(time.perf_counter() - t1, 1)
+    rec["total_seconds"] = round(time.perf_counter() - t0, 1)
+    _record(out, rec)
+    return rec
+
+
+def _record(path: str, rec: dict) -> None:
+    """Write the training record ``rec`` into the header of the model at ``path``."""
+    from ..model import Model
+
+    head, _ = Model.read_header(path)
+    m = Model.load(path, mmap=False)
+    m.header["training"] = dict(m.header.get("training", {}), **{k: v for k, v in rec.items() if k != "tuning"},
+                                tuning=rec.get("tuning", m.header.get("training", {}).get("tuning")))
+    m.save(path, compact=head.get("weights_dtype") or False)
