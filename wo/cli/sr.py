@@ -69,6 +69,8 @@ TRAIN_SETTINGS = {
     "order.r2l": (float, 0.5, "local: weight of the right-to-left model rescoring each domain's beam (0: none)"),
     "order.templates": (str, "given", "local: given (order.suffix, order.sig, order.ends as set) or cv (chosen by "
                                       "cross-validation on the training file; --thorough)"),
+    "order.cv_budget": (float, 0.0, "local, order.templates=cv: seconds the cross-validation may spend; it stops "
+                                    "adding templates past it (0: no limit)"),
     "order.hash_bits": (int, 20, "weight table of 2^b float32 per direction, 8..30 (search: 23)"),
     "order.beam_factor": (float, 8.0, "search: chart size k*n during training"),
     "order.train_budget": (float, 100.0, "search: training pops per word"),
@@ -102,8 +104,9 @@ def train_settings(pairs) -> dict:
         raise ValueError(f"--set order.hash_bits={out['order.hash_bits']}: 8..30")
     if out["order.seeds"] < 1 or out["order.beam"] < 1 or out["train.dev_limit"] < 0:
         raise ValueError("--set order.seeds and order.beam take 1 or more, train.dev_limit 0 or more")
-    if out["order.r2l"] < 0 or out["order.r2l"] != out["order.r2l"]:
-        raise ValueError("--set order.r2l takes a weight of 0 or more")
+    for key in ("order.r2l", "order.cv_budget"):
+        if not 0 <= out[key] < float("inf"):
+            raise ValueError(f"--set {key} takes a number of 0 or more")
     if out["order.templates"] not in ("given", "cv"):
         raise ValueError(f"--set order.templates={out['order.templates']}: given or cv")
     if out["train.compact"] not in ("none", "float16", "q8"):

@@ -401,7 +401,7 @@ def train_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs
         align_lex = lex_build() if any(not s.orig for s in train if not s.error) else None
         kept, kept_pos, _ = training_sentences(train, train_refs, align_lex)
         spec, meta["templates"] = choose_templates(kept, kept_pos, o["order.hash_bits"], o["order.beam"], seed,
-                                                   jobs, log)
+                                                   jobs, log, budget=o.get("order.cv_budget") or None)
         o.update({"order.suffix": spec["suffix"] or "none", "order.sig": spec["sig"], "order.ends": spec["ends"]})
     meta["settings"] = {k: v for k, v in o.items()}
     if o["order.method"] == "search":
