@@ -206,3 +206,22 @@ def test_templates_by_cross_validation_follow_the_rule(pt_train):
             assert k == len(rec["rounds"]) - 1   # the first round without a gain is the last
     assert rec["cv_bleu"] == cur and all(n in rec["chosen"] for n in chosen)
     assert (rec["chosen"] == "none") == (not chosen)
+
+
+def test_several_perceptrons_on_two_processes_train_as_one_process(tmp_path, pt_train):
+    """With several perceptrons (here one each way) ``--jobs 2`` trains each whole in a worker:
+    the weights equal those of one process (iterative parameter mixing would change them)."""
+    import numpy as np
+
+    from tests.conftest import t1_file
+
+    train = t1_file(tmp_path / "train.t1", pt_train[:150], gold=True)
+    models = []
+    for jobs in (1, 2):
+        path = tmp_path / f"j{jobs}.wo"
+        p = wo_cli(["sr", "train", "--train", train, "--lang", "pt", "--epochs", 2, "--jobs", jobs, "--set",
+                    "order.hash_bits=16", "--model", path, "--quiet"])
+        assert p.returncode == 0, p.stderr
+        models.append(Model.load(str(path)))
+    assert models[1].header["training"]["parallel"] == "perceptrons" and models[0].hash_bits == 17
+    assert np.array_equal(np.asarray(models[0].weights), np.asarray(models[1].weights))

@@ -622,14 +622,27 @@ class _Learner:
         return False, 0
 
 
+class _GivenOrder:
+    """A stand-in for ``random.Random`` whose ``shuffle`` puts the items in a given order (the
+    order a whole perceptron's trainer drew, :class:`LocalTrainer` with ``whole``)."""
+
+    def __init__(self, order: Sequence[int]):
+        self.order = [int(i) for i in order]
+
+    def shuffle(self, idx: list) -> None:
+        idx[:] = self.order
+
+
 def _shard_pass(w: np.ndarray, u: np.ndarray, c0: float, bits: int, beam: int, spec: tuple, ds: "DomainSet",
-                seed: int) -> int:
+                seed) -> int:
     """One shard's epoch of parameter mixing: a pass over the domains ``ds`` in the order of
-    ``random.Random(seed)``, updating the weights ``w`` (float32 [2^bits]) and accumulator ``u``
-    (float64) in place from the averaging count ``c0``; spec: the orderer's (suffix, sig, ends)
-    (:class:`LocalOrderer`).  Returns the number of updates."""
+    ``random.Random(seed)`` (or, ``seed`` a sequence of domain indices, in that order),
+    updating the weights ``w`` (float32 [2^bits]) and accumulator ``u`` (float64) in place from
+    the averaging count ``c0``; spec: the orderer's (suffix, sig, ends) (:class:`LocalOrderer`).
+    Returns the number of updates."""
     learner = _Learner(LocalOrderer(w, bits, beam, *spec), ds, w, u, c0)
-    return train_pass(learner, range(len(ds)), random.Random(seed), learner.step)["updates"]
+    rng = random.Random(seed) if isinstance(seed, (int, np.integer)) else _GivenOrder(seed)
+    return train_pass(learner, range(len(ds)), rng, learner.step)["updates"]
 
 
 def _mix_shard(state: tuple, batch: list) -> list:
@@ -692,12 +705,15 @@ class LocalTrainer:
     weights in its own process (joblib "loky" processes, or a Dask cluster at ``scheduler``:
     the same code path), and the shards' weights and accumulators are averaged.
     Weights float32 [2^hash_bits] (perceptron steps of +-1: exact in float32), accumulator
-    float64.  Raises ValueError for an unknown backend (at the first epoch).
+    float64.  whole (with jobs > 1 and loky): no mixing; the perceptron trains whole, as with
+    one job (the same shuffles, the same weights), but in a worker process, so that several
+    perceptrons (:func:`start_epochs`: seeds and directions) train side by side on ``jobs``
+    processes.  Raises ValueError for an unknown backend (at the first epoch).
     """
 
     def __init__(self, domains, hash_bits: int = 20, beam: int = 16, seed: int = 1, jobs: int = 1,
                  backend: str = "loky", scheduler: Optional[str] = None, suffix: Optional[str] = None,
-                 sig: bool = False, ends: bool = False):
+                 sig: bool = False, ends: bool = False, whole: bool = False):
         self.ds = domains if isinstance(domains, DomainSet) else DomainSet.of(domains)
         self.hash_bits, self.beam, self.seed = hash_bits, beam, seed
         self.spec = (suffix, sig, ends)   # the orderer's templates (LocalOrderer's suffix, sig, ends)
@@ -708,11 +724,15 @@ class LocalTrainer:
         self.rng = random.Random(seed)
         self.order = list(range(len(self.ds)))   # shuffled in place every epoch (cumulatively)
         self.mixing = jobs > 1 or backend == "dask"
+        self.whole = bool(whole) and jobs > 1 and backend == "loky"
         self._dir = None
         if self.mixing:
-            cut = list(range(len(self.ds)))
-            random.Random(seed * 1000003).shuffle(cut)
-            self.shards = [self.ds.take(sorted(cut[k::jobs])) for k in range(jobs)]
+            if self.whole:
+                self.shards = [self.ds]
+            else:
+                cut = list(range(len(self.ds)))
+                random.Random(seed * 1000003).shuffle(cut)
+                self.shards = [self.ds.take(sorted(cut[k::jobs])) for k in range(jobs)]
             if backend == "loky":   # workers on this machine: the shards are files, mapped once
                 self._dir = _scratch_dir(sum(a.nbytes for sh in self.shards for a in sh.__getstate__())
                                          + self.w.nbytes)
@@ -762,6 +782,9 @@ class LocalTrainer:
         written to this trainer's W file now)."""
         self.w.tofile(self.w_file)       # read by the workers at the start of their task
         state = (self.w_file, self.learner.avg_count, self.hash_bits, self.beam, self.spec)
+        if self.whole:   # the order one process would follow (train_pass shuffles self.order in place)
+            self.rng.shuffle(self.order)
+            return [(state, self.shard_files[0], np.asarray(self.order, dtype=np.int64))]
         return [(state, f, self.seed * 7919 + ep * 101 + k) for k, f in enumerate(self.shard_files)]
 
     def _mix_sparse(self, res: list) -> int:
@@ -802,7 +825,8 @@ def start_epochs(trainers: Sequence[LocalTrainer], ep: int) -> Callable[[], dict
                 n = len(t.shard_files)
                 updates += t._mix_sparse(res[k:k + n])
                 k += n
-            return {"updates": updates, "seconds": round(time.perf_counter() - t0, 2), "shards": trainers[0].jobs}
+            return {"updates": updates, "seconds": round(time.perf_counter() - t0, 2),
+                    "shards": len(trainers[0].shard_files)}
         return finish
     recs = [t.start(ep)() for t in trainers]
     rec = {"updates": sum(r["updates"] for r in recs), "seconds": round(time.perf_counter() - t0, 2),

@@ -182,9 +182,10 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     multiword-token table (or a function returning it, called likewise), ``compact``.
     hash_bits: size of the weight table (2^hash_bits float32); beam: states per step of the
     domain search (recorded in the header, ``sr.order.beam``).  The lifting model of non-projective orders is learned as for
-    :func:`train_sr`.  jobs/backend/scheduler: the domains are built and the epochs trained
-    (iterative parameter mixing, :class:`wo.sr.order.LocalTrainer`) in ``jobs`` joblib
-    processes or on a Dask cluster; dev is decoded in this process, with loky processes while
+    :func:`train_sr`.  jobs/backend/scheduler: the domains are built and the epochs trained in
+    ``jobs`` joblib processes or on a Dask cluster: with several perceptrons (``seeds``, ``r2l``)
+    and loky processes each perceptron trains whole in a worker (the weights of one process);
+    with one, by iterative parameter mixing of its shards (:class:`wo.sr.order.LocalTrainer`); dev is decoded in this process, with loky processes while
     the workers train the next epoch (:func:`wo.learn.epoch_loop`'s ``start_epoch``).  suffix:
     the order suffix spec (:func:`wo.sr.order.suffix_function`; recorded as ``sr.order.suffix``).
     sig, ends: the domain-signature and the phrase-ends templates (:class:`wo.sr.order.LocalOrderer`;
@@ -220,7 +221,8 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
     par = {"jobs": jobs, "backend": backend, "scheduler": scheduler}
     pairs = list(zip(kept, kept_pos))
     n_chunks = 1 if jobs == 1 and backend != "dask" else 4 * max(1, jobs)
-    chunks = [pairs[i::n_chunks] for i in range(n_chunks)]
+    step = -(-len(pairs) // n_chunks) or 1   # contiguous chunks: the domains in sentence order for any jobs
+    chunks = [pairs[i:i + step] for i in range(0, len(pairs), step)] or [[]]
     lex_task = callable(lexicon) and jobs > 1 and backend == "loky"   # the longest task, first in the pool
     tasks = ([("lexicon", lexicon)] if lex_task else []) + [("domains", c) for c in chunks]
     wait = map_start(_prepare, ((suffix, sig),), tasks, chunk=1, **par)   # loky workers build the domains ...
@@ -251,12 +253,16 @@ def train_sr_local(train: Sequence[SRSentence], dev, dev_refs: Optional[Sequence
         raise ValueError(f"seeds must be at least 1, not {seeds}")
     record["seeds"] = seeds
     record["r2l"] = float(r2l) if r2l > 0 else 0.0
-    trainers = [LocalTrainer(domains, hash_bits, beam, seed + i, suffix=suffix, sig=sig, ends=ends, **par)
+    # several perceptrons and several processes: each perceptron trains whole in a worker (the
+    # weights of one process); one perceptron: iterative parameter mixing of its shards
+    whole = seeds * (2 if r2l > 0 else 1) > 1
+    record["parallel"] = ("perceptrons" if whole else "parameter mixing") if jobs > 1 or backend == "dask" else "none"
+    trainers = [LocalTrainer(domains, hash_bits, beam, seed + i, suffix=suffix, sig=sig, ends=ends, whole=whole, **par)
                 for i in range(seeds)]
     trainer = trainers[0]
     mirrored = domains.mirrored() if r2l > 0 else None
-    backward = [LocalTrainer(mirrored, hash_bits, beam, seed + seeds + i, suffix=suffix, sig=sig, ends=ends, **par)
-                for i in range(seeds)] if r2l > 0 else []
+    backward = [LocalTrainer(mirrored, hash_bits, beam, seed + seeds + i, suffix=suffix, sig=sig, ends=ends,
+                             whole=whole, **par) for i in range(seeds)] if r2l > 0 else []
 
     def run_epoch(ep: int) -> dict:
         return start_epochs(trainers + backward, ep)()
