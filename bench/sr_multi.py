@@ -311,6 +311,12 @@ def evaluate(tb: str, log, split: str = "test", model: str = None, jobs: int = 1
     tr = os.path.join(w, f"train{suffix}.json")
     if os.path.exists(tr):
         t = dict(t, **json.load(open(tr)))
+    rec.update(templates=t.get("templates", {}).get("chosen"), seeds=t.get("seeds"), r2l=t.get("r2l"),
+               tuning={k: (t.get("tuning") or {}).get("lm", {}).get(k) for k in ("form_penalty", "words_weight",
+                                                                               "depmix_weight", "lift_threshold")})
+    rec["tuning"].update(lms=(t.get("tuning") or {}).get("lms"),
+                         allomorph_weight=(t.get("tuning") or {}).get("allomorphs", {}).get("allomorph_weight"),
+                         context_weight=(t.get("tuning") or {}).get("context", {}).get("context_weight"))
     rec.update(train_seconds=t.get("wall_seconds", t.get("total_seconds")), best_epoch=t.get("best_epoch"),
                dev_bleu=t.get("dev_bleu"), tuned_dev_bleu=t.get("tuning", {}).get("dev_bleu"),
                epochs=len(t.get("epochs", [])), train_command=t.get("command"), train_peak_rss_mb=t.get("peak_rss_mb"))
@@ -392,6 +398,33 @@ def _f(x, nd=2) -> str:
     return "–" if x is None else f"{x:.{nd}f}"
 
 
+def templates_taken() -> str:
+    """The ordering templates each treebank's model took (its test record's ``templates``)."""
+    out = []
+    for tb in ALL:
+        p = os.path.join(RES, f"{tb}.test.json")
+        t = json.load(open(p)).get("templates") if os.path.exists(p) else None
+        if t and t != "none":
+            out.append(f"{tb} {t}")
+    return "; ".join(out) or "none"
+
+
+def before_recipe() -> str:
+    """The test figures of the models shipped before the one-command recipe, against the current."""
+    p = os.path.join(RES, "before-recipe.json")
+    if not os.path.exists(p):
+        return "–"
+    old = json.load(open(p))["treebanks"]
+    out = []
+    for tb in ALL:
+        q = os.path.join(RES, f"{tb}.test.json")
+        if tb in old and os.path.exists(q):
+            r = json.load(open(q))
+            out.append(f"{tb} {_f(old[tb].get('bleu'))} / {_f(old[tb].get('gold_bleu'))} "
+                       f"({r['bleu'] - old[tb]['bleu']:+.2f} / {r.get('gold_bleu', 0) - (old[tb].get('gold_bleu') or 0):+.2f})")
+    return "; ".join(out)
+
+
 def table(log, write: bool = True) -> str:
     """docs/sr-multi.md from bench/results/sr_multi/*.test.json and the peers' records (their
     outputs rescored when out/sr-multi/TB/test.conllu is there, else the last rescoring in
@@ -448,34 +481,17 @@ def table(log, write: bool = True) -> str:
         "chosen on the other 10 %. † zh: UD Chinese 1.3 train converted to simplified "
         "script and UD v2 labels (`wo.smt.parsers.v1_to_v2`) plus 90 % of the GSDSimp dev file (the 1.3 "
         "annotation differs from GSDSimp's), epochs chosen on the other 10 %, tested on GSDSimp. en_partut: the "
-        "official SR'19 T1 test (from IMSurReal's repository, `data/T1`); en_ewt: the shipped English model; "
-        "en_ewt, en_partut and en_lines rerank with wo's large English 4-gram (`wo-en-wiki-4gram.wolm`: Wikipedia and "
-        "text-en, no EWT dev/test, ParTUT or LinES text) in place of an LM of their own training forms (chosen on dev: "
-        "en_ewt 87.08 -> 87.68, en_partut 83.05 -> 85.91, en_lines 86.37 -> 87.02 with the 4-gram shipped now). de_gsd orders with the domain-signature templates (`wo sr train --order-signature`, "
-        "chosen by cross-validation on its training data: German's verb-second and verb-final clauses; test before "
-        "them 59.22 BLEU, 70.98 with gold forms), ja_gsd with the phrase-ends templates (`--order-ends`, likewise: its "
-        "case particles end each phrase; before them 67.96 and 87.09). The eight treebanks that were behind "
-        "IMSurReal (vi_vtb, tr_imst, zh_gsdsimp, fr_partut, de_gsd, ja_gsd, es_gsd, fr_gsd) average three "
-        "perceptrons trained on differently shuffled data (`--seeds 3`, chosen by cross-validation; test before, "
-        "BLEU / gold forms: vi 85.64 / 85.64, tr 62.31 / 75.72, zh 82.80 / 83.29, fr_partut 86.24 / 90.51, de "
-        "59.80 / 71.68, ja 67.97 / 87.65, es 79.75 / 83.97, fr_gsd 82.80 / 86.84). ja_gsd, pt_gsd, el_gdt, fr_gsd, "
-        "fr_partut, fr_sequoia, de_gsd and tr_imst choose forms with the context model too (`python "
-        "bench/sr_multi.py context`: the candidate forms against the neighbouring lemmas and UPOS, and for el and "
-        "the three fr the next lemma's first character; weight and templates chosen on dev, taken where dev rose "
-        "by at least 0.2 BLEU; test BLEU before it: ja 68.79, pt_gsd 72.65, el 76.33, fr_gsd 83.04, fr_partut "
-        "86.85, fr_sequoia 87.25, de 59.82, tr 64.53). de_gsd, es_gsd, ja_gsd and zh_gsdsimp rescore each domain's "
-        "final beam with a right-to-left ordering model too (`--order-r2l 0.5`, chosen by cross-validation, kept "
-        "where dev rose, or by the cross-validation alone where the tuning set has under 150 sentences; test "
-        "before, BLEU / gold forms: de 59.94 / 71.72, es 78.96 / 83.08, ja 71.54 / 88.10, zh "
-        "82.76 / 83.22), and so do en_lines, en_partut, fr_sequoia, it_partut, pt_bosque, pt_gsd, el_gdt, vi_vtb, "
-        "ru_gsd, id_gsd, fr_gsd, fr_partut and ko_gsd (test before: en_lines 86.98 / 89.70, en_partut 89.55 / 91.59, "
-        "fr_sequoia 87.84 / 90.95, it 83.47 / 87.65, pt_bosque 84.66 / 86.36, pt_gsd 73.49 / 90.54, el 77.14 / "
-        "84.48, vi 86.22 / 86.22, ru 64.84 / 78.04, id 67.47 / 84.45, fr_gsd 83.37 / 87.13, fr_partut 87.13 / 90.97, "
-        "ko 70.99 / 77.67). el_gdt's outputs take the accent an enclitic pronoun adds to its host (the Greek language "
-        "module; test before: BLEU 76.70, inflection 96.06 %). "
-        "Every choice (epochs, reranking weights, lifting, the allomorph and context weights) was made on dev; non-projective exact % is with "
-        "lifting (before/after figures in the records: `*_before`). Every model orders with the local orderer "
-        "(`wo sr train`'s default).",
+        "official SR'19 T1 test (from IMSurReal's repository, `data/T1`); en_ewt: the shipped English model.",
+        "",
+        "Every model is made by one command, `wo sr train --thorough` (`python bench/sr_multi.py train`, "
+        "the command in each record): the ordering templates chosen by 5-fold cross-validation on the training "
+        "file, three perceptrons each way (a right-to-left model rescoring each domain's beam at weight 0.5), "
+        "the best of 8 epochs on dev, then on dev the treebank's own LMs (for English the large 4-gram "
+        "`wo-en-wiki-4gram.wolm`) and their weights, the lifting threshold, the allomorph and form context "
+        "weights. *train s*: that command's wall time on 2 cores. Templates taken: " + templates_taken() + ".",
+        "",
+        "Before this recipe (the models shipped until then, `before-recipe.json`), test BLEU / with gold forms: "
+        + before_recipe() + ".",
         "",
         "| treebank | trained on | test sent. | BLEU | NIST | DIST | BLEU gold forms | IMSurReal BLEU | "
         "IMSurReal gold forms | wo − IMSurReal (BLEU / gold forms) | ZGen_SR gold forms | surface BLEU | inflection % (unseen) | non-proj. % / exact % "
