@@ -198,8 +198,9 @@ def test_templates_by_cross_validation_follow_the_rule(pt_train):
     assert set(spec) == {"suffix", "sig", "ends"} and 50 < rec["base"] <= 100
     cur, chosen = rec["base"], []
     for k, rnd in enumerate(rec["rounds"]):
-        name = max(rnd, key=lambda n: rnd[n]["bleu"])
-        if rnd[name]["bleu"] - cur >= MIN_GAIN and rnd[name]["folds_better"] >= MIN_FOLDS:
+        ok = [n for n in rnd if rnd[n]["bleu"] - cur >= MIN_GAIN and rnd[n]["folds_better"] >= MIN_FOLDS]
+        if ok:
+            name = max(ok, key=lambda n: rnd[n]["bleu"])
             chosen.append(name)
             cur = rnd[name]["bleu"]
         else:
