@@ -4,8 +4,8 @@ written with "+"), the domain-signature templates and the phrase-ends templates
 (:class:`wo.sr.order.LocalOrderer`).
 
 Each candidate is measured as ordering-only BLEU with the gold forms (one left-to-right
-perceptron, mean of epochs 4-8 over 5 folds of up to 150 held-out sentences each, at most
-4,000 training sentences a fold), and added greedily: each round takes the best of the
+perceptron, mean of epochs 4-8, 5 folds: each holds out a fifth of the file, at most 1,000
+sentences, and trains on at most 4,000 of the rest), and added greedily: each round takes the best of the
 candidates that add at least :data:`MIN_GAIN` BLEU to what is chosen already and beat it on
 :data:`MIN_FOLDS` of the 5 folds, until none does.  The gains that set the threshold (5-fold CV
 on the training files, NOTES.md): tr chars:2 +0.88, ko morpheme +0.40, de signature +0.82, ja
@@ -21,7 +21,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 MIN_GAIN = 0.3
 MIN_FOLDS = 4      # ... and beats it on at least this many of the folds
 FOLDS = 5
-HELD_OUT = 150
+MAX_HELD_OUT = 1000   # held-out sentences a fold: a fifth of the file, at most this many
 MAX_TRAIN = 4000
 EPOCHS = (4, 8)   # mean of these epochs, inclusive
 MORPHEME_SHARE = 0.2   # lemmas written as morphemes joined by "+" (UD Korean): the morpheme suffix is a candidate
@@ -95,7 +95,7 @@ def cross_validate(trees: list, specs: Sequence[dict], hash_bits: int = 20, beam
 
     idx = list(range(len(trees)))
     random.Random(seed).shuffle(idx)
-    k = min(HELD_OUT, max(1, len(idx) // FOLDS))
+    k = min(MAX_HELD_OUT, max(1, len(idx) // FOLDS))
     folds = []
     for f in range(FOLDS):
         held = idx[f * k:(f + 1) * k]
@@ -124,7 +124,8 @@ def choose_templates(sents: Sequence, positions: Sequence[Sequence[int]], hash_b
     trees = _trees(sents, positions)
     chosen: dict = {"suffix": None, "sig": False, "ends": False}
     left = candidates(sents)
-    rec: dict = {"rounds": [], "min_gain": MIN_GAIN, "folds": FOLDS, "held_out": HELD_OUT, "max_train": MAX_TRAIN}
+    rec: dict = {"rounds": [], "min_gain": MIN_GAIN, "min_folds": MIN_FOLDS, "folds": FOLDS,
+                 "max_held_out": MAX_HELD_OUT, "max_train": MAX_TRAIN}
     current: Optional[List[float]] = None   # the chosen spec's BLEU per fold
     mean = lambda v: round(sum(v) / len(v), 2)  # noqa: E731
     while left and (budget is None or time.perf_counter() - t0 < budget):
