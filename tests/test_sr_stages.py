@@ -226,3 +226,25 @@ def test_several_perceptrons_on_two_processes_train_as_one_process(tmp_path, pt_
         models.append(Model.load(str(path)))
     assert models[1].header["training"]["parallel"] == "perceptrons" and models[0].hash_bits == 17
     assert np.array_equal(np.asarray(models[0].weights), np.asarray(models[1].weights))
+
+
+def test_dev_with_gold_forms_is_decoded_with_inflection(tmp_path, pt_train):
+    """The newcomer's recipe makes dev with ``--with-gold`` too: training and tuning decode it
+    without its gold forms (the same dev BLEU as dev without them), and the model still orders
+    given gold forms at realisation time."""
+    from tests.conftest import t1_file
+    from wo.sr.stages import stage_list
+
+    train = t1_file(tmp_path / "train.t1", pt_train[:150], gold=True)
+    bleus = []
+    for gold in (False, True):
+        dev = t1_file(tmp_path / f"dev{gold}.t1", pt_train[150:190], gold=gold)
+        ref = t1_file(tmp_path / f"ref{gold}.t1", pt_train[150:190], gold=True)
+        path = tmp_path / f"m{gold}.wo"
+        p = wo_cli(["sr", "train", "--train", train, "--dev", dev, "--dev-ref", ref, "--lang", "pt", "--epochs", 1,
+                    "--set", "order.hash_bits=16", "--set", "tune.lms=false", "--model", path, "--quiet"])
+        assert p.returncode == 0, p.stderr
+        head = Model.read_header(str(path))[0]
+        bleus.append(head["training"]["dev_bleu"])
+        assert next(d for d in stage_list(head) if d["stage"] == "candidates")["gold_forms"] is True
+    assert bleus[0] == bleus[1] < 99

@@ -152,7 +152,7 @@ def train_sr(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: S
                      dict(extra, **stage_header(lexicon, lift, order, contractions, forms=False)))
 
     def dev_eval(model: Model) -> float:
-        r = Realizer(model, lm=lm_model or "none")
+        r = Realizer(model, lm=lm_model or "none", gold_forms=False)   # dev T1 with gold forms: inflect all the same
         return sr_score([r.realize(s).text if not s.error else " ".join(s.lemmas) for s in dev],
                         list(dev_refs), bleu_only=True).bleu
 
@@ -338,9 +338,10 @@ def _domain_chunk(spec, batch: list) -> list:
 
 def _realize_texts(model, batch: list, lexicon: Optional[Lexicon] = None) -> list:
     """:func:`train_sr_local`'s dev decoding: the SR text of each T1 sentence of
-    ``batch`` with ``model`` (no LM reranking; a bad sentence gives its lemmas); lexicon: the
-    model's, already built (:class:`Realizer`)."""
-    r = Realizer(model, rerank_lm="none", lexicon=lexicon)
+    ``batch`` with ``model`` (no LM reranking; a bad sentence gives its lemmas; gold forms in
+    the input are not used, so that dev made with ``--with-gold`` scores the inflection too);
+    lexicon: the model's, already built (:class:`Realizer`)."""
+    r = Realizer(model, rerank_lm="none", lexicon=lexicon, gold_forms=False)   # dev with gold forms: inflect
     return [r.realize(s).text if not s.error else " ".join(s.lemmas) for s in batch]
 
 
