@@ -63,7 +63,8 @@ def shipped_model(tb: str) -> str:
     return ENGLISH_SR if tb == "en_ewt" else os.path.join(SHIP, f"{tb}.wo")
 # Expert settings of single treebanks (``wo sr train --set``), each chosen by 5-fold cross-validation on the
 # training file before ``wo sr train`` chose templates itself; empty: every treebank takes the recipe as it is.
-SETTINGS = {}
+SETTINGS = {"en_ewt": [f"tune.depmix_lm={os.path.join(ROOT, 'corpora', 'models', 'wo-ewt-depmix4.wolm')}"]}   # the dep-mix LM of EWT train that
+# ships for the dependency system (unpruned, 4.1 MB), not a second, pruned one (as the English model before the recipe)
 
 
 def lang_of(tb: str) -> str:

@@ -79,6 +79,8 @@ TRAIN_SETTINGS = {
     "train.dev_limit": (int, 0, "use only the first N dev sentences (0: all)"),
     "train.compact": (str, "q8", "weights as none (float32), float16 or q8 (8-bit log-scale codes)"),
     "tune.lms": (_flag, True, "choose LMs, weights, the lifting threshold, allomorphs and form context on dev"),
+    "tune.words_lm": (str, "", "an LM file to use as the words LM instead of one built from the training trees"),
+    "tune.depmix_lm": (str, "", "an LM file (view dep-mix) to use instead of one built from the training trees"),
 }
 
 
@@ -152,10 +154,11 @@ def cmd_sr_train(a) -> int:
         opts["order.seeds"] = 3
     if a.thorough and not given & {"order.templates", "order.suffix", "order.sig", "order.ends"}:
         opts["order.templates"] = "cv"
-    if opts["order.lm"]:
-        from ..io.text import check_input_path
+    from ..io.text import check_input_path
 
-        check_input_path(opts["order.lm"])
+    for key in ("order.lm", "tune.words_lm", "tune.depmix_lm"):
+        if opts[key]:
+            check_input_path(opts[key])
     train = read_t1(a.train, jobs=a.jobs if a.backend == "loky" else 1)
     gc.freeze()   # this process: the training sentences live to its end, the collector no longer walks them
     bad = [s for s in train if s.error]

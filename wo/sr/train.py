@@ -433,7 +433,8 @@ def train_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs
             Model.read_header(out)[0]["sr"]["stages"][1]["lexicon"]) if train_refs is not None else None)
         trees = reference_trees(kept, kept_pos)
         gold = gold_sentences(train, ref_ud)
-        rec["tuning"] = tune_model(out, trees, gold, dev, dev_refs, lang, log=log, lms=lms)
+        given = {v: o.get(k) for v, k in (("words", "tune.words_lm"), ("dep-mix", "tune.depmix_lm")) if o.get(k)}
+        rec["tuning"] = tune_model(out, trees, gold, dev, dev_refs, lang, log=log, lms=dict(given, **(lms or {})))
         rec["tuning_seconds"] = round(time.perf_counter() - t1, 1)
     rec["total_seconds"] = round(time.perf_counter() - t0, 1)
     _record(out, rec)
