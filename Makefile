@@ -4,8 +4,6 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 MODEL ?= corpora/models/wo-ewt-dep-lm.wo
 SRMODEL ?= corpora/models/wo-ewt-sr.wo
-# treebanks whose SR model uses the local orderer (zh_gsdsimp keeps the search orderer: chosen on dev)
-SR_LOCAL = en_partut en_lines fr_sequoia fr_partut it_partut pt_bosque pt_gsd tr_imst el_gdt vi_vtb ja_gsd ko_gsd ru_gsd id_gsd es_gsd fr_gsd de_gsd zh_gsdsimp
 TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
 OUT = out
 
@@ -74,17 +72,13 @@ lm-wiki: install $(OUT)/ewt-train.txt
 	$(BIN)/wo lm train --text $(OUT)/wiki.tok.txt $(TEXTEN_PARTS) $(OUT)/ewt-train.txt --order 4 \
 		--prune 1 2 3 --vocab-min-count 2 --jobs 2 --format trie-q8-a --out corpora/models/wo-en-wiki-4gram.wolm
 
-# the per-treebank SR models in corpora/models/sr and docs/sr-multi.md (needs ../shared/corpora; hours on 2 cores)
+# the SR models (corpora/models/wo-ewt-sr.wo, corpora/models/sr) and docs/sr-multi.md, every treebank of
+# bench/sr_multi.py (needs ../shared/corpora; about an hour on 2 cores): each model is one wo sr train --thorough
 sr-models: install
 	$(BIN)/python bench/sr_multi.py prepare
-	$(BIN)/python bench/sr_multi.py train --epochs 8 --tb $(SR_LOCAL)
-	$(BIN)/python bench/sr_multi.py tune --tb $(SR_LOCAL)
-	$(BIN)/python bench/sr_multi.py allo --tb $(SR_LOCAL)
-	$(BIN)/python bench/sr_multi.py context --tb $(SR_LOCAL)
-	$(BIN)/python bench/sr_multi.py eval --tb $(SR_LOCAL)
-	$(BIN)/python bench/sr_multi.py train --epochs 8 --tb en_ewt --suffix .local
-	$(BIN)/python bench/sr_multi.py ship-english
-	$(BIN)/python bench/sr_multi.py ship --tb $(SR_LOCAL)
+	$(BIN)/python bench/sr_multi.py train --jobs 2
+	$(BIN)/python bench/sr_multi.py eval
+	$(BIN)/python bench/sr_multi.py ship
 	$(BIN)/python bench/sr_multi.py table
 
 clean:
