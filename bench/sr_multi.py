@@ -1,10 +1,9 @@
 """Multilingual surface realisation: every UD treebank, wo against IMSurReal and ZGen_SR.
 
     python bench/sr_multi.py prepare [--tb CODE ...]     # data into out/sr-multi/CODE/
-    python bench/sr_multi.py train   [--tb CODE ...]     # wo sr train (models in out/sr-multi/CODE/)
-    python bench/sr_multi.py allo    [--tb CODE ...]     # allomorph table + its weight chosen on dev
-    python bench/sr_multi.py context [--tb CODE ...]     # form context model + its weight chosen on dev (after allo)
-    python bench/sr_multi.py eval    [--tb CODE ...] [--split test|dev]
+    python bench/sr_multi.py train   [--tb CODE ...] [--jobs 2]   # one wo sr train --thorough each (out/sr-multi/CODE/CODE.wo)
+    python bench/sr_multi.py eval    [--tb CODE ...] [--split test|dev]   # wo sr realize runs, scored
+    python bench/sr_multi.py ship    [--tb CODE ...]     # the model and its LMs into corpora/models/sr
     python bench/sr_multi.py table                       # docs/sr-multi.md from bench/results/sr_multi/
 
 Data protocol (the same for wo and the peers):
@@ -582,12 +581,13 @@ def models_readme(log) -> None:
     text = "\n".join([
         "# Shipped SR models (`wo sr realize --lang CODE`, `wo sr models`)",
         "",
-        "One `wo sr` model per UD treebank, trained by `make sr-models` (`python bench/sr_multi.py prepare "
-        "train tune eval ship table`) from `../shared/corpora/ud-multi` (and `ud-zh` for zh): `wo sr train "
-        "--lang CODE --mwt train.conllu --epochs 8 --hash-bits 20 --compact q8` (the local orderer), best epoch "
-        "by dev BLEU; LMs (`CODE.words4.wolm`, `CODE.depmix4.wolm`) from the same train split choose the forms "
-        "and rescore each domain's beam, with weights chosen on dev (en_partut and en_lines: the large English "
-        "4-gram `../wo-en-wiki-4gram.wolm` in place of their own word LM). "
+        "One `wo sr` model per UD treebank, made by `make sr-models` (`python bench/sr_multi.py prepare "
+        "train eval ship table`) from `../shared/corpora/ud-multi` (and `ud-zh` for zh), each by one command: "
+        "`wo sr train --thorough --lang CODE --train train.t1 --dev dev.t1 --dev-ref dev.conllu --mwt train.conllu` "
+        "(the command is in each model's test record); the LMs (`CODE.words4.wolm`, `CODE.depmix4.wolm`) "
+        "are built by it from the same train split and choose the forms and rescore each domain's beam, with "
+        "weights chosen on dev (English: the large English 4-gram `../wo-en-wiki-4gram.wolm` in place of its "
+        "own word LM). "
         "The English EWT model is `../wo-ewt-sr.wo`. Test figures: `../../../docs/sr-multi.md`.",
         "",
         "A model is a work derived from its treebank and carries the treebank's licence; **several are "

@@ -184,7 +184,7 @@ def cmd_sr_train(a) -> int:
     if not a.quiet:
         t = rec.get("tuning", {})
         err(f"{display_name(a.model)}: trained on {rec['train_sentences']} sentences in {rec['total_seconds']:.0f} s; "
-            f"best epoch {rec.get('best_epoch')} (dev BLEU {rec.get('dev_bleu')})"
+            f"best epoch {rec.get('best_epoch')} (dev BLEU {rec.get('dev_bleu') or 0:.2f})"
             + (f", tuned dev BLEU {t['dev_bleu']}" if t.get("dev_bleu") is not None else ""))
     return EXIT_OK
 
@@ -222,7 +222,7 @@ def cmd_sr_realize(a) -> int:
     except FileNotFoundError as exc:
         if exc.filename == a.input:
             raise
-        err(f"{exc.filename}: no such file (--model, --lm or --rerank-lm)")
+        err(f"{exc.filename}: no such file (--model, or an LM named by --set)")
         return EXIT_USER
     except UnicodeDecodeError:
         raise                                   # main names it
@@ -302,7 +302,8 @@ def register(sub) -> None:
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=_train_set,
                    help="expert setting, repeatable (e.g. order.suffix=chars:2, order.r2l=0; docs/sr.md)")
     t.add_argument("--jobs", type=positive_int, default=1,
-                   help="processes: training shards mixed after each epoch (McDonald et al. 2010)")
+                   help="processes: the perceptrons train side by side (one perceptron: its shards are mixed "
+                        "after each epoch, McDonald et al. 2010); the cross-validation and the domains too")
     t.add_argument("--backend", default="loky", choices=["loky", "dask"], help="process pool or Dask cluster")
     t.add_argument("--scheduler", default=None, help="Dask scheduler address for --backend dask")
     t.add_argument("--seed", type=int, default=1, help="seed of the training shuffles")

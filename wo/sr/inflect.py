@@ -397,7 +397,7 @@ class FormContext:
     """
 
     EPOCHS = 5
-    WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)   # the weights a dev set chooses among (``wo sr train --form-context``)
+    WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)   # the weights a dev set chooses among (wo.sr.tune.tune_context)
 
     def __init__(self, weights: Dict[str, float], next_initial: bool = False):
         self.weights = weights
@@ -525,7 +525,7 @@ class FormContext:
     @classmethod
     def choose(cls, lexicon: "Lexicon", variants: Dict[bool, Optional["FormContext"]],
                dev_bleu: Callable[[float], float]) -> Tuple[float, bool, Dict[Tuple[float, bool], float]]:
-        """The context model and weight a dev set chooses (``wo sr train --form-context``, the
+        """The context model and weight a dev set chooses (:func:`wo.sr.tune.tune_context`, the
         bench's ``context`` step): each variant (keyed by ``next_initial``; None skipped) is set
         as ``lexicon.context`` and ``dev_bleu(weight)`` scores it at every weight of WEIGHTS
         (weight 0 once: the model is not read there); the best by dev BLEU, on ties the one

@@ -156,7 +156,7 @@ def _lm(model, name: Optional[str], key: str):
 
     if not name:
         return None
-    return LanguageModel.shared(named_file(model, name, "sr", key, "--rerank-lm PATH (or --rerank-lm none)"))
+    return LanguageModel.shared(named_file(model, name, "sr", key, "--set order.words_lm=PATH (or none)"))
 
 
 def _lm_option(value):
@@ -167,6 +167,19 @@ def _lm_option(value):
     if isinstance(value, str):
         return None if value == "none" else LanguageModel.shared(value)
     return value
+
+
+def _flag(value) -> bool:
+    """``--set`` type of a switch: true/false (also 1/0, yes/no, on/off).  Raises ValueError."""
+    v = str(value).lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(value)
+
+
+_flag.__name__ = "true/false"
 
 
 def lm_setting(value: str):
@@ -270,7 +283,7 @@ class CandidateStage(Stage):
     Settings: gold_forms."""
 
     role, name = "candidates", "candidates"
-    SETTINGS = {"gold_forms": lambda v: str(v).lower() in ("1", "true", "yes", "on")}
+    SETTINGS = {"gold_forms": _flag}
 
     def __init__(self, lexicon: Optional[Lexicon] = None, gold_forms: bool = True, lang: str = "xx",
                  context: bool = False):
@@ -625,8 +638,8 @@ class FormStage(Stage):
         cw = o.get("context_weight")
         if cw and ctx is None:
             where = (model.path if model is not None else None) or "model"
-            raise ValueError(f"{where} has no form context model for --context-weight "
-                             f"(train it with `wo sr train`, which learns one where dev says so)")
+            raise ValueError(f"{where} has no form context model for a context weight "
+                             f"(`wo sr train` learns one where dev says so)")
 
         def pick(key, default):
             v = o.get({"penalty": "form_penalty"}.get(key, key))
@@ -644,7 +657,7 @@ class LanguageStage(Stage):
     and the sentence-initial capital (:meth:`wo.sr.lang.Language.capitalise`).  Settings: rules."""
 
     role, name = "language", "language"
-    SETTINGS = {"rules": lambda v: str(v).lower() in ("1", "true", "yes", "on")}
+    SETTINGS = {"rules": _flag}
 
     def __init__(self, lang: str = "xx", rules: bool = True):
         from .lang import language
@@ -780,11 +793,14 @@ def parse_settings(pairs: Sequence[str]) -> Dict[str, Dict[str, str]]:
 
 
 def settable() -> Dict[str, Dict[str, str]]:
-    """What ``--set`` can change: {role: {key: "stage name: type"}} over the registered stages."""
+    """What ``--set`` can change: {role: {key: "stage names: type"}} over the registered stages
+    (a key two stages of a role share lists both)."""
     out: Dict[str, Dict[str, str]] = {}
     for name, cls in STAGES.items():
         for k, t in cls.SETTINGS.items():
-            out.setdefault(cls.role, {})[k] = f"{name}: {getattr(t, '__name__', 'bool')}"
+            tn = getattr(t, "__name__", "value")
+            prev = out.setdefault(cls.role, {}).get(k)
+            out[cls.role][k] = f"{prev.split(':')[0]}, {name}: {tn}" if prev else f"{name}: {tn}"
     return out
 
 
@@ -792,7 +808,9 @@ def apply_settings(stages: Sequence[Stage], settings: Dict[str, Dict[str, Any]])
     """Set ``settings`` ({role: {key: value}}, values str or typed) on the loaded ``stages``.
     Raises ValueError for a role the model has no stage for, a key the stage does not take, or
     a value of the wrong type."""
-    by_role = {st.role: st for st in stages}
+    by_role: Dict[str, Stage] = {}
+    for st in stages:   # the first stage of a role, as Realizer.stage
+        by_role.setdefault(st.role, st)
     for role, kv in settings.items():
         st = by_role.get(role)
         if st is None:
@@ -822,8 +840,8 @@ def load_stages(model, options: Optional[dict] = None) -> List[Stage]:
     for d in stage_list(model.header):
         cls = STAGES.get(d.get("stage"))
         if cls is None:
-            raise ValueError(f"{model.path or 'model'}: unknown stage {d.get('stage')!r} "
-                             f"(known: {', '.join(STAGES)}); a newer wo wrote it?")
+            raise ValueError(f"{model.path or 'model'}: unknown stage {d.get('stage')!r} (known: {', '.join(STAGES)}): "
+                             f"import the module that registers it (wo.sr.stages.register) before loading the model")
         stages.append(cls.from_json(d, model, options or {}))
     for st in stages:
         st.bind(stages)
