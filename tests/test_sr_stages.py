@@ -5,6 +5,7 @@ import pytest
 
 from tests.conftest import wo_cli
 from wo.model import Model
+from wo.sr.inflect import Allomorphs
 from wo.sr.realizer import Realizer
 from wo.sr.stages import (ROLES, STAGES, LanguageStage, SRState, Stage, apply_settings, legacy_stages, load_stages,
                           named_files, parse_settings, register, stage_list)
@@ -248,3 +249,22 @@ def test_dev_with_gold_forms_is_decoded_with_inflection(tmp_path, pt_train):
         bleus.append(head["training"]["dev_bleu"])
         assert next(d for d in stage_list(head) if d["stage"] == "candidates")["gold_forms"] is True
     assert bleus[0] == bleus[1] < 99
+
+
+def test_each_stage_fits_what_the_trainer_builds(pt_local, pt_train):
+    """Stage.fit on the training data gives the tables wo sr train built in its workers: the
+    lifting model, the lexicon, the allomorph counts and the contractions of the model file."""
+    from tests.conftest import PT_TRAIN
+    from wo.sr.stages import CandidateStage, ContractionStage, FormStage, LiftStage, TrainingData
+    from wo.sr.t1 import gold_sentences, make_input
+
+    sents = [make_input(s, 3, i, True) for i, s in enumerate(pt_train[:340])]
+    data = TrainingData(sents, [s.orig for s in sents], gold_sentences(sents), mwt_files=[str(PT_TRAIN)])
+    model = {d["stage"]: d for d in Model.read_header(pt_local["model"])[0]["sr"]["stages"]}
+    lift, cand, forms, mwt = LiftStage(), CandidateStage(lang="pt"), FormStage(), ContractionStage()
+    for st in (lift, cand, forms, mwt):
+        st.fit(data)
+    assert lift.model.table == model["lift"]["table"]
+    assert cand.to_json()["lexicon"]["table"] == model["candidates"]["lexicon"]["table"]
+    assert forms.allomorphs.to_json() == Allomorphs.build(data.gold).to_json()
+    assert mwt.to_json()["table"] == model["contractions"]["table"] and len(mwt.table) > 5
