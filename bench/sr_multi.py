@@ -442,7 +442,8 @@ def table(log, write: bool = True) -> str:
         sp = os.path.join(RES, f"speed.{tb}.json")
         if os.path.exists(sp):   # measured side by side in one run
             sr = json.load(open(sp))
-            speed = (f"**{sr['recheck']['speedup_chained']:.1f}×**‡" if "recheck" in sr   # chained since
+            speed = (f"**{sr['remake']['speedup_chained']:.1f}×**‡" if "remake" in sr   # the remade model
+                     else f"**{sr['recheck']['speedup_chained']:.1f}×**‡" if "recheck" in sr   # chained since
                      else f"**{sr['speedup']:.1f}×**")
         elif ims.get("decode_seconds") and r.get("seconds"):   # separate runs, machine under load
             speed = f"({ims['decode_seconds'] / r['seconds']:.1f}×)"
@@ -475,7 +476,8 @@ def table(log, write: bool = True) -> str:
         "by side in one run (`speed.CODE.json`), in brackets from separate runs under load; ‡ the model or "
         "the code changed after that run, and the figure chains two side-by-side ratios: IMSurReal's time over "
         "wo's then, times wo's time then over wo's now (the code and model of that run's commit against "
-        "the current, `python bench/sr_multi.py recheck-speed`).",
+        "the current, `python bench/sr_multi.py recheck-speed`), and for the models remade by one command times "
+        "the old model's time over the new one's with the same code (`remake` in `speed.CODE.json`).",
         "",
         "\\* trained on 90 % of the dev file (the official train file could not be obtained), epochs "
         "chosen on the other 10 %. † zh: UD Chinese 1.3 train converted to simplified "
