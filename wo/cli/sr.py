@@ -39,15 +39,6 @@ def cmd_sr_make_input(a) -> int:
 
 # what `wo sr train --set KEY=VALUE` takes: the training's own switches (the order stage's
 # model and search, the search orderer's training, the file) with their types and defaults
-def _flag(v: str) -> bool:
-    if str(v).lower() in ("1", "true", "yes", "on"):
-        return True
-    if str(v).lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(v)
-
-
-_flag.__name__ = "true/false"
 
 
 def _suffix_spec(v: str) -> str:
@@ -58,6 +49,21 @@ def _suffix_spec(v: str) -> str:
 
 
 _suffix_spec.__name__ = "suffix spec (none, morpheme, chars:N)"
+def _flag(v: str) -> bool:
+    """``--set`` type of a switch (:func:`wo.sr.stages.flag`, imported when used)."""
+    from ..sr.stages import flag
+
+    return flag(v)
+
+
+def _stage_pairs(pairs):
+    """:func:`wo.sr.stages.parse_settings`, imported when used (the CLI starts without the SR stack)."""
+    from ..sr.stages import parse_settings
+
+    return parse_settings(pairs)
+
+
+_flag.__name__ = "true/false"
 TRAIN_SETTINGS = {
     "order.method": (str, "local", "local (each head's domain ordered by a linear model) or search (the best-first "
                                    "search over the whole tree with joint inflection)"),
@@ -116,24 +122,17 @@ def train_settings(pairs) -> dict:
     return out
 
 
-def _train_set(pair: str) -> str:
-    """argparse type of ``wo sr train --set``: one KEY=VALUE of TRAIN_SETTINGS, checked."""
-    try:
-        train_settings([pair])
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return pair
-
-
-def _stage_set(pair: str) -> str:
-    """argparse type of ``wo sr realize --set``: one ROLE.KEY=VALUE (the model's stages check the rest)."""
-    from ..sr.stages import parse_settings
-
-    try:
-        parse_settings([pair])
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return pair
+def _set_type(check, what: str):
+    """An argparse type of ``--set``: the pair, once ``check([pair])`` accepts it (its
+    ValueError becomes the usage error)."""
+    def parse(pair: str) -> str:
+        try:
+            check([pair])
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        return pair
+    parse.__name__ = what
+    return parse
 
 
 def cmd_sr_train(a) -> int:
@@ -299,7 +298,7 @@ def register(sub) -> None:
     t.add_argument("--thorough", action="store_true",
                    help="the shipped models' recipe: ordering templates chosen by cross-validation on the training "
                         "file and three perceptrons per direction (pt_gsd, 10k sentences: 10 min on 2 cores)")
-    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=_train_set,
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=_set_type(train_settings, "KEY=VALUE"),
                    help="expert setting, repeatable (e.g. order.suffix=chars:2, order.r2l=0; docs/sr.md)")
     t.add_argument("--jobs", type=positive_int, default=1,
                    help="processes: the perceptrons train side by side (one perceptron: its shards are mixed "
@@ -331,7 +330,7 @@ def register(sub) -> None:
     r.add_argument("--no-gold-forms", action="store_true",
                    help="inflect even when the T1 input carries gold forms in column 3 (by default they "
                         "are used, so only the order is predicted)")
-    r.add_argument("--set", action="append", default=[], metavar="ROLE.KEY=VALUE", type=_stage_set,
+    r.add_argument("--set", action="append", default=[], metavar="ROLE.KEY=VALUE", type=_set_type(_stage_pairs, "ROLE.KEY=VALUE"),
                    help="expert setting of a stage, repeatable (e.g. lift.threshold=2, forms.lm=none; docs/sr.md)")
     r.set_defaults(func=cmd_sr_realize)
     ls = ss.add_parser("models", help="list the shipped SR models (language, data, licence, test figures)")

@@ -169,7 +169,7 @@ def _lm_option(value):
     return value
 
 
-def _flag(value) -> bool:
+def flag(value) -> bool:
     """``--set`` type of a switch: true/false (also 1/0, yes/no, on/off).  Raises ValueError."""
     v = str(value).lower()
     if v in ("1", "true", "yes", "on"):
@@ -179,7 +179,7 @@ def _flag(value) -> bool:
     raise ValueError(value)
 
 
-_flag.__name__ = "true/false"
+flag.__name__ = "true/false"
 
 
 def lm_setting(value: str):
@@ -283,7 +283,7 @@ class CandidateStage(Stage):
     Settings: gold_forms."""
 
     role, name = "candidates", "candidates"
-    SETTINGS = {"gold_forms": _flag}
+    SETTINGS = {"gold_forms": flag}
 
     def __init__(self, lexicon: Optional[Lexicon] = None, gold_forms: bool = True, lang: str = "xx",
                  context: bool = False):
@@ -657,7 +657,7 @@ class LanguageStage(Stage):
     and the sentence-initial capital (:meth:`wo.sr.lang.Language.capitalise`).  Settings: rules."""
 
     role, name = "language", "language"
-    SETTINGS = {"rules": _flag}
+    SETTINGS = {"rules": flag}
 
     def __init__(self, lang: str = "xx", rules: bool = True):
         from .lang import language
