@@ -170,16 +170,37 @@ def cmd_sr_train(a) -> int:
     dev, dev_refs = [], []
     if a.dev:
         dev = read_t1(a.dev)
-        dev_refs = read_references(a.dev_ref or a.dev)
+        if not a.dev_ref and dev and all(s.ref is not None for s in dev if not s.error):   # deep, with # gold
+            dev_refs = [" ".join(s.ref.forms) if s.ref is not None else "" for s in dev]
+        else:
+            dev_refs = read_references(a.dev_ref or a.dev)
         if opts["train.dev_limit"]:
             dev, dev_refs = dev[:opts["train.dev_limit"]], dev_refs[:opts["train.dev_limit"]]
         if len(dev_refs) != len(dev):
             err(f"{a.dev_ref or a.dev}: {len(dev_refs)} references but {a.dev} has {len(dev)} sentences")
             return EXIT_USER
-    rec = train_model(train, dev, dev_refs, a.model, a.lang, epochs=a.epochs, ref_ud=ref_ud,
-                      mwt_files=a.mwt or ([a.train_ref] if a.train_ref else []), opts=opts, seed=a.seed,
-                      jobs=a.jobs, backend=a.backend, scheduler=a.scheduler,
-                      log=(lambda m: None) if a.quiet else (lambda m: print(f"wo: {m}", file=sys.stderr)))
+    from ..sr.t1 import is_deep
+
+    deep = any(is_deep(s) for s in train if not s.error)
+    if a.track != "auto" and deep != (a.track == "deep"):
+        err(f"{display_name(a.train)}: {'deep' if deep else 'shallow'}-track input, but --track {a.track}")
+        return EXIT_USER
+    if dev and any(is_deep(s) for s in dev if not s.error) != deep:
+        err(f"{display_name(a.dev)}: the dev file is not of the training file's track ({'deep' if deep else 'shallow'})")
+        return EXIT_USER
+    log = (lambda m: None) if a.quiet else (lambda m: print(f"wo: {m}", file=sys.stderr))
+    kw = dict(epochs=a.epochs, mwt_files=a.mwt or ([a.train_ref] if a.train_ref else []), opts=opts, seed=a.seed,
+              jobs=a.jobs, backend=a.backend, scheduler=a.scheduler, log=log)
+    if deep:
+        from ..sr.train import train_deep_model
+
+        try:
+            rec = train_deep_model(train, dev, dev_refs, a.model, a.lang, ref_ud=ref_ud, **kw)
+        except ValueError as exc:
+            err(str(exc))
+            return EXIT_USER
+    else:
+        rec = train_model(train, dev, dev_refs, a.model, a.lang, ref_ud=ref_ud, **kw)
     if not a.quiet:
         t = rec.get("tuning", {})
         err(f"{display_name(a.model)}: trained on {rec['train_sentences']} sentences in {rec['total_seconds']:.0f} s; "
@@ -295,6 +316,8 @@ def register(sub) -> None:
     t.add_argument("--mwt", nargs="+", default=None,
                    help="UD CoNLL-U file(s) whose multiword-token lines teach the contractions "
                         "(fr du = de le); default: --train-ref")
+    t.add_argument("--track", choices=("auto", "shallow", "deep"), default="auto",
+                   help="shallow (T1) or deep (T2: function words generated) track; default: read from --train")
     t.add_argument("--thorough", action="store_true",
                    help="the shipped models' recipe: ordering templates chosen by cross-validation on the training "
                         "file and three perceptrons per direction (pt_gsd, 10k sentences: 10 min on 2 cores)")

@@ -7,8 +7,9 @@ from __future__ import annotations
 import functools
 from typing import Dict
 
-# SR'19 FEATS that are task annotations, not morphology
-TASK_FEATS = ("lin", "original_id")
+# SR'19 FEATS that are task annotations, not morphology (``id1``..``id9``: the T1 nodes a deep-track
+# node stands for, in the aligned T2 training files)
+TASK_FEATS = ("lin", "original_id") + tuple(f"id{k}" for k in range(1, 10))
 
 
 def parse_feats(feats: str) -> Dict[str, str]:

@@ -11,7 +11,7 @@ from typing import Callable, List, Optional, Sequence
 from .. import system
 from .inflect import Lexicon
 from .stages import SRState, Stage, apply_settings, load_stages
-from .t1 import SRSentence
+from .t1 import SRSentence, is_deep
 
 
 # ---------------------------------------------------------------------------------- realising
@@ -102,6 +102,11 @@ class Realizer(system.System):
         return st.table if st is not None else Contractions({})
 
     @property
+    def track(self) -> str:
+        """``deep`` for a deep-track model (its first stage is completion), else ``shallow``."""
+        return "deep" if self.stages and self.stages[0].role == "completion" else "shallow"
+
+    @property
     def lang(self) -> str:
         """The model's language code (the language stage's)."""
         st = self.stage("language")
@@ -130,6 +135,9 @@ class Realizer(system.System):
             raise ValueError(s.error)
         if len(s) == 0:
             raise ValueError("empty sentence")
+        if self.stages[0].role != "completion" and is_deep(s):
+            raise ValueError("deep-track (T2) input, but this model realises shallow-track (T1) input: "
+                             "use a deep-track model (wo sr models)")
         t0 = time.perf_counter()
         return SRState(s, list(s.heads), deadline=t0 + self.timeout if self.timeout > 0 else None)
 
@@ -139,7 +147,8 @@ class Realizer(system.System):
         state = self.start(s)
         for st in self.stages:
             st(state)
-        return SRResult(state.tokens, list(state.order), state.output_heads(), [s.deprels[i] for i in state.order],
+        return SRResult(state.tokens, list(state.order), state.output_heads(),
+                        [state.sentence.deprels[i] for i in state.order],
                         state.edges, state.surface, score=float(state.score), status=state.status, pops=state.pops,
                         seconds=time.perf_counter() - t0)
 

@@ -3,6 +3,9 @@
 A sentence's :class:`SRState` goes through the stages of a model in the order its file records
 them (``header["sr"]["stages"]``, a list of JSON objects each naming its stage class):
 
+0. ``completion`` (:class:`CompletionStage`, deep-track models only): the function words, UD
+   relations and surface features a deep-track (T2) input leaves out (:mod:`wo.sr.complete`):
+   the deep sentence becomes the T1 sentence the other stages realise;
 1. ``lift`` (:class:`LiftStage`): tokens of a non-projective order re-attached to an ancestor
    (:mod:`wo.sr.nonproj`), so the order stage linearises a projective tree;
 2. ``candidates`` (:class:`CandidateStage`): each token's candidate forms, best first
@@ -46,7 +49,7 @@ DEFAULT_SR_BUDGET_FACTOR = 200.0
 DEFAULT_SR_COMPLETE_BEAM = 32
 DEFAULT_SR_RERANK_WEIGHT = 1.0   # F + w * log10 p over the popped goals (EWT dev: 85.39 with the shipped 4-gram)
 DEFAULT_SR_FORM_PENALTY = 1.0    # local orderer: log10 LM cost of each rank down the candidate list of a form
-ROLES = ("lift", "candidates", "order", "forms", "language", "contractions")
+ROLES = ("completion", "lift", "candidates", "order", "forms", "language", "contractions")
 
 
 # ---------------------------------------------------------------------------------- the state
@@ -221,6 +224,44 @@ def _file_name(lm) -> Optional[str]:
 
 
 # ---------------------------------------------------------------------------------- 1. lifting
+@register
+class CompletionStage(Stage):
+    """Completion of deep-track input (:class:`wo.sr.complete.Completer`): the state's deep
+    sentence (SR'19 T2) is replaced by its T1 sentence (function words generated, UD relations
+    and features predicted; ``extra["deep"]`` keeps the given one).  Raises ValueError for
+    shallow-track input (one line, per sentence)."""
+
+    role, name = "completion", "completion"
+
+    def __init__(self, completer=None):
+        self.completer = completer
+
+    def __call__(self, state: SRState) -> None:
+        from .complete import check_deep
+
+        check_deep(state.sentence)
+        state.extra["deep"] = state.sentence
+        state.sentence = self.completer.complete(state.sentence)
+        state.heads = list(state.sentence.heads)
+
+    def fit(self, data: "TrainingData", log: Callable[[str], None] = lambda m: None) -> dict:
+        """Learn from ``data.deep`` (aligned :class:`wo.sr.complete.DeepExample` list)."""
+        from .complete import Completer
+
+        t0 = time.perf_counter()
+        self.completer = Completer.fit(data.deep, log=log)
+        return {"examples": len(data.deep), "seconds": round(time.perf_counter() - t0, 1)}
+
+    def to_json(self) -> dict:
+        return {"stage": self.name, **self.completer.to_json()}
+
+    @classmethod
+    def from_json(cls, d: dict, model=None, options: Optional[dict] = None) -> "CompletionStage":
+        from .complete import Completer
+
+        return cls(Completer.from_json(d))
+
+
 @register
 class LiftStage(Stage):
     """Lifting for non-projective orders (:class:`wo.sr.nonproj.LiftModel`): a token whose
@@ -858,7 +899,8 @@ class TrainingData:
     reference order (:class:`wo.io.conllu.Sentence`, plus any reference UD sentences) for the
     lexicon, the allomorphs and the LMs; mwt_files: UD CoNLL-U files with multiword-token
     lines (contractions); lexicon: a lexicon already built (else the candidates stage builds
-    one); dropped: sentences left out, by reason.
+    one); dropped: sentences left out, by reason; deep: aligned deep-track examples
+    (:class:`wo.sr.complete.DeepExample`) for the completion stage.
     """
 
     sentences: List[SRSentence]
@@ -867,3 +909,4 @@ class TrainingData:
     mwt_files: List[str] = field(default_factory=list)
     lexicon: Optional[Lexicon] = None
     dropped: Dict[str, int] = field(default_factory=dict)
+    deep: list = field(default_factory=list)

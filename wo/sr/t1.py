@@ -39,8 +39,10 @@ class SRSentence:
 
     lemmas, upos, xpos, deprels: list[str]; feats: list[str] morphology only (``_`` if none);
     heads: list[int] 1-based (0 = root); lin: list[int] (0 = none); forms: list[str or None]
-    gold forms when known; orig: list[int] 1-based gold positions (``original_id``) or None;
-    sent_id: str; line: 1-based first line in the file; error: message or None.
+    gold forms when known; orig: list[int] 1-based gold positions (``original_id``) or None
+    (deep-track input: 0 for a ``_`` node, which has no surface word); sent_id: str; line:
+    1-based first line in the file; error: message or None; ref: the reference UD sentence
+    a deep-track training file carries (``# gold``), or None.
     """
 
     lemmas: List[str]
@@ -55,6 +57,7 @@ class SRSentence:
     sent_id: str = ""
     line: int = 0
     error: Optional[str] = None
+    ref: Optional[Sentence] = None
 
     def __len__(self) -> int:
         return len(self.lemmas)
@@ -63,7 +66,7 @@ class SRSentence:
 # ---------------------------------------------------------------------------------- reading
 def _from_sentence(s: Sentence, index: int) -> SRSentence:
     n = len(s)
-    feats, lin, orig = [], [], []
+    feats, lin, orig = [], [], [0] * n
     for i in range(n):
         d = parse_feats(s.feats[i])
         try:
@@ -72,22 +75,68 @@ def _from_sentence(s: Sentence, index: int) -> SRSentence:
             raise ValueError(f"token {i + 1}: lin={d.get('lin')!r} is not an integer")
         if "original_id" in d:
             try:
-                orig.append(int(d["original_id"]))
+                orig[i] = int(d["original_id"])
             except ValueError:
                 raise ValueError(f"token {i + 1}: original_id={d['original_id']!r} is not an integer")
         feats.append("|".join(f"{k}={v}" for k, v in d.items() if k not in TASK_FEATS) or "_")
-    has_orig = len(orig) == n and n > 0
-    if orig and not has_orig:
-        raise ValueError("original_id on some tokens only")
-    if has_orig and sorted(orig) != list(range(1, n + 1)):
-        raise ValueError("original_id values are not a permutation of 1..n")
+    has_orig = any(orig)
+    if has_orig:
+        if is_deep_relations(s.deprels):
+            # deep track: the added `_` nodes (no surface word) have none; the others are
+            # distinct positions of the surface sentence
+            if any(not o and x != "_" for o, x in zip(orig, s.forms)):
+                raise ValueError("original_id on some nodes only (every node but the `_` ones needs one)")
+            got = [o for o in orig if o]
+            if len(set(got)) != len(got) or min(got) < 1:
+                raise ValueError("original_id values are not distinct positive positions")
+        else:
+            if not all(orig):
+                raise ValueError("original_id on some tokens only")
+            if sorted(orig) != list(range(1, n + 1)):
+                raise ValueError("original_id values are not a permutation of 1..n")
     # the strings are interned: a training file repeats its tags, labels and lemmas, and
     # pickling the sentences to worker processes then sends each distinct string once
     # (pt_bosque train: 13.6 -> 5.0 MB, dump and load 0.58 -> 0.3 s)
     forms = [None if f == "_" else _intern(f) for f in s.lemmas]   # column 3
-    return SRSentence([_intern(x) for x in s.forms], [_intern(x) for x in s.upos], [_intern(x) for x in s.xpos],
-                      [_intern(x) for x in feats], list(s.heads), [_intern(x) for x in s.deprels], lin, forms,
-                      orig if has_orig else None, s.sent_id, s.line)
+    out = SRSentence([_intern(x) for x in s.forms], [_intern(x) for x in s.upos], [_intern(x) for x in s.xpos],
+                     [_intern(x) for x in feats], list(s.heads), [_intern(x) for x in s.deprels], lin, forms,
+                     orig if has_orig else None, s.sent_id, s.line)
+    if "gold" in s.meta:
+        out.ref = gold_from_meta(s.meta["gold"])
+    return out
+
+
+def is_deep_relations(deprels: Sequence[str]) -> bool:
+    """True for deep-track (SR'19 T2) relations: they are upper-case (``ROOT``, ``A1``, ``AM``,
+    ``NAME``...), UD's lower-case."""
+    return any(d[:1].isupper() for d in deprels)
+
+
+def is_deep(s: SRSentence) -> bool:
+    """True when ``s`` is deep-track (T2) input (:func:`is_deep_relations`)."""
+    return is_deep_relations(s.deprels)
+
+
+def gold_from_meta(text: str) -> Sentence:
+    """The reference UD sentence a deep-track training file carries in its ``# gold = `` comment
+    (``wo sr make-input --track deep --with-gold``): a JSON list of [form, lemma, upos, xpos,
+    feats, head, deprel] per syntactic word in order.  Raises ValueError if malformed."""
+    import json
+
+    try:
+        rows = json.loads(text)
+        return Sentence([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows],
+                        [r[4] for r in rows], [int(r[5]) for r in rows], [r[6] for r in rows], ["_"] * len(rows))
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        raise ValueError(f"malformed # gold comment: {exc}")
+
+
+def gold_to_meta(s: Sentence) -> str:
+    """Inverse of :func:`gold_from_meta` (one line of JSON)."""
+    import json
+
+    return json.dumps([[s.forms[i], s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i], s.heads[i], s.deprels[i]]
+                       for i in range(len(s))], ensure_ascii=False, separators=(",", ":"))
 
 
 def check_sr(s: SRSentence) -> Optional[str]:
@@ -101,6 +150,13 @@ def check_sr(s: SRSentence) -> Optional[str]:
     msg = validate(Item(s.lemmas, [None] * n, s.heads, s.sent_id, s.line), 10 ** 6)
     if msg:
         return msg
+    if is_deep(s):
+        # deep-track input: lin ranks count the removed words too (the T2 files keep the T1
+        # values), so they only order the marked nodes among themselves
+        if any(x == "_" for i, x in enumerate(s.lemmas) if i + 1 in set(s.heads)):
+            j = next(i for i, x in enumerate(s.lemmas) if x == "_" and i + 1 in set(s.heads))
+            return f"node {j + 1}: a `_` node (an argument with no surface word) has dependents"
+        return None
     ndeps = defaultdict(int)
     for h in s.heads:
         ndeps[h] += 1
@@ -238,13 +294,17 @@ def make_input(sent: Sentence, seed: int, index: int, with_gold: bool = False) -
 
 
 def format_t1(s: SRSentence, with_gold: bool = True) -> str:
-    """One T1 block (with a ``# sent_id`` comment, no ``# text``), without the trailing blank line."""
+    """One T1 block (with a ``# sent_id`` comment, no ``# text``), without the trailing blank line.
+    with_gold: gold forms in column 3, ``original_id``, and a deep-track sentence's reference
+    (``ref``) as its ``# gold`` comment (:func:`gold_to_meta`)."""
     lines = [f"# sent_id = {s.sent_id}"]
+    if with_gold and s.ref is not None:
+        lines.append(f"# gold = {gold_to_meta(s.ref)}")
     for j in range(len(s)):
         extra = []
         if s.lin[j]:
             extra.append(f"lin={s.lin[j]:+d}")
-        if with_gold and s.orig:
+        if with_gold and s.orig and s.orig[j]:   # 0: a deep-track node with no surface word
             extra.append(f"original_id={s.orig[j]}")
         f = s.feats[j]
         feats = "|".join(([] if f == "_" else [f]) + extra) or "_"

@@ -450,3 +450,70 @@ def _record(path: str, rec: dict) -> None:
     m.header["training"] = dict(m.header.get("training", {}), **{k: v for k, v in rec.items() if k != "tuning"},
                                 tuning=rec.get("tuning", m.header.get("training", {}).get("tuning")))
     m.save(path, compact=head.get("weights_dtype") or False)
+
+
+def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str], out: str,
+                     lang: str, *, ref_ud=None, seed: int = 1,
+                     log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), **kw) -> dict:
+    """The whole recipe of a deep-track (SR'19 T2) model, written to ``out``.
+
+    1. Each training deep sentence (``original_id`` on its nodes) is aligned with its UD
+       reference (its ``# gold`` comment, or ``ref_ud[i]``; :func:`wo.sr.complete.align_deep`),
+       and the completion stage is fitted on the aligned pairs (:class:`wo.sr.complete.Completer`).
+    2. The shallow-track stages are trained by :func:`train_model` on the references as T1
+       input (:func:`wo.sr.complete.gold_t1`: ``lin`` only where the deep input has it), with
+       the dev deep sentences completed by the fitted stage as dev (so the best epoch and the
+       tuning see what decoding will see).
+    3. The completion stage is put first in the model's stage list (``sr.track`` = "deep").
+
+    kw: :func:`train_model`'s keyword options.  Returns the training record.  Raises
+    ValueError when no training sentence can be aligned, OSError if ``out`` cannot be written.
+    """
+    from ..model import Model
+    from .complete import align_deep, gold_t1
+    from .stages import CompletionStage, TrainingData
+
+    t0 = time.perf_counter()
+    examples, t1_train, dropped = [], [], Counter()
+    for i, s in enumerate(train):
+        if s.error:
+            dropped["unusable"] += 1
+            continue
+        ud = s.ref if s.ref is not None else (ref_ud[i] if ref_ud is not None and i < len(ref_ud) else None)
+        if ud is None:
+            dropped["no reference"] += 1
+            continue
+        try:
+            ex = align_deep(s, ud)
+        except ValueError:
+            dropped["not aligned"] += 1
+            continue
+        examples.append(ex)
+        t1_train.append(gold_t1(ex, ud, seed, i))
+    if not examples:
+        raise ValueError("no deep-track training sentence could be aligned with its reference: the training file "
+                         "needs original_id on its nodes and a reference (its # gold comments, from `wo sr make-input "
+                         "--track deep --with-gold`, or --train-ref UD.conllu)")
+    log(f"completion: {len(examples)} aligned training sentences" + (f", left out {dict(dropped)}" if dropped else ""))
+    stage = CompletionStage()
+    crec = stage.fit(TrainingData([], [], [], deep=examples), log=log)
+    t1_dev, refs = [], []
+    for s, r in zip(dev, dev_refs):
+        if s.error:
+            continue
+        try:
+            t1_dev.append(stage.completer.complete(s))
+            refs.append(r)
+        except ValueError:
+            continue
+    rec = train_model(t1_train, t1_dev, refs, out, lang, ref_ud=None, seed=seed, log=log, **kw)
+    head, _ = Model.read_header(out)
+    m = Model.load(out, mmap=False)
+    m.header["sr"]["stages"].insert(0, stage.to_json())
+    m.header["sr"]["track"] = "deep"
+    rec.update(completion=dict(crec, left_out=dict(dropped)), track="deep",
+               total_seconds=round(time.perf_counter() - t0, 1))
+    m.header["training"] = dict(m.header.get("training", {}), completion=rec["completion"], track="deep",
+                                total_seconds=rec["total_seconds"])
+    m.save(out, compact=head.get("weights_dtype") or False)
+    return rec

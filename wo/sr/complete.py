@@ -1,0 +1,476 @@
+"""Completion for the deep track (SR'19 T2): from a tree of content words to the T1 tree the
+shallow-track stages order, inflect and contract.
+
+Deep-track input (Mille et al. 2019, the SR'19 overview, section 2) keeps the content words of
+a UD tree, with predicate-argument relations (``A1``.., ``A1INV``.., ``AM``, ``NAME``, ``LIST``,
+``ROOT``...) and the meaning of the removed function words as features of their hosts
+(``Definite``, ``Tense``, ``Aspect``, ``Mood``, ``ClauseType``, ``Voice``); a ``_`` node stands
+for an argument the surface does not show.  Measured on the aligned official English-ParTUT T2
+train (26,768 nodes with a surface word, 16,750 removed words): every node keeps its UD head,
+and every removed word is a leaf attached to a node that is kept.  So completion is, per node:
+
+1. its UD relation (the deep relation, the node's and its head's lemma, UPOS and features);
+2. the removed words attached to it, one decision per *slot* (the removed words grouped by
+   their relation: ``det``, ``case``, ``mark``, ``aux`` (with ``cop`` and ``aux:pass``),
+   ``punct``, ``other``): the class is the sorted bag of (relation, lemma, UPOS) of the words
+   in the slot, or none (IMSurReal's completion, Yu et al. 2019, generates the same words
+   left and right of each token of an ordered sentence; here the order stage places them);
+3. its UD features (the surface features the deep input dropped: verb person, number, mood,
+   verb form), among the feature strings seen with its UPOS and deep features;
+4. each generated word's features (a form of *be* agrees with its subject).
+
+Each decision is an averaged multiclass perceptron (Collins 2002) over sparse string features
+(:class:`Perceptron`).  ``_`` nodes are dropped (they are features of their head).  The
+result is a T1 sentence (:class:`wo.sr.t1.SRSentence`): the kept nodes in input order, then
+the generated words; ``lin`` of the kept nodes re-ranked among the marked nodes (the T2 files
+count the removed words in the ranks).
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..io.conllu import Sentence
+from .feats import feats_key, parse_feats
+from .t1 import SRSentence, is_deep
+
+SLOTS = ("det", "case", "mark", "aux", "punct", "other")
+_SLOT_OF = {"det": "det", "case": "case", "mark": "mark", "aux": "aux", "cop": "aux", "punct": "punct"}
+_TAM = ("Tense", "Aspect", "Mood", "Voice", "ClauseType", "VerbForm")
+SEP, ITEM = "\x1f", "\x1e"
+
+
+def slot_of(deprel: str) -> str:
+    """The slot (:data:`SLOTS`) of a removed word by its UD relation."""
+    return _SLOT_OF.get(deprel.split(":", 1)[0], "other")
+
+
+# ---------------------------------------------------------------------------------- the learner
+class Perceptron:
+    """An averaged multiclass perceptron over sparse string features (Collins 2002; the
+    averaging by timestamps of Daume III's thesis, as in spaCy's tagger).
+
+    weights: dict feature str -> dict class str -> float (the averaged weights after
+    :meth:`average`).  :meth:`best` scores only the given candidate classes (list of str, the
+    first wins ties); :meth:`step` trains on one instance.  Raises nothing of its own.
+    """
+
+    def __init__(self, weights: Optional[Dict[str, Dict[str, float]]] = None):
+        self.weights: Dict[str, Dict[str, float]] = weights if weights is not None else {}
+        self._tot: Dict[Tuple[str, str], float] = defaultdict(float)
+        self._ts: Dict[Tuple[str, str], int] = defaultdict(int)
+        self.i = 0
+
+    def best(self, feats: Sequence[str], cands: Sequence[str]) -> str:
+        """The highest-scoring class among ``cands`` (non-empty) for the features ``feats``."""
+        if len(cands) == 1:
+            return cands[0]
+        W = self.weights
+        sc: Dict[str, float] = {}
+        for f in feats:
+            w = W.get(f)
+            if w:
+                for c, v in w.items():
+                    sc[c] = sc.get(c, 0.0) + v
+        best, bv = cands[0], sc.get(cands[0], 0.0)
+        for c in cands[1:]:
+            v = sc.get(c, 0.0)
+            if v > bv:
+                best, bv = c, v
+        return best
+
+    def step(self, feats: Sequence[str], truth: str, cands: Sequence[str]) -> bool:
+        """One online step: predict among ``cands``; on a mistake add the features to ``truth``
+        and take them from the guess.  Returns True when the guess was right."""
+        self.i += 1
+        guess = self.best(feats, cands)
+        if guess == truth:
+            return True
+        for f in feats:
+            w = self.weights.setdefault(f, {})
+            for c, d in ((truth, 1.0), (guess, -1.0)):
+                k = (f, c)
+                v = w.get(c, 0.0)
+                self._tot[k] += (self.i - self._ts[k]) * v
+                self._ts[k] = self.i
+                w[c] = v + d
+        return False
+
+    def average(self, digits: int = 3) -> None:
+        """Replace the weights by their averages over the steps (rounded; zeros dropped)."""
+        out: Dict[str, Dict[str, float]] = {}
+        n = max(1, self.i)
+        for f, w in self.weights.items():
+            for c, v in w.items():
+                k = (f, c)
+                avg = round((self._tot[k] + (self.i - self._ts[k]) * v) / n, digits)
+                if avg:
+                    out.setdefault(f, {})[c] = avg
+        self.weights = out
+        self._tot.clear()
+        self._ts.clear()
+
+
+# ---------------------------------------------------------------------------------- features
+class _Tree:
+    """A deep sentence's lookups: children, parsed features, lower-cased lemmas."""
+
+    def __init__(self, t: SRSentence):
+        n = len(t)
+        self.t = t
+        self.kids: List[List[int]] = [[] for _ in range(n)]
+        for i, h in enumerate(t.heads):
+            if h > 0:
+                self.kids[h - 1].append(i)
+        self.fd = [parse_feats(f) for f in t.feats]
+        self.low = [x.lower() for x in t.lemmas]
+
+    def tam(self, i: int) -> str:
+        d = self.fd[i]
+        return ",".join(d.get(k, "") for k in _TAM)
+
+
+def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None) -> List[str]:
+    """The feature strings of node ``i`` of a deep sentence (see the module docstring);
+    deprels: the UD relations predicted for every node (list of str, None for the relation
+    classifier itself) add features of the node's and its children's relations."""
+    t = T.t
+    L, U, R = T.low[i], t.upos[i], t.deprels[i]
+    h = t.heads[i] - 1
+    HL, HU, HR = (T.low[h], t.upos[h], t.deprels[h]) if h >= 0 else ("<root>", "<root>", "<root>")
+    fd = T.fd[i]
+    F = t.feats[i]
+    tam = T.tam(i)
+    kids = T.kids[i]
+    krels = sorted(t.deprels[k] + ("_" if t.lemmas[k] == "_" else "") for k in kids)
+    out = ["b", "U" + U, "R" + R, "L" + L, "UR" + U + SEP + R, "LR" + L + SEP + R, "LU" + L + SEP + U,
+           "URHU" + U + SEP + R + SEP + HU, "RHL" + R + SEP + HL, "LHL" + L + SEP + HL, "HR" + U + SEP + HR,
+           "URHUHR" + U + SEP + R + SEP + HU + SEP + HR, "UHL" + U + SEP + HL + SEP + R,
+           "K" + U + SEP + "|".join(krels), "F" + U + SEP + F, "FR" + U + SEP + R + SEP + F,
+           "T" + U + SEP + tam, "TR" + U + SEP + R + SEP + tam, "nk" + U + SEP + str(min(len(kids), 4)),
+           "lin" + str((t.lin[i] > 0) - (t.lin[i] < 0)) + R]
+    for k in kids:
+        kr = t.deprels[k]
+        out += ["k" + U + SEP + kr, "ku" + U + SEP + kr + SEP + t.upos[k], "kl" + kr + SEP + T.low[k],
+                "kf" + U + SEP + kr + SEP + t.feats[k]]
+    if h >= 0:
+        for s in T.kids[h]:
+            if s != i:
+                out.append("s" + R + SEP + t.deprels[s] + SEP + t.upos[s])
+        out.append("hT" + U + SEP + R + SEP + T.tam(h))
+    for k, v in fd.items():
+        out += ["f" + U + SEP + k + "=" + v, "fR" + R + SEP + k + "=" + v]
+    if deprels is not None:
+        D = deprels[i]
+        HD = deprels[h] if h >= 0 else "<root>"
+        out += ["D" + D, "DU" + D + SEP + U, "DL" + D + SEP + L, "DHL" + D + SEP + HL, "DHU" + D + SEP + HU,
+                "DF" + D + SEP + U + SEP + F, "DT" + D + SEP + U + SEP + tam, "DHD" + D + SEP + HD,
+                "DK" + D + SEP + "|".join(sorted(deprels[k] for k in kids))]
+        for k in kids:
+            out += ["kd" + U + SEP + deprels[k], "kdl" + deprels[k] + SEP + T.low[k]]
+        for k, v in fd.items():
+            out.append("Df" + D + SEP + k + "=" + v)
+    return out
+
+
+def subject_of(T: _Tree, i: int, deprels: Sequence[str]) -> int:
+    """The subject of node ``i``: its child with a ``nsubj``/``csubj`` relation, else its
+    ``A1`` child, else -1 (a host's subject fixes the person and number of its auxiliaries)."""
+    kids = T.kids[i]
+    for k in kids:
+        if deprels[k].startswith(("nsubj", "csubj")):
+            return k
+    for k in kids:
+        if T.t.deprels[k] == "A1":
+            return k
+    return -1
+
+
+def word_features(T: _Tree, host: int, item: str, slot_class: str, rank: int, deprels: Sequence[str]) -> List[str]:
+    """The feature strings of a generated word (``item``: relation, lemma and UPOS joined by
+    U+001F) attached to node ``host``; slot_class: the whole slot's class; rank: its index in
+    the slot."""
+    t = T.t
+    U, D = t.upos[host], deprels[host]
+    tam = T.tam(host)
+    s = subject_of(T, host, deprels)
+    sf = T.fd[s] if s >= 0 else {}
+    subj = (T.low[s] if s >= 0 else "<none>")
+    sn = sf.get("Number", "") + "," + sf.get("Person", "") + "," + (t.upos[s] if s >= 0 else "")
+    out = ["b", "U" + U, "D" + D, "T" + U + SEP + tam, "TD" + D + SEP + tam, "S" + sn, "SL" + subj,
+           "ST" + sn + SEP + tam, "C" + slot_class, "r" + str(rank), "CT" + slot_class + SEP + tam,
+           "CS" + slot_class + SEP + sn, "F" + U + SEP + t.feats[host], "hl" + T.low[host]]
+    for k, v in T.fd[host].items():
+        out.append("f" + k + "=" + v)
+    return [item + SEP + f for f in out]
+
+
+# ---------------------------------------------------------------------------------- alignment
+@dataclass
+class DeepExample:
+    """One aligned training pair: the deep sentence ``t`` (with ``orig``), per node its gold
+    UD relation, UD features (canonical string) and per slot its class, and the generated
+    words as (host node, item, gold features)."""
+
+    t: SRSentence
+    deprels: List[str]
+    feats: List[str]
+    slots: List[Dict[str, str]]
+    words: List[Tuple[int, str, str]]
+
+
+def align_deep(t: SRSentence, ud: Sentence) -> DeepExample:
+    """The :class:`DeepExample` of a deep sentence ``t`` whose nodes carry ``original_id``
+    (``t.orig``: 1-based positions in ``ud``, 0 for ``_`` nodes) and its UD sentence ``ud``.
+    A removed word hangs from its nearest kept ancestor.  Raises ValueError when ``t`` has no
+    alignment or it does not fit ``ud``."""
+    if not t.orig:
+        raise ValueError("no original_id: the deep sentence is not aligned to its reference")
+    n, m = len(t), len(ud)
+    node_of = {}
+    for i, o in enumerate(t.orig):
+        if o:
+            if o > m:
+                raise ValueError(f"node {i + 1}: original_id={o} beyond the reference's {m} words")
+            node_of[o - 1] = i
+    deprels = ["_"] * n
+    feats = ["_"] * n
+    for j, i in node_of.items():
+        deprels[i] = ud.deprels[j]
+        feats[i] = feats_key(ud.feats[j])
+    groups: List[Dict[str, List[str]]] = [defaultdict(list) for _ in range(n)]
+    raw: List[Tuple[int, str, str]] = []
+    for j in range(m):
+        if j in node_of:
+            continue
+        h, seen = ud.heads[j], 0
+        while h > 0 and (h - 1) not in node_of and seen <= m:
+            h, seen = ud.heads[h - 1], seen + 1
+        if h <= 0 or seen > m:
+            raise ValueError(f"removed word {j + 1} ({ud.forms[j]!r}) has no kept ancestor")
+        host = node_of[h - 1]
+        item = ud.deprels[j] + SEP + ud.lemmas[j] + SEP + ud.upos[j]
+        groups[host][slot_of(ud.deprels[j])].append(item)
+        raw.append((host, item, feats_key(ud.feats[j])))
+    slots = [{s: ITEM.join(sorted(g[s])) for s in SLOTS} for g in groups]
+    return DeepExample(t, deprels, feats, slots, raw)
+
+
+# ---------------------------------------------------------------------------------- the model
+def _stripped(U: str, F: str) -> str:
+    return U + SEP + F
+
+
+class Completer:
+    """The completion model (module docstring): four perceptrons and the candidate classes
+    seen in training.
+
+    rel, slot, feat, word: :class:`Perceptron`; rel_cands: "UPOS<US>deep relation" -> UD
+    relations by frequency (and "<US>deep relation" for back-off); slot_cands: slot -> UPOS ->
+    classes by frequency ("" = no word); feat_cands: "UPOS<US>deep features" -> UD feature
+    strings by frequency; word_cands: item -> feature strings by frequency.  Build with
+    :meth:`fit`; apply with :meth:`complete`.  Raises nothing of its own.
+    """
+
+    EPOCHS = 8
+
+    def __init__(self, rel: Perceptron, slot: Perceptron, feat: Perceptron, word: Perceptron,
+                 rel_cands: Dict[str, List[str]], slot_cands: Dict[str, Dict[str, List[str]]],
+                 feat_cands: Dict[str, List[str]], word_cands: Dict[str, List[str]]):
+        self.rel, self.slot, self.feat, self.word = rel, slot, feat, word
+        self.rel_cands, self.slot_cands, self.feat_cands, self.word_cands = rel_cands, slot_cands, feat_cands, word_cands
+
+    # ---- candidates
+    def _rels(self, U: str, R: str) -> List[str]:
+        return self.rel_cands.get(U + SEP + R) or self.rel_cands.get(SEP + R) or ["dep"]
+
+    def _slots(self, slot: str, U: str) -> List[str]:
+        return self.slot_cands.get(slot, {}).get(U) or [""]
+
+    def _feats(self, U: str, F: str) -> List[str]:
+        return self.feat_cands.get(U + SEP + F) or [F]
+
+    def _wfeats(self, item: str) -> List[str]:
+        return self.word_cands.get(item) or ["_"]
+
+    # ---- decoding
+    def predict(self, t: SRSentence) -> Tuple[List[str], List[str], List[List[str]], List[str]]:
+        """The completion decisions for a deep sentence: (UD relation per node, UD features per
+        node, per node its generated items (relation, lemma, UPOS joined by U+001F), per
+        generated word in that order its features).  ``_`` nodes get relation ``_``."""
+        T = _Tree(t)
+        n = len(t)
+        keep = [x != "_" for x in t.lemmas]
+        deprels = ["_"] * n
+        for i in range(n):
+            if keep[i]:
+                deprels[i] = "root" if t.heads[i] == 0 else self.rel.best(node_features(T, i), self._rels(t.upos[i], t.deprels[i]))
+        feats, items, wfeats = ["_"] * n, [[] for _ in range(n)], []
+        for i in range(n):
+            if not keep[i]:
+                continue
+            phi = node_features(T, i, deprels)
+            U = t.upos[i]
+            feats[i] = self.feat.best(phi, self._feats(U, feats_key(t.feats[i])))
+            for s in SLOTS:
+                c = self.slot.best([s + SEP + f for f in phi], self._slots(s, U))
+                if c:
+                    for r, it in enumerate(c.split(ITEM)):
+                        items[i].append(it)
+                        wfeats.append(self.word.best(word_features(T, i, it, c, r, deprels), self._wfeats(it)))
+        return deprels, feats, items, wfeats
+
+    def complete(self, t: SRSentence) -> SRSentence:
+        """The T1 sentence of deep sentence ``t`` (module docstring): kept nodes in input order,
+        then the generated words after their hosts' order.  Raises ValueError for a sentence
+        with nothing to realise."""
+        deprels, feats, items, wfeats = self.predict(t)
+        n = len(t)
+        new = {}
+        for i in range(n):
+            if t.lemmas[i] != "_":
+                new[i] = len(new)
+        if not new:
+            raise ValueError("no node with a word (every lemma is `_`)")
+        lemmas, upos, xpos, fs, heads, rels, lin = [], [], [], [], [], [], []
+        for i in new:
+            lemmas.append(t.lemmas[i]); upos.append(t.upos[i]); xpos.append(t.xpos[i]); fs.append(feats[i])
+            heads.append(0 if t.heads[i] == 0 else new[t.heads[i] - 1] + 1)
+            rels.append(deprels[i]); lin.append(t.lin[i])
+        w = 0
+        for i in new:
+            for it in items[i]:
+                d, lem, u = it.split(SEP)
+                lemmas.append(lem); upos.append(u); xpos.append("_"); fs.append(wfeats[w]); w += 1
+                heads.append(new[i] + 1); rels.append(d); lin.append(0)
+        return SRSentence(lemmas, upos, xpos, fs, heads, rels, rerank_lin(heads, lin), [None] * len(lemmas),
+                          None, t.sent_id, t.line)
+
+    # ---- training
+    @classmethod
+    def fit(cls, examples: Sequence[DeepExample], epochs: int = EPOCHS, seed: int = 1,
+            log: Callable[[str], None] = lambda m: None) -> "Completer":
+        """Train on aligned examples (:func:`align_deep`): the candidate tables from their
+        counts, then ``epochs`` passes of each perceptron over a shuffle fixed by ``seed``.
+        The relation perceptron trains first; the others see the gold relations."""
+        rc, sc, fc, wc = defaultdict(Counter), defaultdict(lambda: defaultdict(Counter)), defaultdict(Counter), defaultdict(Counter)
+        node_insts, word_insts = [], []
+        for ex in examples:
+            t = ex.t
+            T = _Tree(t)
+            for i in range(len(t)):
+                if t.lemmas[i] == "_" or not t.orig[i]:
+                    continue
+                U, R = t.upos[i], t.deprels[i]
+                rc[U + SEP + R][ex.deprels[i]] += 1
+                rc[SEP + R][ex.deprels[i]] += 1
+                fc[U + SEP + feats_key(t.feats[i])][ex.feats[i]] += 1
+                for s in SLOTS:
+                    sc[s][U][ex.slots[i][s]] += 1
+                node_insts.append((T, i, ex))
+            ranks: Dict[int, int] = defaultdict(int)
+            for host, item, f in ex.words:
+                wc[item][f] += 1
+            for host in range(len(t)):
+                for s in SLOTS:
+                    c = ex.slots[host][s]
+                    if c:
+                        for r, it in enumerate(c.split(ITEM)):
+                            word_insts.append((T, host, it, c, r, ex))
+            # the gold features of a generated item: the first unused raw word with that item
+            del ranks
+        order = lambda c: [k for k, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]  # noqa: E731
+        rel_cands = {k: order(v) for k, v in rc.items()}
+        slot_cands = {s: {u: order(c) for u, c in d.items()} for s, d in sc.items()}
+        feat_cands = {k: order(v) for k, v in fc.items()}
+        word_cands = {k: order(v) for k, v in wc.items()}
+        m = cls(Perceptron(), Perceptron(), Perceptron(), Perceptron(), rel_cands, slot_cands, feat_cands, word_cands)
+        # per example: the gold features of each generated item, in the order the slots list them
+        gold_wf: Dict[int, Dict[Tuple[int, str], List[str]]] = {}
+        for ex in examples:
+            d: Dict[Tuple[int, str], List[str]] = defaultdict(list)
+            for host, item, f in ex.words:
+                d[(host, item)].append(f)
+            gold_wf[id(ex)] = d
+        rng = random.Random(seed)
+        phis = [(node_features(T, i), node_features(T, i, ex.deprels)) for T, i, ex in node_insts]
+        wphis = []
+        used: Dict[Tuple[int, int, str], int] = defaultdict(int)
+        for T, host, it, c, r, ex in word_insts:
+            k = (id(ex), host, it)
+            fl = gold_wf[id(ex)][(host, it)]
+            wphis.append((word_features(T, host, it, c, r, ex.deprels), fl[min(used[k], len(fl) - 1)], it))
+            used[k] += 1
+        idx, widx = list(range(len(node_insts))), list(range(len(wphis)))
+        for e in range(epochs):
+            rng.shuffle(idx)
+            rng.shuffle(widx)
+            ok = Counter()
+            for j in idx:
+                T, i, ex = node_insts[j]
+                t = T.t
+                U, R = t.upos[i], t.deprels[i]
+                p0, p1 = phis[j]
+                if t.heads[i] != 0:
+                    ok["rel"] += m.rel.step(p0, ex.deprels[i], m._rels(U, R))
+                ok["feat"] += m.feat.step(p1, ex.feats[i], m._feats(U, feats_key(t.feats[i])))
+                for s in SLOTS:
+                    ok["slot"] += m.slot.step([s + SEP + f for f in p1], ex.slots[i][s], m._slots(s, U))
+            for j in widx:
+                phi, gold, it = wphis[j]
+                ok["word"] += m.word.step(phi, gold, m._wfeats(it))
+            log(f"completion epoch {e + 1}: train accuracy rel {ok['rel'] / max(1, len(idx)):.4f} "
+                f"feats {ok['feat'] / max(1, len(idx)):.4f} slots {ok['slot'] / max(1, 6 * len(idx)):.4f} "
+                f"word feats {ok['word'] / max(1, len(widx)):.4f}")
+        for p in (m.rel, m.slot, m.feat, m.word):
+            p.average()
+        return m
+
+    # ---- JSON
+    def to_json(self) -> dict:
+        """JSON-serialisable form (the completion stage's entry in the model header)."""
+        return {"rel": self.rel.weights, "slot": self.slot.weights, "feat": self.feat.weights,
+                "word": self.word.weights, "rel_cands": self.rel_cands, "slot_cands": self.slot_cands,
+                "feat_cands": self.feat_cands, "word_cands": self.word_cands}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Completer":
+        """Inverse of :meth:`to_json`.  Raises KeyError for a malformed form."""
+        return cls(Perceptron(d["rel"]), Perceptron(d["slot"]), Perceptron(d["feat"]), Perceptron(d["word"]),
+                   d["rel_cands"], d["slot_cands"], d["feat_cands"], d["word_cands"])
+
+
+def rerank_lin(heads: Sequence[int], lin: Sequence[int]) -> List[int]:
+    """``lin`` values re-ranked 1..k per head and side among the marked tokens (by their given
+    rank): the deep input's ranks count removed words too."""
+    out = [0] * len(lin)
+    groups: Dict[Tuple[int, int], List[int]] = defaultdict(list)
+    for i, v in enumerate(lin):
+        if v:
+            groups[(heads[i], 1 if v > 0 else -1)].append(i)
+    for (h, side), members in groups.items():
+        for r, i in enumerate(sorted(members, key=lambda i: (abs(lin[i]), i)), 1):
+            out[i] = side * r
+    return out
+
+
+def gold_t1(ex: DeepExample, ud: Sentence, seed: int, index: int) -> SRSentence:
+    """The T1 training sentence of an aligned pair, as completion would ideally make it: the UD
+    sentence as T1 input with gold forms (:func:`wo.sr.t1.make_input`), ``lin`` kept only on
+    the words the deep input keeps (re-ranked, :func:`rerank_lin`)."""
+    from .t1 import make_input
+
+    s = make_input(ud, seed, index, with_gold=True)
+    kept = {o for o in ex.t.orig if o}
+    lin = [v if s.orig[j] in kept else 0 for j, v in enumerate(s.lin)]
+    s.lin = rerank_lin(s.heads, lin)
+    return s
+
+
+def check_deep(t: SRSentence) -> None:
+    """Raise ValueError when ``t`` is not deep-track input (the model realises only that)."""
+    if not is_deep(t):
+        raise ValueError("shallow-track (T1) input, but this model realises deep-track (T2) input: "
+                         "use a T1 model (wo sr models)")
