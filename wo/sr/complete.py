@@ -42,9 +42,11 @@ _TAM = ("Tense", "Aspect", "Mood", "Voice", "ClauseType", "VerbForm")
 SEP, ITEM = "\x1f", "\x1e"
 
 
-def slot_of(deprel: str) -> str:
-    """The slot (:data:`SLOTS`) of a removed word by its UD relation."""
-    return _SLOT_OF.get(deprel.split(":", 1)[0], "other")
+def slot_of(deprel: str, lemma: str = "") -> str:
+    """The slot of a removed word by its UD relation (:data:`SLOTS`); punctuation by its lemma
+    (``p:,``), which :meth:`Completer.fit` keeps as a slot of its own when frequent."""
+    sl = _SLOT_OF.get(deprel.split(":", 1)[0], "other")
+    return "p:" + lemma if sl == "punct" else sl
 
 
 # ---------------------------------------------------------------------------------- the learner
@@ -63,10 +65,8 @@ class Perceptron:
         self._ts: Dict[Tuple[str, str], int] = defaultdict(int)
         self.i = 0
 
-    def best(self, feats: Sequence[str], cands: Sequence[str]) -> str:
-        """The highest-scoring class among ``cands`` (non-empty) for the features ``feats``."""
-        if len(cands) == 1:
-            return cands[0]
+    def scores(self, feats: Sequence[str]) -> Dict[str, float]:
+        """Class -> w . phi for every class some feature of ``feats`` weighs."""
         W = self.weights
         sc: Dict[str, float] = {}
         for f in feats:
@@ -74,12 +74,24 @@ class Perceptron:
             if w:
                 for c, v in w.items():
                     sc[c] = sc.get(c, 0.0) + v
-        best, bv = cands[0], sc.get(cands[0], 0.0)
+        return sc
+
+    @staticmethod
+    def pick(sc: Dict[str, float], cands: Sequence[str], prefix: str = "", bonus: float = 0.0) -> str:
+        """The candidate (of ``cands``, non-empty; the first wins ties) whose ``prefix + c``
+        scores highest in ``sc``; ``bonus`` is added to every candidate but the empty one."""
+        best, bv = cands[0], sc.get(prefix + cands[0], 0.0) + (bonus if cands[0] else 0.0)
         for c in cands[1:]:
-            v = sc.get(c, 0.0)
+            v = sc.get(prefix + c, 0.0) + (bonus if c else 0.0)
             if v > bv:
                 best, bv = c, v
         return best
+
+    def best(self, feats: Sequence[str], cands: Sequence[str]) -> str:
+        """The highest-scoring class among ``cands`` (non-empty) for the features ``feats``."""
+        if len(cands) == 1:
+            return cands[0]
+        return self.pick(self.scores(feats), cands)
 
     def step(self, feats: Sequence[str], truth: str, cands: Sequence[str]) -> bool:
         """One online step: predict among ``cands``; on a mistake add the features to ``truth``
@@ -88,6 +100,11 @@ class Perceptron:
         guess = self.best(feats, cands)
         if guess == truth:
             return True
+        self.update(feats, truth, guess)
+        return False
+
+    def update(self, feats: Sequence[str], truth: str, guess: str) -> None:
+        """Add ``feats`` to class ``truth`` and take them from ``guess`` (no step counted)."""
         for f in feats:
             w = self.weights.setdefault(f, {})
             for c, d in ((truth, 1.0), (guess, -1.0)):
@@ -96,7 +113,6 @@ class Perceptron:
                 self._tot[k] += (self.i - self._ts[k]) * v
                 self._ts[k] = self.i
                 w[c] = v + d
-        return False
 
     def average(self, digits: int = 3) -> None:
         """Replace the weights by their averages over the steps (rounded; zeros dropped)."""
@@ -217,7 +233,7 @@ class DeepExample:
     t: SRSentence
     deprels: List[str]
     feats: List[str]
-    slots: List[Dict[str, str]]
+    groups: List[Dict[str, List[str]]]
     words: List[Tuple[int, str, str]]
 
 
@@ -252,10 +268,9 @@ def align_deep(t: SRSentence, ud: Sentence) -> DeepExample:
             raise ValueError(f"removed word {j + 1} ({ud.forms[j]!r}) has no kept ancestor")
         host = node_of[h - 1]
         item = ud.deprels[j] + SEP + ud.lemmas[j] + SEP + ud.upos[j]
-        groups[host][slot_of(ud.deprels[j])].append(item)
+        groups[host][slot_of(ud.deprels[j], ud.lemmas[j])].append(item)
         raw.append((host, item, feats_key(ud.feats[j])))
-    slots = [{s: ITEM.join(sorted(g[s])) for s in SLOTS} for g in groups]
-    return DeepExample(t, deprels, feats, slots, raw)
+    return DeepExample(t, deprels, feats, groups, raw)
 
 
 # ---------------------------------------------------------------------------------- the model
@@ -276,11 +291,24 @@ class Completer:
 
     EPOCHS = 8
 
+    PUNCT_SLOT_MIN = 30   # hosts with a punctuation lemma for it to get a slot of its own
+
     def __init__(self, rel: Perceptron, slot: Perceptron, feat: Perceptron, word: Perceptron,
                  rel_cands: Dict[str, List[str]], slot_cands: Dict[str, Dict[str, List[str]]],
-                 feat_cands: Dict[str, List[str]], word_cands: Dict[str, List[str]]):
+                 feat_cands: Dict[str, List[str]], word_cands: Dict[str, List[str]],
+                 slots: Sequence[str] = SLOTS + ("punct",)):
         self.rel, self.slot, self.feat, self.word = rel, slot, feat, word
+        self.slots = list(slots)
+        self._slotset = set(self.slots)
+        self.fill = 0.0   # added to every slot class but "no word" (tuned on dev: recall against precision)
         self.rel_cands, self.slot_cands, self.feat_cands, self.word_cands = rel_cands, slot_cands, feat_cands, word_cands
+
+    def slot_classes(self, ex: DeepExample, i: int) -> Dict[str, str]:
+        """The gold class of each slot of node ``i`` of an aligned example."""
+        bags: Dict[str, List[str]] = defaultdict(list)
+        for k, items in ex.groups[i].items():
+            bags[k if k in self._slotset else "punct"].extend(items)
+        return {sl: ITEM.join(sorted(bags.get(sl, ()))) for sl in self.slots}
 
     # ---- candidates
     def _rels(self, U: str, R: str) -> List[str]:
@@ -314,8 +342,9 @@ class Completer:
             phi = node_features(T, i, deprels)
             U = t.upos[i]
             feats[i] = self.feat.best(phi, self._feats(U, feats_key(t.feats[i])))
-            for s in SLOTS:
-                c = self.slot.best([s + SEP + f for f in phi], self._slots(s, U))
+            sc = self.slot.scores(phi)
+            for s in self.slots:
+                c = Perceptron.pick(sc, self._slots(s, U), s + SEP, self.fill)
                 if c:
                     for r, it in enumerate(c.split(ITEM)):
                         items[i].append(it)
@@ -355,11 +384,15 @@ class Completer:
         """Train on aligned examples (:func:`align_deep`): the candidate tables from their
         counts, then ``epochs`` passes of each perceptron over a shuffle fixed by ``seed``.
         The relation perceptron trains first; the others see the gold relations."""
+        pk = Counter(k for ex in examples for g in ex.groups for k in g if k.startswith("p:"))
+        slots = list(SLOTS) + sorted(k for k, c in pk.items() if c >= cls.PUNCT_SLOT_MIN) + ["punct"]
+        probe = cls(Perceptron(), Perceptron(), Perceptron(), Perceptron(), {}, {}, {}, {}, slots)
         rc, sc, fc, wc = defaultdict(Counter), defaultdict(lambda: defaultdict(Counter)), defaultdict(Counter), defaultdict(Counter)
         node_insts, word_insts = [], []
         for ex in examples:
             t = ex.t
             T = _Tree(t)
+            gold_slots = [probe.slot_classes(ex, i) for i in range(len(t))]
             for i in range(len(t)):
                 if t.lemmas[i] == "_" or not t.orig[i]:
                     continue
@@ -367,26 +400,24 @@ class Completer:
                 rc[U + SEP + R][ex.deprels[i]] += 1
                 rc[SEP + R][ex.deprels[i]] += 1
                 fc[U + SEP + feats_key(t.feats[i])][ex.feats[i]] += 1
-                for s in SLOTS:
-                    sc[s][U][ex.slots[i][s]] += 1
-                node_insts.append((T, i, ex))
-            ranks: Dict[int, int] = defaultdict(int)
+                for s in slots:
+                    sc[s][U][gold_slots[i][s]] += 1
+                node_insts.append((T, i, ex, gold_slots[i]))
             for host, item, f in ex.words:
                 wc[item][f] += 1
             for host in range(len(t)):
-                for s in SLOTS:
-                    c = ex.slots[host][s]
+                for s in slots:
+                    c = gold_slots[host][s]
                     if c:
                         for r, it in enumerate(c.split(ITEM)):
                             word_insts.append((T, host, it, c, r, ex))
-            # the gold features of a generated item: the first unused raw word with that item
-            del ranks
         order = lambda c: [k for k, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]  # noqa: E731
         rel_cands = {k: order(v) for k, v in rc.items()}
         slot_cands = {s: {u: order(c) for u, c in d.items()} for s, d in sc.items()}
         feat_cands = {k: order(v) for k, v in fc.items()}
         word_cands = {k: order(v) for k, v in wc.items()}
-        m = cls(Perceptron(), Perceptron(), Perceptron(), Perceptron(), rel_cands, slot_cands, feat_cands, word_cands)
+        m = cls(Perceptron(), Perceptron(), Perceptron(), Perceptron(), rel_cands, slot_cands, feat_cands, word_cands,
+                slots)
         # per example: the gold features of each generated item, in the order the slots list them
         gold_wf: Dict[int, Dict[Tuple[int, str], List[str]]] = {}
         for ex in examples:
@@ -395,7 +426,7 @@ class Completer:
                 d[(host, item)].append(f)
             gold_wf[id(ex)] = d
         rng = random.Random(seed)
-        phis = [(node_features(T, i), node_features(T, i, ex.deprels)) for T, i, ex in node_insts]
+        phis = [(node_features(T, i), node_features(T, i, ex.deprels)) for T, i, ex, _ in node_insts]
         wphis = []
         used: Dict[Tuple[int, int, str], int] = defaultdict(int)
         for T, host, it, c, r, ex in word_insts:
@@ -409,20 +440,26 @@ class Completer:
             rng.shuffle(widx)
             ok = Counter()
             for j in idx:
-                T, i, ex = node_insts[j]
+                T, i, ex, gs = node_insts[j]
                 t = T.t
                 U, R = t.upos[i], t.deprels[i]
                 p0, p1 = phis[j]
                 if t.heads[i] != 0:
                     ok["rel"] += m.rel.step(p0, ex.deprels[i], m._rels(U, R))
                 ok["feat"] += m.feat.step(p1, ex.feats[i], m._feats(U, feats_key(t.feats[i])))
-                for s in SLOTS:
-                    ok["slot"] += m.slot.step([s + SEP + f for f in p1], ex.slots[i][s], m._slots(s, U))
+                m.slot.i += 1
+                sc = m.slot.scores(p1)
+                for s in slots:
+                    guess = Perceptron.pick(sc, m._slots(s, U), s + SEP)
+                    if guess == gs[s]:
+                        ok["slot"] += 1
+                    else:
+                        m.slot.update(p1, s + SEP + gs[s], s + SEP + guess)
             for j in widx:
                 phi, gold, it = wphis[j]
                 ok["word"] += m.word.step(phi, gold, m._wfeats(it))
             log(f"completion epoch {e + 1}: train accuracy rel {ok['rel'] / max(1, len(idx)):.4f} "
-                f"feats {ok['feat'] / max(1, len(idx)):.4f} slots {ok['slot'] / max(1, 6 * len(idx)):.4f} "
+                f"feats {ok['feat'] / max(1, len(idx)):.4f} slots {ok['slot'] / max(1, len(slots) * len(idx)):.4f} "
                 f"word feats {ok['word'] / max(1, len(widx)):.4f}")
         for p in (m.rel, m.slot, m.feat, m.word):
             p.average()
@@ -433,13 +470,15 @@ class Completer:
         """JSON-serialisable form (the completion stage's entry in the model header)."""
         return {"rel": self.rel.weights, "slot": self.slot.weights, "feat": self.feat.weights,
                 "word": self.word.weights, "rel_cands": self.rel_cands, "slot_cands": self.slot_cands,
-                "feat_cands": self.feat_cands, "word_cands": self.word_cands}
+                "feat_cands": self.feat_cands, "word_cands": self.word_cands, "slots": self.slots, "fill": self.fill}
 
     @classmethod
     def from_json(cls, d: dict) -> "Completer":
         """Inverse of :meth:`to_json`.  Raises KeyError for a malformed form."""
-        return cls(Perceptron(d["rel"]), Perceptron(d["slot"]), Perceptron(d["feat"]), Perceptron(d["word"]),
-                   d["rel_cands"], d["slot_cands"], d["feat_cands"], d["word_cands"])
+        m = cls(Perceptron(d["rel"]), Perceptron(d["slot"]), Perceptron(d["feat"]), Perceptron(d["word"]),
+                   d["rel_cands"], d["slot_cands"], d["feat_cands"], d["word_cands"], d["slots"])
+        m.fill = float(d.get("fill", 0.0))
+        return m
 
 
 def rerank_lin(heads: Sequence[int], lin: Sequence[int]) -> List[int]:

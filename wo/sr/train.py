@@ -452,6 +452,9 @@ def _record(path: str, rec: dict) -> None:
     m.save(path, compact=head.get("weights_dtype") or False)
 
 
+FILL_GRID = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0)   # completion's bonus for a word in a slot (perceptron units)
+
+
 def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str], out: str,
                      lang: str, *, ref_ud=None, seed: int = 1,
                      log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), **kw) -> dict:
@@ -497,13 +500,14 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
     log(f"completion: {len(examples)} aligned training sentences" + (f", left out {dict(dropped)}" if dropped else ""))
     stage = CompletionStage()
     crec = stage.fit(TrainingData([], [], [], deep=examples), log=log)
-    t1_dev, refs = [], []
+    t1_dev, refs, deep_dev = [], [], []
     for s, r in zip(dev, dev_refs):
         if s.error:
             continue
         try:
             t1_dev.append(stage.completer.complete(s))
             refs.append(r)
+            deep_dev.append(s)
         except ValueError:
             continue
     rec = train_model(t1_train, t1_dev, refs, out, lang, ref_ud=None, seed=seed, log=log, **kw)
@@ -511,6 +515,23 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
     m = Model.load(out, mmap=False)
     m.header["sr"]["stages"].insert(0, stage.to_json())
     m.header["sr"]["track"] = "deep"
+    if t1_dev:   # the fill bonus (recall against precision of the generated words), chosen on dev
+        from .realizer import Realizer
+        from .tune import dev_bleu
+
+        m.save(out, compact=head.get("weights_dtype") or False)
+        r = Realizer(Model.load(out))
+        comp = r.stage("completion").completer
+        grid = {}
+        for fill in FILL_GRID:
+            comp.fill = fill
+            grid[fill] = dev_bleu(r, deep_dev, refs)
+        best = max(grid, key=lambda f: (grid[f], -f))
+        stage.completer.fill = best
+        crec["fill"] = {"dev": {str(k): v for k, v in grid.items()}, "chosen": best}
+        log(f"completion fill bonus: dev {grid} -> {best}")
+        m = Model.load(out, mmap=False)
+        m.header["sr"]["stages"][0] = stage.to_json()
     rec.update(completion=dict(crec, left_out=dict(dropped)), track="deep",
                total_seconds=round(time.perf_counter() - t0, 1))
     m.header["training"] = dict(m.header.get("training", {}), completion=rec["completion"], track="deep",
