@@ -40,6 +40,10 @@ SLOTS = ("det", "case", "mark", "aux", "punct", "other")
 _SLOT_OF = {"det": "det", "case": "case", "mark": "mark", "aux": "aux", "cop": "aux", "punct": "punct"}
 _TAM = ("Tense", "Aspect", "Mood", "Voice", "ClauseType", "VerbForm")
 SEP, ITEM = "\x1f", "\x1e"
+# the deep relations of SR'19 (Mille et al. 2019, section 2): a model takes these (and any it was
+# trained on); one it never saw is completed with its back-off (relation ``dep``)
+DEEP_RELATIONS = frozenset([f"A{k}" for k in range(1, 7)] + [f"A{k}INV" for k in range(1, 7)] + [
+    "AM", "AMINV", "NAME", "LIST", "ROOT", "ADDRESSEE", "APPOS", "AUX", "DEP", "GOESWITH", "PARATAXIS"])
 
 
 def slot_of(deprel: str, lemma: str = "") -> str:
@@ -310,6 +314,13 @@ class Completer:
             bags[k if k in self._slotset else "punct"].extend(items)
         return {sl: ITEM.join(sorted(bags.get(sl, ()))) for sl in self.slots}
 
+    @property
+    def relations(self) -> set:
+        """The deep relations seen in training (and ``ROOT``)."""
+        if getattr(self, "_relations", None) is None:
+            self._relations = {k[1:] for k in self.rel_cands if k.startswith(SEP)} | {"ROOT"}
+        return self._relations
+
     # ---- candidates
     def _rels(self, U: str, R: str) -> List[str]:
         return self.rel_cands.get(U + SEP + R) or self.rel_cands.get(SEP + R) or ["dep"]
@@ -355,6 +366,11 @@ class Completer:
         """The T1 sentence of deep sentence ``t`` (module docstring): kept nodes in input order,
         then the generated words after their hosts' order.  Raises ValueError for a sentence
         with nothing to realise."""
+        known = self.relations | DEEP_RELATIONS
+        for i, r in enumerate(t.deprels):
+            if r not in known:
+                raise ValueError(f"node {i + 1}: unknown deep relation {r!r} (SR'19 deep relations: "
+                                 f"{', '.join(sorted(DEEP_RELATIONS))})")
         deprels, feats, items, wfeats = self.predict(t)
         n = len(t)
         new = {}

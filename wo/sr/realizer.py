@@ -173,9 +173,11 @@ STAGE_OPTIONS = {"lift_threshold", "gold_forms", "lexicon", "rerank_lm", "rerank
 
 
 def fallback_result(s: SRSentence, message: str) -> SRResult:
-    """Error output: the lemmas in input order (status "error")."""
-    n = len(s)
-    return SRResult(list(s.lemmas), list(range(n)), [0] + [1] * (n - 1) if n else [], list(s.deprels),
+    """Error output: the lemmas in input order (status "error"; a deep-track sentence's `_`
+    nodes, which stand for no word, left out)."""
+    idx = [i for i, x in enumerate(s.lemmas) if x != "_"] if is_deep(s) else list(range(len(s)))
+    n = len(idx)
+    return SRResult([s.lemmas[i] for i in idx], idx, [0] + [1] * (n - 1) if n else [], [s.deprels[i] for i in idx],
                     status="error", message=message)
 
 
@@ -288,7 +290,8 @@ def run(model_path: Optional[str], input_path: str, output_path: str, *, tok: Op
 
     return process(sents, input_path, output_path, prepare=prepare, decode_many=decode_many,
                    fallback=fallback_result, format_record=record, on_error=on_error, keep_skipped=jsonl,
-                   report=report, progress=progress, summary=Summary(input_format="T1"), skipped=skipped,
+                   report=report, progress=progress, summary=Summary(input_format="T2" if first.track == "deep" else "T1"),
+                   skipped=skipped,
                    also=(twin,))
 
 

@@ -143,10 +143,11 @@ def check_sr(s: SRSentence) -> Optional[str]:
     """Problems that make a T1 sentence unusable (message) or None: missing heads, cycles, roots,
     a ``lin`` rank beyond the number of its head's dependents (or on the root)."""
     n = len(s)
+    track = "T2" if is_deep(s) else "T1"
     if any(h < 0 for h in s.heads):
-        return "T1 input needs a head for every token"
+        return f"{track} input needs a head for every token"
     if sum(1 for h in s.heads if h == 0) != 1:
-        return "T1 input needs exactly one root"
+        return f"{track} input needs exactly one root"
     msg = validate(Item(s.lemmas, [None] * n, s.heads, s.sent_id, s.line), 10 ** 6)
     if msg:
         return msg
