@@ -36,7 +36,7 @@ from ..io.conllu import Sentence
 from .feats import feats_key, parse_feats
 from .t1 import SRSentence, is_deep
 
-SLOTS = ("det", "case", "mark", "aux", "punct", "other")
+SLOTS = ("det", "case", "mark", "aux", "other")   # and "punct" (rare marks), "p:LEMMA" (frequent ones)
 _SLOT_OF = {"det": "det", "case": "case", "mark": "mark", "aux": "aux", "cop": "aux", "punct": "punct"}
 _TAM = ("Tense", "Aspect", "Mood", "Voice", "ClauseType", "VerbForm")
 SEP, ITEM = "\x1f", "\x1e"
@@ -170,7 +170,9 @@ def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None) -> 
            "URHUHR" + U + SEP + R + SEP + HU + SEP + HR, "UHL" + U + SEP + HL + SEP + R,
            "K" + U + SEP + "|".join(krels), "F" + U + SEP + F, "FR" + U + SEP + R + SEP + F,
            "T" + U + SEP + tam, "TR" + U + SEP + R + SEP + tam, "nk" + U + SEP + str(min(len(kids), 4)),
-           "lin" + str((t.lin[i] > 0) - (t.lin[i] < 0)) + R]
+           "lin" + str((t.lin[i] > 0) - (t.lin[i] < 0)) + R,
+           "HLLR" + HL + SEP + L + SEP + R, "HLUR" + HL + SEP + U + SEP + R, "HULR" + HU + SEP + L + SEP + R,
+           "HLR" + HL + SEP + R]
     for k in kids:
         kr = t.deprels[k]
         out += ["k" + U + SEP + kr, "ku" + U + SEP + kr + SEP + t.upos[k], "kl" + kr + SEP + T.low[k],
@@ -187,7 +189,8 @@ def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None) -> 
         HD = deprels[h] if h >= 0 else "<root>"
         out += ["D" + D, "DU" + D + SEP + U, "DL" + D + SEP + L, "DHL" + D + SEP + HL, "DHU" + D + SEP + HU,
                 "DF" + D + SEP + U + SEP + F, "DT" + D + SEP + U + SEP + tam, "DHD" + D + SEP + HD,
-                "DK" + D + SEP + "|".join(sorted(deprels[k] for k in kids))]
+                "DK" + D + SEP + "|".join(sorted(deprels[k] for k in kids)),
+                "DHLL" + D + SEP + HL + SEP + L, "DHUL" + D + SEP + HU + SEP + L]
         for k in kids:
             out += ["kd" + U + SEP + deprels[k], "kdl" + deprels[k] + SEP + T.low[k]]
         for k, v in fd.items():
@@ -295,6 +298,8 @@ class Completer:
 
     EPOCHS = 8
 
+    ALT_SLOTS = ("case", "mark", "other")   # slots whose lone word the forms stage's LM may replace by a runner-up
+    ALT_K = 4
     PUNCT_SLOT_MIN = 30   # hosts with a punctuation lemma for it to get a slot of its own
 
     def __init__(self, rel: Perceptron, slot: Perceptron, feat: Perceptron, word: Perceptron,
@@ -335,10 +340,15 @@ class Completer:
         return self.word_cands.get(item) or ["_"]
 
     # ---- decoding
-    def predict(self, t: SRSentence) -> Tuple[List[str], List[str], List[List[str]], List[str]]:
+    def predict(self, t: SRSentence, alternatives: Optional[list] = None
+                ) -> Tuple[List[str], List[str], List[List[str]], List[str]]:
         """The completion decisions for a deep sentence: (UD relation per node, UD features per
         node, per node its generated items (relation, lemma, UPOS joined by U+001F), per
-        generated word in that order its features).  ``_`` nodes get relation ``_``."""
+        generated word in that order its features).  ``_`` nodes get relation ``_``.
+        alternatives: a list to which, per generated word in the same order, the lemmas of up
+        to :attr:`ALT_K` runners-up are appended (a lone word of an :attr:`ALT_SLOTS` slot: the
+        next best single words of its relation and UPOS, by score; [] for the others), for the
+        forms stage's LM to choose among (:class:`wo.sr.stages.CompletionStage`)."""
         T = _Tree(t)
         n = len(t)
         keep = [x != "_" for x in t.lemmas]
@@ -360,9 +370,19 @@ class Completer:
                     for r, it in enumerate(c.split(ITEM)):
                         items[i].append(it)
                         wfeats.append(self.word.best(word_features(T, i, it, c, r, deprels), self._wfeats(it)))
+                        if alternatives is not None:
+                            alternatives.append(self._runners_up(sc, s, U, c) if s in self.ALT_SLOTS and ITEM not in c
+                                                else [])
         return deprels, feats, items, wfeats
 
-    def complete(self, t: SRSentence) -> SRSentence:
+    def _runners_up(self, sc: Dict[str, float], s: str, U: str, c: str) -> List[str]:
+        d, _, u = c.split(SEP)
+        same = [x for x in self._slots(s, U) if x and x != c and ITEM not in x and x.startswith(d + SEP)
+                and x.endswith(SEP + u)]
+        same.sort(key=lambda x: -sc.get(s + SEP + x, 0.0))
+        return [x.split(SEP)[1] for x in same[:self.ALT_K]]
+
+    def complete(self, t: SRSentence, alternatives: Optional[list] = None) -> SRSentence:
         """The T1 sentence of deep sentence ``t`` (module docstring): kept nodes in input order,
         then the generated words after their hosts' order.  Raises ValueError for a sentence
         with nothing to realise."""
@@ -371,27 +391,7 @@ class Completer:
             if r not in known:
                 raise ValueError(f"node {i + 1}: unknown deep relation {r!r} (SR'19 deep relations: "
                                  f"{', '.join(sorted(DEEP_RELATIONS))})")
-        deprels, feats, items, wfeats = self.predict(t)
-        n = len(t)
-        new = {}
-        for i in range(n):
-            if t.lemmas[i] != "_":
-                new[i] = len(new)
-        if not new:
-            raise ValueError("no node with a word (every lemma is `_`)")
-        lemmas, upos, xpos, fs, heads, rels, lin = [], [], [], [], [], [], []
-        for i in new:
-            lemmas.append(t.lemmas[i]); upos.append(t.upos[i]); xpos.append(t.xpos[i]); fs.append(feats[i])
-            heads.append(0 if t.heads[i] == 0 else new[t.heads[i] - 1] + 1)
-            rels.append(deprels[i]); lin.append(t.lin[i])
-        w = 0
-        for i in new:
-            for it in items[i]:
-                d, lem, u = it.split(SEP)
-                lemmas.append(lem); upos.append(u); xpos.append("_"); fs.append(wfeats[w]); w += 1
-                heads.append(new[i] + 1); rels.append(d); lin.append(0)
-        return SRSentence(lemmas, upos, xpos, fs, heads, rels, rerank_lin(heads, lin), [None] * len(lemmas),
-                          None, t.sent_id, t.line)
+        return build_t1(t, *self.predict(t, alternatives))
 
     # ---- training
     @classmethod
@@ -495,6 +495,31 @@ class Completer:
                    d["rel_cands"], d["slot_cands"], d["feat_cands"], d["word_cands"], d["slots"])
         m.fill = float(d.get("fill", 0.0))
         return m
+
+
+def build_t1(t: SRSentence, deprels: Sequence[str], feats: Sequence[str], items: Sequence[Sequence[str]],
+             wfeats: Sequence[str]) -> SRSentence:
+    """The T1 sentence of deep sentence ``t`` from the completion decisions
+    (:meth:`Completer.predict`): kept nodes in input order, then the generated words after
+    their hosts' order.  Raises ValueError for a sentence with nothing to realise."""
+    n = len(t)
+    new = {}
+    for i in range(n):
+        if t.lemmas[i] != "_":
+            new[i] = len(new)
+    if not new:
+        raise ValueError("no node with a word (every lemma is `_`)")
+    rows = [(t.lemmas[i], t.upos[i], t.xpos[i], feats[i], 0 if t.heads[i] == 0 else new[t.heads[i] - 1] + 1,
+             deprels[i], t.lin[i]) for i in new]
+    w = 0
+    for i in new:
+        for it in items[i]:
+            d, lem, u = it.split(SEP)
+            rows.append((lem, u, "_", wfeats[w], new[i] + 1, d, 0))
+            w += 1
+    lemmas, upos, xpos, fs, heads, rels, lin = (list(c) for c in zip(*rows))
+    return SRSentence(lemmas, upos, xpos, fs, heads, rels, rerank_lin(heads, lin), [None] * len(lemmas),
+                      None, t.sent_id, t.line)
 
 
 def rerank_lin(heads: Sequence[int], lin: Sequence[int]) -> List[int]:

@@ -232,17 +232,22 @@ class CompletionStage(Stage):
     shallow-track input (one line, per sentence)."""
 
     role, name = "completion", "completion"
+    SETTINGS = {"alternatives": flag}
 
-    def __init__(self, completer=None):
+    def __init__(self, completer=None, alternatives: bool = True):
         self.completer = completer
+        self.alternatives = bool(alternatives)
 
     def __call__(self, state: SRState) -> None:
         from .complete import check_deep
 
         check_deep(state.sentence)
         state.extra["deep"] = state.sentence
-        state.sentence = self.completer.complete(state.sentence)
+        alts: list = []
+        state.sentence = self.completer.complete(state.sentence, alts if self.alternatives else None)
         state.heads = list(state.sentence.heads)
+        first = len(state.sentence) - len(alts)   # the generated words follow the kept nodes
+        state.extra["alternatives"] = {first + w: a for w, a in enumerate(alts) if a}
 
     def fit(self, data: "TrainingData", log: Callable[[str], None] = lambda m: None) -> dict:
         """Learn from ``data.deep`` (aligned :class:`wo.sr.complete.DeepExample` list)."""
@@ -253,13 +258,13 @@ class CompletionStage(Stage):
         return {"examples": len(data.deep), "seconds": round(time.perf_counter() - t0, 1)}
 
     def to_json(self) -> dict:
-        return {"stage": self.name, **self.completer.to_json()}
+        return {"stage": self.name, "alternatives": self.alternatives, **self.completer.to_json()}
 
     @classmethod
     def from_json(cls, d: dict, model=None, options: Optional[dict] = None) -> "CompletionStage":
         from .complete import Completer
 
-        return cls(Completer.from_json(d))
+        return cls(Completer.from_json(d), d.get("alternatives", True))
 
 
 @register
@@ -341,6 +346,12 @@ class CandidateStage(Stage):
         else:
             lex = self.lexicon
             state.cands = [lex.candidates(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i])[0] for i in range(len(s))]
+            for i, alts in state.extra.get("alternatives", {}).items():   # the completion's runners-up
+                have = state.cands[i] = list(state.cands[i])
+                for a in alts:
+                    f = lex.candidates(a, s.upos[i], s.xpos[i], s.feats[i])[0][0]
+                    if f not in have:
+                        have.append(f)
 
     def fit(self, data: "TrainingData", log=lambda m: None) -> dict:
         """Build the lexicon and the learned inflection model from the training sentences."""
