@@ -82,6 +82,8 @@ TRAIN_SETTINGS = {
     "order.train_budget": (float, 100.0, "search: training pops per word"),
     "order.question_labels": (_flag, True, "search: mark the labels of a question clause's dependents"),
     "order.lm": (str, "", "search: n-gram LM over lower-cased forms as real-valued features"),
+    "deep.punctuation": (_flag, True, "deep track: the comma inserted after ordering (false: generated with the "
+                                      "other function words, before ordering)"),
     "train.dev_limit": (int, 0, "use only the first N dev sentences (0: all)"),
     "train.compact": (str, "q8", "weights as none (float32), float16 or q8 (8-bit log-scale codes)"),
     "tune.lms": (_flag, True, "choose LMs, weights, the lifting threshold, allomorphs and form context on dev"),
@@ -189,13 +191,15 @@ def cmd_sr_train(a) -> int:
         err(f"{display_name(a.dev)}: the dev file is not of the training file's track ({'deep' if deep else 'shallow'})")
         return EXIT_USER
     log = (lambda m: None) if a.quiet else (lambda m: print(f"wo: {m}", file=sys.stderr))
+    punct = opts.pop("deep.punctuation")
     kw = dict(epochs=a.epochs, mwt_files=a.mwt or ([a.train_ref] if a.train_ref else []), opts=opts, seed=a.seed,
               jobs=a.jobs, backend=a.backend, scheduler=a.scheduler, log=log)
     if deep:
         from ..sr.train import train_deep_model
 
         try:
-            rec = train_deep_model(train, dev, dev_refs, a.model, a.lang, ref_ud=ref_ud, **kw)
+            rec = train_deep_model(train, dev, dev_refs, a.model, a.lang, ref_ud=ref_ud,
+                                   punctuation=punct, **kw)
         except ValueError as exc:
             err(str(exc))
             return EXIT_USER

@@ -244,10 +244,11 @@ class DeepExample:
     words: List[Tuple[int, str, str]]
 
 
-def align_deep(t: SRSentence, ud: Sentence) -> DeepExample:
+def align_deep(t: SRSentence, ud: Sentence, skip: str = "") -> DeepExample:
     """The :class:`DeepExample` of a deep sentence ``t`` whose nodes carry ``original_id``
     (``t.orig``: 1-based positions in ``ud``, 0 for ``_`` nodes) and its UD sentence ``ud``.
-    A removed word hangs from its nearest kept ancestor.  Raises ValueError when ``t`` has no
+    A removed word hangs from its nearest kept ancestor; punctuation with lemma ``skip`` (the
+    mark :mod:`wo.sr.punct` inserts) is left out.  Raises ValueError when ``t`` has no
     alignment or it does not fit ``ud``."""
     if not t.orig:
         raise ValueError("no original_id: the deep sentence is not aligned to its reference")
@@ -266,7 +267,7 @@ def align_deep(t: SRSentence, ud: Sentence) -> DeepExample:
     groups: List[Dict[str, List[str]]] = [defaultdict(list) for _ in range(n)]
     raw: List[Tuple[int, str, str]] = []
     for j in range(m):
-        if j in node_of:
+        if j in node_of or (skip and ud.lemmas[j] == skip and ud.upos[j] == "PUNCT"):
             continue
         h, seen = ud.heads[j], 0
         while h > 0 and (h - 1) not in node_of and seen <= m:
@@ -300,6 +301,7 @@ class Completer:
 
     ALT_SLOTS = ("case", "mark", "other")   # slots whose lone word the forms stage's LM may replace by a runner-up
     ALT_K = 4
+    DEFAULT_FILL = 4.0   # the fill bonus before the dev set chooses it (en_partut dev chose 8 of 0..16)
     PUNCT_SLOT_MIN = 30   # hosts with a punctuation lemma for it to get a slot of its own
 
     def __init__(self, rel: Perceptron, slot: Perceptron, feat: Perceptron, word: Perceptron,
@@ -479,6 +481,7 @@ class Completer:
                 f"word feats {ok['word'] / max(1, len(widx)):.4f}")
         for p in (m.rel, m.slot, m.feat, m.word):
             p.average()
+        m.fill = cls.DEFAULT_FILL
         return m
 
     # ---- JSON
@@ -536,15 +539,20 @@ def rerank_lin(heads: Sequence[int], lin: Sequence[int]) -> List[int]:
     return out
 
 
-def gold_t1(ex: DeepExample, ud: Sentence, seed: int, index: int) -> SRSentence:
+def gold_t1(ex: DeepExample, ud: Sentence, seed: int, index: int, skip: str = "") -> SRSentence:
     """The T1 training sentence of an aligned pair, as completion would ideally make it: the UD
-    sentence as T1 input with gold forms (:func:`wo.sr.t1.make_input`), ``lin`` kept only on
-    the words the deep input keeps (re-ranked, :func:`rerank_lin`)."""
+    sentence as T1 input with gold forms (:func:`wo.sr.t1.make_input`) without the punctuation
+    ``skip`` (inserted after ordering, :mod:`wo.sr.punct`), ``lin`` kept only on the words the
+    deep input keeps (re-ranked, :func:`rerank_lin`)."""
+    from .punct import without_mark
     from .t1 import make_input
 
+    old = list(range(len(ud)))
+    if skip:
+        ud, old = without_mark(ud, skip)
     s = make_input(ud, seed, index, with_gold=True)
     kept = {o for o in ex.t.orig if o}
-    lin = [v if s.orig[j] in kept else 0 for j, v in enumerate(s.lin)]
+    lin = [v if old[s.orig[j] - 1] + 1 in kept else 0 for j, v in enumerate(s.lin)]
     s.lin = rerank_lin(s.heads, lin)
     return s
 

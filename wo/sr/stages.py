@@ -15,6 +15,8 @@ them (``header["sr"]["stages"]``, a list of JSON objects each naming its stage c
    search, Bohnet et al. 2010; or :class:`SearchOrderStage`, the best-first search over the whole
    tree with joint inflection, Zhang & Clark 2015 section 5.7): the output order (and, for the
    search, the forms);
+   ``punctuation`` (:class:`PunctuationStage`, deep-track models only): the comma inserted
+   between ordered words (:mod:`wo.sr.punct`);
 4. ``forms`` (:class:`FormStage`): the form of each ordered token among its candidates, by a
    word LM, the neighbours' characters (allomorphs) and the form context
    (:func:`wo.sr.forms.choose_forms`);
@@ -49,7 +51,7 @@ DEFAULT_SR_BUDGET_FACTOR = 200.0
 DEFAULT_SR_COMPLETE_BEAM = 32
 DEFAULT_SR_RERANK_WEIGHT = 1.0   # F + w * log10 p over the popped goals (EWT dev: 85.39 with the shipped 4-gram)
 DEFAULT_SR_FORM_PENALTY = 1.0    # local orderer: log10 LM cost of each rank down the candidate list of a form
-ROLES = ("completion", "lift", "candidates", "order", "forms", "language", "contractions")
+ROLES = ("completion", "lift", "candidates", "order", "punctuation", "forms", "language", "contractions")
 
 
 # ---------------------------------------------------------------------------------- the state
@@ -626,6 +628,63 @@ class SearchOrderStage(Stage):
 
 
 # ---------------------------------------------------------------------------------- 4. forms
+@register
+class PunctuationStage(Stage):
+    """Punctuation inserted into the ordered sentence (:class:`wo.sr.punct.PunctModel`): at
+    each gap the model's mark (the comma) or nothing; an inserted mark becomes a token of the
+    state's sentence (relation ``punct``, attached to the subtree after it) with itself as its
+    only candidate form.  Settings: bias (added to the score of inserting; above 0 more marks)."""
+
+    role, name = "punctuation", "punctuation"
+    SETTINGS = {"bias": float}
+
+    def __init__(self, model=None, bias: Optional[float] = None):
+        self.model = model
+        self.bias = float(model.bias if bias is None and model is not None else bias or 0.0)
+
+    def __call__(self, state: SRState) -> None:
+        from .punct import right_subtree, spans
+
+        s, order = state.sentence, state.order
+        if self.model is None or not order:
+            return
+        heads = state.output_heads()
+        lem, up, rel = [s.lemmas[i] for i in order], [s.upos[i] for i in order], [s.deprels[i] for i in order]
+        self.model.bias = self.bias
+        gaps = self.model.gaps(lem, up, rel, heads)
+        if not gaps:
+            return
+        lo, _ = spans(heads)
+        mark, n = self.model.mark, len(s)
+        new_heads = [order[right_subtree(p, heads, lo)] + 1 for p in gaps]
+        k = len(gaps)
+        state.sentence = dataclasses.replace(
+            s, lemmas=s.lemmas + [mark] * k, upos=s.upos + ["PUNCT"] * k, xpos=s.xpos + ["_"] * k,
+            feats=s.feats + ["_"] * k, heads=s.heads + new_heads, deprels=s.deprels + ["punct"] * k,
+            lin=s.lin + [0] * k, forms=s.forms + [None] * k, orig=None)
+        state.heads = list(state.heads) + new_heads
+        if state.cands is not None:
+            state.cands = list(state.cands) + [[mark] for _ in range(k)]
+        at = set(gaps)
+        out, j = [], 0
+        for p, t in enumerate(order):
+            if p in at:
+                out.append(n + j)
+                j += 1
+            out.append(t)
+        state.order = out
+
+    def to_json(self) -> dict:
+        d = self.model.to_json() if self.model is not None else {}
+        return {"stage": self.name, **d, "bias": self.bias}
+
+    @classmethod
+    def from_json(cls, d: dict, model=None, options=None) -> "PunctuationStage":
+        from .punct import PunctModel
+
+        return cls(PunctModel.from_json(d) if "weights" in d else None, d.get("bias"))
+
+
 @register
 class FormStage(Stage):
     """The form of each ordered token among its candidates (:func:`wo.sr.forms.choose_forms`):

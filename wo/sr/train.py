@@ -456,7 +456,7 @@ FILL_GRID = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0)   # completion's bonus for a word in
 
 
 def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str], out: str,
-                     lang: str, *, ref_ud=None, seed: int = 1,
+                     lang: str, *, ref_ud=None, seed: int = 1, punctuation: bool = True,
                      log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), **kw) -> dict:
     """The whole recipe of a deep-track (SR'19 T2) model, written to ``out``.
 
@@ -476,23 +476,30 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
     from .complete import align_deep, gold_t1
     from .stages import CompletionStage, TrainingData
 
+    from .punct import PunctModel, choose_mark
+    from .stages import PunctuationStage
+
     t0 = time.perf_counter()
+    refs_of = [s.ref if s.ref is not None else (ref_ud[i] if ref_ud is not None and i < len(ref_ud) else None)
+               for i, s in enumerate(train)]
+    gold_ud = [r for s, r in zip(train, refs_of) if r is not None and not s.error]
+    mark = choose_mark(gold_ud) if punctuation else None
     examples, t1_train, dropped = [], [], Counter()
     for i, s in enumerate(train):
         if s.error:
             dropped["unusable"] += 1
             continue
-        ud = s.ref if s.ref is not None else (ref_ud[i] if ref_ud is not None and i < len(ref_ud) else None)
+        ud = refs_of[i]
         if ud is None:
             dropped["no reference"] += 1
             continue
         try:
-            ex = align_deep(s, ud)
+            ex = align_deep(s, ud, skip=mark or "")
         except ValueError:
             dropped["not aligned"] += 1
             continue
         examples.append(ex)
-        t1_train.append(gold_t1(ex, ud, seed, i))
+        t1_train.append(gold_t1(ex, ud, seed, i, skip=mark or ""))
     if not examples:
         raise ValueError("no deep-track training sentence could be aligned with its reference: the training file "
                          "needs original_id on its nodes and a reference (its # gold comments, from `wo sr make-input "
@@ -500,6 +507,7 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
     log(f"completion: {len(examples)} aligned training sentences" + (f", left out {dict(dropped)}" if dropped else ""))
     stage = CompletionStage()
     crec = stage.fit(TrainingData([], [], [], deep=examples), log=log)
+    pstage = PunctuationStage(PunctModel.fit(gold_ud, mark, seed=seed, log=log)) if mark else None
     t1_dev, refs, deep_dev = [], [], []
     for s, r in zip(dev, dev_refs):
         if s.error:
@@ -510,16 +518,34 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
             deep_dev.append(s)
         except ValueError:
             continue
-    rec = train_model(t1_train, t1_dev, refs, out, lang, ref_ud=None, seed=seed, log=log, **kw)
+    opts = dict(kw.pop("opts", None) or {})
+    tune = opts.get("tune.lms", True)
+    rec = train_model(t1_train, t1_dev, refs, out, lang, ref_ud=None, seed=seed, log=log,
+                      opts=dict(opts, **{"tune.lms": False}), **kw)
     head, _ = Model.read_header(out)
+    compact = head.get("weights_dtype") or False
     m = Model.load(out, mmap=False)
-    m.header["sr"]["stages"].insert(0, stage.to_json())
+    stages = m.header["sr"]["stages"]
+    stages.insert(0, stage.to_json())
+    if pstage is not None:   # right after the order stage
+        at = next(k for k, d in enumerate(stages) if d["stage"].startswith("order"))
+        stages.insert(at + 1, pstage.to_json())
     m.header["sr"]["track"] = "deep"
-    if t1_dev:   # the fill bonus (recall against precision of the generated words), chosen on dev
+    m.save(out, compact=compact)
+    if deep_dev and tune:   # the decoding chosen on the deep dev sentences, the completion included
+        from .t1 import gold_sentences
+        from .tune import tune_model
+
+        t1 = time.perf_counter()
+        kept, kept_pos, _ = training_sentences(t1_train, None, None)
+        given = {v: opts.get(k) for v, k in (("words", "tune.words_lm"), ("dep-mix", "tune.depmix_lm")) if opts.get(k)}
+        rec["tuning"] = tune_model(out, reference_trees(kept, kept_pos), gold_sentences(t1_train), deep_dev, refs,
+                                   lang, log=log, lms=given)
+        rec["tuning_seconds"] = round(time.perf_counter() - t1, 1)
+    if deep_dev:   # the fill bonus (recall against precision of the generated words), chosen on dev
         from .realizer import Realizer
         from .tune import dev_bleu
 
-        m.save(out, compact=head.get("weights_dtype") or False)
         r = Realizer(Model.load(out))
         comp = r.stage("completion").completer
         grid = {}
@@ -527,14 +553,16 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
             comp.fill = fill
             grid[fill] = dev_bleu(r, deep_dev, refs)
         best = max(grid, key=lambda f: (grid[f], -f))
-        stage.completer.fill = best
         crec["fill"] = {"dev": {str(k): v for k, v in grid.items()}, "chosen": best}
         log(f"completion fill bonus: dev {grid} -> {best}")
+        comp.fill = best
         m = Model.load(out, mmap=False)
-        m.header["sr"]["stages"][0] = stage.to_json()
+        m.header["sr"]["stages"][0] = r.stage("completion").to_json()
+        rec["dev_bleu_deep"] = grid[best]
     rec.update(completion=dict(crec, left_out=dict(dropped)), track="deep",
                total_seconds=round(time.perf_counter() - t0, 1))
     m.header["training"] = dict(m.header.get("training", {}), completion=rec["completion"], track="deep",
-                                total_seconds=rec["total_seconds"])
-    m.save(out, compact=head.get("weights_dtype") or False)
+                                total_seconds=rec["total_seconds"], tuning=rec.get("tuning"),
+                                dev_bleu_deep=rec.get("dev_bleu_deep"))
+    m.save(out, compact=compact)
     return rec
