@@ -32,6 +32,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from ..io.conllu import Sentence
 from .feats import feats_key, parse_feats
 from .t1 import SRSentence, is_deep
@@ -117,6 +119,83 @@ class Perceptron:
                 self._tot[k] += (self.i - self._ts[k]) * v
                 self._ts[k] = self.i
                 w[c] = v + d
+
+    # ---- the compiled form (decoding): compressed rows, scored in wo._fast._complete
+    def compile(self) -> "Perceptron":
+        """Turn the weights into compressed rows (one per feature: class ids, float32
+        weights) for :meth:`vector`; the dict form is dropped.  Returns self."""
+        feats = list(self.weights)
+        classes = sorted({c for w in self.weights.values() for c in w})
+        cid = {c: i for i, c in enumerate(classes)}
+        indptr = np.zeros(len(feats) + 1, dtype=np.int64)
+        cls: List[int] = []
+        ws: List[float] = []
+        for i, f in enumerate(feats):
+            row = self.weights[f]
+            cls.extend(cid[c] for c in row)
+            ws.extend(row.values())
+            indptr[i + 1] = len(cls)
+        self._set_rows(feats, classes, indptr, np.array(cls, dtype=np.int32), np.array(ws, dtype=np.float32))
+        return self
+
+    def _set_rows(self, feats, classes, indptr, cls, w) -> None:
+        self.fid = {f: i for i, f in enumerate(feats)}
+        self.classes = list(classes)
+        self.cid = {c: i for i, c in enumerate(self.classes)}
+        self.indptr, self.cls, self.w = indptr, cls, w
+        self.weights = {}
+        self._ids: Dict[Tuple[str, int], np.ndarray] = {}
+
+    def vector(self, feats: Sequence[str]) -> np.ndarray:
+        """The compiled form's scores of every class (float64 array, one per class of
+        ``classes``) for the features ``feats``."""
+        from .._fast._complete import score_rows
+
+        fid = self.fid
+        rows = np.array([r for r in map(fid.get, feats) if r is not None], dtype=np.int32)
+        return score_rows(rows, self.indptr, self.cls, self.w, len(self.classes))
+
+    def ids(self, cands: Sequence[str], prefix: str = "") -> np.ndarray:
+        """The class ids (int32; -1 for a class no feature weighs) of ``prefix + c`` for each
+        candidate (cached per candidate list object)."""
+        key = (prefix, id(cands))
+        got = self._ids.get(key)
+        if got is None:
+            got = self._ids[key] = np.array([self.cid.get(prefix + c, -1) for c in cands], dtype=np.int32)
+        return got
+
+    def pick_vector(self, sc: np.ndarray, cands: Sequence[str], prefix: str = "") -> str:
+        """:meth:`pick` over the compiled scores ``sc`` (:meth:`vector`)."""
+        if len(cands) == 1:
+            return cands[0]
+        ids = self.ids(cands, prefix)
+        v = np.where(ids >= 0, sc[np.maximum(ids, 0)], 0.0)
+        return cands[int(np.argmax(v))]
+
+    def to_json(self) -> dict:
+        """The compiled form as JSON (the arrays base64-encoded, little-endian)."""
+        import base64
+
+        b64 = lambda a: base64.b64encode(a.astype(a.dtype.newbyteorder("<")).tobytes()).decode("ascii")  # noqa: E731
+        return {"features": list(self.fid), "classes": self.classes, "indptr": b64(self.indptr),
+                "cls": b64(self.cls), "w": b64(self.w)}
+
+    @classmethod
+    def from_json(cls, d) -> "Perceptron":
+        """Inverse of :meth:`to_json` (a plain {feature: {class: weight}} dict is compiled).
+        Raises KeyError/ValueError for a malformed form."""
+        import base64
+
+        p = cls()
+        if "indptr" not in d:
+            p.weights = d
+            return p.compile()
+        arr = lambda k, t: np.frombuffer(base64.b64decode(d[k]), dtype=t)  # noqa: E731
+        indptr, c, w = arr("indptr", "<i8"), arr("cls", "<i4"), arr("w", "<f4")
+        if len(indptr) != len(d["features"]) + 1 or len(c) != len(w) or (len(indptr) and indptr[-1] != len(c)):
+            raise ValueError("malformed perceptron rows")
+        p._set_rows(d["features"], d["classes"], indptr, c, w)
+        return p
 
     def average(self, digits: int = 3) -> None:
         """Replace the weights by their averages over the steps (rounded; zeros dropped)."""
@@ -311,6 +390,7 @@ class Completer:
         self.rel, self.slot, self.feat, self.word = rel, slot, feat, word
         self.slots = list(slots)
         self._slotset = set(self.slots)
+        self._tables: Dict[str, tuple] = {}
         self.fill = 0.0   # added to every slot class but "no word" (tuned on dev: recall against precision)
         self.rel_cands, self.slot_cands, self.feat_cands, self.word_cands = rel_cands, slot_cands, feat_cands, word_cands
 
@@ -351,37 +431,64 @@ class Completer:
         to :attr:`ALT_K` runners-up are appended (a lone word of an :attr:`ALT_SLOTS` slot: the
         next best single words of its relation and UPOS, by score; [] for the others), for the
         forms stage's LM to choose among (:class:`wo.sr.stages.CompletionStage`)."""
+        from .._fast._complete import pick_segments
+
         T = _Tree(t)
         n = len(t)
         keep = [x != "_" for x in t.lemmas]
         deprels = ["_"] * n
+        rel, feat, slot, word = self.rel, self.feat, self.slot, self.word
         for i in range(n):
             if keep[i]:
-                deprels[i] = "root" if t.heads[i] == 0 else self.rel.best(node_features(T, i), self._rels(t.upos[i], t.deprels[i]))
+                if t.heads[i] == 0:
+                    deprels[i] = "root"
+                else:
+                    c = self._rels(t.upos[i], t.deprels[i])
+                    deprels[i] = c[0] if len(c) == 1 else rel.pick_vector(rel.vector(node_features(T, i)), c)
         feats, items, wfeats = ["_"] * n, [[] for _ in range(n)], []
         for i in range(n):
             if not keep[i]:
                 continue
             phi = node_features(T, i, deprels)
             U = t.upos[i]
-            feats[i] = self.feat.best(phi, self._feats(U, feats_key(t.feats[i])))
-            sc = self.slot.scores(phi)
-            for s in self.slots:
-                c = Perceptron.pick(sc, self._slots(s, U), s + SEP, self.fill)
-                if c:
-                    for r, it in enumerate(c.split(ITEM)):
-                        items[i].append(it)
-                        wfeats.append(self.word.best(word_features(T, i, it, c, r, deprels), self._wfeats(it)))
-                        if alternatives is not None:
-                            alternatives.append(self._runners_up(sc, s, U, c) if s in self.ALT_SLOTS and ITEM not in c
-                                                else [])
+            fc = self._feats(U, feats_key(t.feats[i]))
+            feats[i] = fc[0] if len(fc) == 1 else feat.pick_vector(feat.vector(phi), fc)
+            sc = slot.vector(phi)
+            lists, ids, starts, is_word = self._slot_table(U)
+            best = pick_segments(sc, ids, starts, is_word, self.fill)
+            for si, s in enumerate(self.slots):
+                c = lists[si][best[si]]
+                if not c:
+                    continue
+                for r, it in enumerate(c.split(ITEM)):
+                    items[i].append(it)
+                    wc = self._wfeats(it)
+                    wfeats.append(wc[0] if len(wc) == 1 else
+                                  word.pick_vector(word.vector(word_features(T, i, it, c, r, deprels)), wc))
+                    if alternatives is not None:
+                        alternatives.append(self._runners_up(sc, s, U, c) if s in self.ALT_SLOTS and ITEM not in c
+                                            else [])
         return deprels, feats, items, wfeats
 
-    def _runners_up(self, sc: Dict[str, float], s: str, U: str, c: str) -> List[str]:
+    def _slot_table(self, U: str):
+        """Per UPOS: the candidate lists of every slot, their class ids concatenated, the list
+        starts and the marks of the classes that add words (for pick_segments); cached."""
+        got = self._tables.get(U)
+        if got is None:
+            lists = [self._slots(s, U) for s in self.slots]
+            ids = np.concatenate([self.slot.ids(lst, s + SEP) for s, lst in zip(self.slots, lists)]).astype(np.int32)
+            starts = np.cumsum([0] + [len(lst) for lst in lists]).astype(np.int64)
+            is_word = np.array([1 if c else 0 for lst in lists for c in lst], dtype=np.uint8)
+            got = self._tables[U] = (lists, ids, starts, is_word)
+        return got
+
+    def _runners_up(self, sc: np.ndarray, s: str, U: str, c: str) -> List[str]:
         d, _, u = c.split(SEP)
         same = [x for x in self._slots(s, U) if x and x != c and ITEM not in x and x.startswith(d + SEP)
                 and x.endswith(SEP + u)]
-        same.sort(key=lambda x: -sc.get(s + SEP + x, 0.0))
+        cid = self.slot.cid
+        score = lambda x: sc[cid[s + SEP + x]] if s + SEP + x in cid else 0.0  # noqa: E731
+        same.sort(key=lambda x: -score(x))
         return [x.split(SEP)[1] for x in same[:self.ALT_K]]
 
     def complete(self, t: SRSentence, alternatives: Optional[list] = None) -> SRSentence:
@@ -481,20 +588,22 @@ class Completer:
                 f"word feats {ok['word'] / max(1, len(widx)):.4f}")
         for p in (m.rel, m.slot, m.feat, m.word):
             p.average()
+            p.compile()
         m.fill = cls.DEFAULT_FILL
         return m
 
     # ---- JSON
     def to_json(self) -> dict:
         """JSON-serialisable form (the completion stage's entry in the model header)."""
-        return {"rel": self.rel.weights, "slot": self.slot.weights, "feat": self.feat.weights,
-                "word": self.word.weights, "rel_cands": self.rel_cands, "slot_cands": self.slot_cands,
+        return {"rel": self.rel.to_json(), "slot": self.slot.to_json(), "feat": self.feat.to_json(),
+                "word": self.word.to_json(), "rel_cands": self.rel_cands, "slot_cands": self.slot_cands,
                 "feat_cands": self.feat_cands, "word_cands": self.word_cands, "slots": self.slots, "fill": self.fill}
 
     @classmethod
     def from_json(cls, d: dict) -> "Completer":
         """Inverse of :meth:`to_json`.  Raises KeyError for a malformed form."""
-        m = cls(Perceptron(d["rel"]), Perceptron(d["slot"]), Perceptron(d["feat"]), Perceptron(d["word"]),
+        m = cls(Perceptron.from_json(d["rel"]), Perceptron.from_json(d["slot"]), Perceptron.from_json(d["feat"]),
+                Perceptron.from_json(d["word"]),
                    d["rel_cands"], d["slot_cands"], d["feat_cands"], d["word_cands"], d["slots"])
         m.fill = float(d.get("fill", 0.0))
         return m
