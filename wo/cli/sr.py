@@ -223,7 +223,9 @@ def cmd_sr_realize(a) -> int:
 
     want = a.model or a.lang
     if want:
-        path = find_model(want)
+        from ..sr.t1 import peek_track
+
+        path = find_model(want, peek_track(a.input))
         if path is None:
             err(f"{want}: no such model file, and no shipped SR model for that treebank or language "
                 f"(`wo sr models` lists them)")
@@ -264,7 +266,8 @@ def cmd_sr_models(a) -> int:
     if a.json:
         print(json.dumps(rows, indent=1))
         return EXIT_OK
-    print(f"{'model':<12} {'lang':<5} {'MB':>5}  {'trained on':<34} {'test BLEU':>9} {'gold-form':>9}  licence")
+    print(f"{'model':<15} {'track':<7} {'lang':<5} {'MB':>5}  {'trained on':<34} {'test BLEU':>9} {'gold-form':>9}  "
+          f"licence")
     for r in rows:
         d, res = r["data"], r["results"]
         on = d.get("trained_on", "")
@@ -272,7 +275,7 @@ def cmd_sr_models(a) -> int:
             on = f"{on} ({d['train_sentences']:,} sentences)"
         bleu = f"{res['bleu']:.2f}" if "bleu" in res else "-"
         gold = f"{res['gold_bleu']:.2f}" if "gold_bleu" in res else "-"
-        print(f"{r['code']:<12} {r['lang']:<5} {r['bytes'] / 1e6:>5.1f}  {on:<34} {bleu:>9} {gold:>9}  "
+        print(f"{r['code']:<15} {r['track']:<7} {r['lang']:<5} {r['bytes'] / 1e6:>5.1f}  {on:<34} {bleu:>9} {gold:>9}  "
               f"{d.get('licence', '')}")
     return EXIT_OK
 

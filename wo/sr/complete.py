@@ -261,6 +261,8 @@ def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None) -> 
             if s != i:
                 out.append("s" + R + SEP + t.deprels[s] + SEP + t.upos[s])
         out.append("hT" + U + SEP + R + SEP + T.tam(h))
+        hd = T.fd[h]   # agreement: a determiner or adjective takes its noun's number, gender, case
+        out.append("hN" + U + SEP + R + SEP + hd.get("Number", "") + SEP + hd.get("Gender", "") + SEP + hd.get("Case", ""))
     for k, v in fd.items():
         out += ["f" + U + SEP + k + "=" + v, "fR" + R + SEP + k + "=" + v]
     if deprels is not None:
@@ -274,6 +276,18 @@ def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None) -> 
             out += ["kd" + U + SEP + deprels[k], "kdl" + deprels[k] + SEP + T.low[k]]
         for k, v in fd.items():
             out.append("Df" + D + SEP + k + "=" + v)
+    return out
+
+
+def slot_features(slots: Sequence[str], classes: Sequence[str]) -> List[str]:
+    """Features of a node's generated words for its own UD features: each word (relation and
+    lemma) of the non-empty slot classes."""
+    out = []
+    for s, c in zip(slots, classes):
+        if c:
+            for it in c.split(ITEM):
+                d, lem, _ = it.split(SEP)
+                out.append("W" + d + SEP + lem.lower())
     return out
 
 
@@ -451,13 +465,15 @@ class Completer:
                 continue
             phi = node_features(T, i, deprels)
             U = t.upos[i]
-            fc = self._feats(U, feats_key(t.feats[i]))
-            feats[i] = fc[0] if len(fc) == 1 else feat.pick_vector(feat.vector(phi), fc)
             sc = slot.vector(phi)
             lists, ids, starts, is_word = self._slot_table(U)
             best = pick_segments(sc, ids, starts, is_word, self.fill)
+            chosen = [lists[si][best[si]] for si in range(len(self.slots))]
+            fc = self._feats(U, feats_key(t.feats[i]))   # the features see the words generated (to + VERB: Inf)
+            feats[i] = fc[0] if len(fc) == 1 else feat.pick_vector(
+                feat.vector(phi + slot_features(self.slots, chosen)), fc)
             for si, s in enumerate(self.slots):
-                c = lists[si][best[si]]
+                c = chosen[si]
                 if not c:
                     continue
                 for r, it in enumerate(c.split(ITEM)):
@@ -571,7 +587,8 @@ class Completer:
                 p0, p1 = phis[j]
                 if t.heads[i] != 0:
                     ok["rel"] += m.rel.step(p0, ex.deprels[i], m._rels(U, R))
-                ok["feat"] += m.feat.step(p1, ex.feats[i], m._feats(U, feats_key(t.feats[i])))
+                ok["feat"] += m.feat.step(p1 + slot_features(slots, [gs[sl] for sl in slots]), ex.feats[i],
+                                          m._feats(U, feats_key(t.feats[i])))
                 m.slot.i += 1
                 sc = m.slot.scores(p1)
                 for s in slots:

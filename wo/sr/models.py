@@ -56,15 +56,31 @@ def shipped() -> Dict[str, str]:
     return out
 
 
-def find_model(name: str) -> Optional[str]:
-    """The model file for ``name``: an existing path, a treebank code (``pt_bosque``) or a
-    language code (``pt``: :data:`DEFAULT_TREEBANK`, else the only or largest model of that
-    language).  None when nothing matches."""
+DEEP_SUFFIX = "-deep"   # a deep-track (T2) model's code: its treebank's code with this suffix
+
+
+def find_model(name: str, track: str = "shallow") -> Optional[str]:
+    """The model file for ``name``: an existing path, a model code (``pt_bosque``,
+    ``en_partut-deep``), a treebank code or a language code (``pt``: :data:`DEFAULT_TREEBANK`,
+    else the only or largest model of that language) of the ``track`` ("shallow" or "deep": a
+    deep-track model's code ends with :data:`DEEP_SUFFIX`).  None when nothing matches."""
     if os.path.exists(name):
         return name
     models = shipped()
+    if track == "deep" and not name.endswith(DEEP_SUFFIX):
+        deep = {c[:-len(DEEP_SUFFIX)]: p for c, p in models.items() if c.endswith(DEEP_SUFFIX)}
+        if name in deep:
+            return deep[name]
+        lang = name.lower()
+        cands = [c for c in deep if c.split("_")[0] == lang]
+        if lang in DEFAULT_TREEBANK and DEFAULT_TREEBANK[lang] in deep:
+            return deep[DEFAULT_TREEBANK[lang]]
+        return deep[sorted(cands)[0]] if len(cands) == 1 else (
+            deep[max(sorted(cands), key=lambda c: _header(deep[c]).get("sr", {}).get("data", {}).get("train_words", 0))]
+            if cands else None)
     if name in models:
         return models[name]
+    models = {c: p for c, p in models.items() if not c.endswith(DEEP_SUFFIX)}
     lang = name.lower()
     if lang in DEFAULT_TREEBANK and DEFAULT_TREEBANK[lang] in models:
         return models[DEFAULT_TREEBANK[lang]]
@@ -85,14 +101,14 @@ def _header(path: str) -> dict:
 
 
 def list_models() -> List[dict]:
-    """One record per shipped SR model: code, path, bytes, lang, data (treebank, splits,
-    sentences, licence) and results (test figures) from its header."""
+    """One record per shipped SR model: code, path, bytes, track ("shallow" or "deep"), lang,
+    data (treebank, splits, sentences, licence) and results (test figures) from its header."""
     out = []
     for code, path in shipped().items():
         h = _header(path)
         sr = h.get("sr", {})
         known = KNOWN.get(code, {})
-        out.append({"code": code, "path": path, "bytes": os.path.getsize(path),
+        out.append({"code": code, "path": path, "bytes": os.path.getsize(path), "track": sr.get("track", "shallow"),
                     "lang": sr.get("lang") or ("en" if sr.get("lexicon", {}).get("english") else "?"),
                     "data": sr.get("data") or known.get("data", {}), "results": sr.get("results") or known.get("results", {})})
     return out

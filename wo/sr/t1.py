@@ -17,6 +17,7 @@ every ``punct``, ``flat``, ``flat:foreign``, ``fixed``, ``compound``, ``compound
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -227,6 +228,30 @@ def _t1_sentence(it: Item, i: int) -> SRSentence:
                         list(s.deprels), [0] * len(s), [None] * len(s), None, it.sent_id,
                         it.line, str(exc))
     return sr
+
+
+def peek_track(path: str) -> str:
+    """``deep`` when the first sentence of the file ``path`` has deep-track (T2) relations,
+    else ``shallow`` (also for standard input, a missing or unreadable file: the reader
+    reports those)."""
+    from ..io.text import STDIO, open_text
+
+    if path == STDIO or not os.path.isfile(path):
+        return "shallow"
+    try:
+        rels = []
+        with open_text(path) as fh:
+            for line in fh:
+                if not line.strip():
+                    if rels:
+                        break
+                    continue
+                cols = line.rstrip("\n").split("\t")
+                if not line.startswith("#") and len(cols) >= 8:
+                    rels.append(cols[7])
+        return "deep" if is_deep_relations(rels) else "shallow"
+    except Exception:   # a bad file: the reader says what is wrong with it
+        return "shallow"
 
 
 def looks_like_ud(path: str) -> bool:
