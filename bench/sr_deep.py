@@ -1,0 +1,223 @@
+"""The deep track (SR'19 T2): wo against IMSurReal, treebank by treebank.
+
+    python bench/sr_deep.py train [--tb en_partut] [--thorough]   # wo sr train on T2 -> out/sr-deep/TB/TB-deep.wo
+    python bench/sr_deep.py eval  [--tb en_partut] [--split dev|test]   # wo sr realize, scored
+    python bench/sr_deep.py ship  [--tb en_partut]                # corpora/models/sr/TB-deep.wo
+    python bench/sr_deep.py table                                 # docs/sr-deep.md from bench/results/sr_deep/
+
+Data: en_partut is the official SR'19 data (T2 train aligned with ``original_id``, its UD
+references; T2 dev and the official T2 test, which IMSurReal's repository distributes with its
+UD reference, ``~/imsurreal-src/data``; the test is decoded once, for the final figure).
+
+Figures per decode: SR'19 BLEU, NIST, DIST on lower-cased tokens with sacrebleu's signature;
+the completion measured on its own: precision/recall/F1 of the generated function words (by
+lemma, micro-averaged over sentences: the lemmas of the realised sentence minus the input's,
+against the reference's lemmas minus the input's, as multisets) and the BLEU of the lemma
+sequence in output order; sentences/s and peak RSS of the whole ``wo sr realize`` process.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from typing import List, Sequence
+
+from common import ROOT, cpu_name
+from sr_multi import SHARED, _decode, wo
+
+WORK = os.path.join(ROOT, "out", "sr-deep")
+RES = os.path.join(ROOT, "bench", "results", "sr_deep")
+SHIP = os.path.join(ROOT, "corpora", "models", "sr")
+IMS = os.environ.get("IMS_SRC", os.path.expanduser("~/imsurreal-src"))
+LICENCE = {"en_partut": "CC BY-NC-SA 4.0"}
+
+
+def sources(tb: str) -> dict:
+    """The files of treebank ``tb``: train/dev T2 and UD, test T2 and UD."""
+    if tb == "en_partut":
+        d = os.path.join(SHARED, "corpora", "sr19-en_partut")
+        return {"train": f"{d}/T2-en_partut-ud-train.conllu", "train_ref": f"{d}/UD-en_partut-ud-train.conllu",
+                "dev": f"{d}/T2-en_partut-ud-dev.conllu", "dev_ref": f"{d}/UD-en_partut-ud-dev.conllu",
+                "test": f"{IMS}/data/T2/en_partut-ud-test_DEEP.conllu",
+                "test_ref": f"{IMS}/data/UD/en_partut-ud-test.conllu", "lang": "en",
+                "data": "official SR'19 T2 train (1,781 sentences)"}
+    raise SystemExit(f"{tb}: no deep-track data (yet)")
+
+
+def model_path(tb: str) -> str:
+    return os.path.join(WORK, tb, f"{tb}-deep.wo")
+
+
+def train(tb: str, log, thorough: bool = False, jobs: int = 2) -> dict:
+    """``wo sr train`` on the T2 train file with its UD references, timed whole process."""
+    from wo.model import Model
+
+    src = sources(tb)
+    os.makedirs(os.path.join(WORK, tb), exist_ok=True)
+    model = model_path(tb)
+    args = ["sr", "train", "--train", src["train"], "--train-ref", src["train_ref"], "--dev", src["dev"],
+            "--dev-ref", src["dev_ref"], "--lang", src["lang"], "--jobs", str(jobs), "--model", model, "--quiet",
+            *(["--thorough"] if thorough else [])]
+    p, secs, rss = wo(*args)
+    if p.returncode != 0:
+        raise SystemExit(f"{tb}: wo sr train failed: {p.stderr[-2000:]}")
+    rec = Model.read_header(model)[0]["training"]
+    rec.update(command="wo " + " ".join(_rel(x) for x in args), wall_seconds=round(secs, 1), peak_rss_mb=round(rss),
+               model_bytes=os.path.getsize(model), machine=cpu_name(cores=True))
+    os.makedirs(RES, exist_ok=True)
+    with open(os.path.join(RES, f"{tb}.train.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: trained in {secs:.0f} s (peak {rss:.0f} MB), dev BLEU {rec.get('dev_bleu_deep')}")
+    return rec
+
+
+def _rel(x: str) -> str:
+    x = str(x)
+    return os.path.relpath(x, ROOT) if x.startswith(ROOT) else x.replace(SHARED, "../shared").replace(IMS, "~/imsurreal-src")
+
+
+def function_words(inputs: Sequence, predicted: Sequence[Sequence[str]], refs: Sequence) -> dict:
+    """Precision/recall/F1 (percent) of the generated function words by lemma: per sentence the
+    multiset of predicted lemmas minus the input's (``_`` nodes aside), against the reference's
+    lemmas minus the input's; micro-averaged.  inputs: deep sentences; predicted: lemma lists;
+    refs: UD sentences."""
+    tp = fp = fn = 0
+    for t, pred, ref in zip(inputs, predicted, refs):
+        given = Counter(x.lower() for x in t.lemmas if x != "_")
+        p = Counter(x.lower() for x in pred) - given
+        g = Counter(x.lower() for x in ref.lemmas) - given
+        tp += sum((p & g).values())
+        fp += sum((p - g).values())
+        fn += sum((g - p).values())
+    pr, rc = 100 * tp / max(1, tp + fp), 100 * tp / max(1, tp + fn)
+    return {"precision": round(pr, 2), "recall": round(rc, 2), "f1": round(2 * pr * rc / max(1e-9, pr + rc), 2)}
+
+
+def completed_lemmas(model: str, sents: Sequence) -> List[List[str]]:
+    """The lemmas of each realised sentence in output order (the completed tree, punctuation
+    inserted), by the stages run in this process."""
+    from wo.sr.realizer import Realizer
+
+    r = Realizer.load(model)
+    out = []
+    for s in sents:
+        try:
+            st = r.start(s)
+            for stage in r.stages:
+                stage(st)
+            out.append([st.sentence.lemmas[i] for i in st.order])
+        except ValueError:
+            out.append([x for x in s.lemmas if x != "_"])
+    return out
+
+
+def evaluate(tb: str, log, split: str = "dev") -> dict:
+    """Decode SPLIT once with ``wo sr realize`` (whole process timed) and score it."""
+    from wo.eval import sr_score
+    from wo.io import read_conllu
+    from wo.sr.t1 import read_t1
+
+    src = sources(tb)
+    model = model_path(tb)
+    out = os.path.join(WORK, tb, f"{split}.hyp")
+    refs = read_conllu(src[f"{split}_ref"])
+    recs, secs, rss, cmd = _decode(model, src[split], out)
+    hyp = [ln.rstrip("\n") for ln in open(out + ".tok", encoding="utf-8")]
+    sc = sr_score(hyp, [" ".join(s.forms) for s in refs])
+    inputs = read_t1(src[split])
+    lemmas = completed_lemmas(model, inputs)
+    lemma_bleu = sr_score([" ".join(x) for x in lemmas], [" ".join(s.lemmas) for s in refs], bleu_only=True).bleu
+    rec = {"treebank": tb, "split": split, "sentences": len(refs), "bleu": round(sc.bleu, 2), "nist": round(sc.nist, 2),
+           "dist": round(sc.dist, 2), "sacrebleu": round(sc.sacrebleu, 2), "signature": sc.signature,
+           "lemma_order_bleu": round(lemma_bleu, 2), "function_words": function_words(inputs, lemmas, refs),
+           "seconds": round(secs, 2), "sentences_per_second": round(len(refs) / secs, 1), "peak_rss_mb": round(rss),
+           "model_bytes": os.path.getsize(model), "command": cmd, "machine": cpu_name(cores=True),
+           "status": dict(Counter(r["status"] for r in recs))}
+    os.makedirs(RES, exist_ok=True)
+    with open(os.path.join(RES, f"{tb}.{split}.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb} {split}: BLEU {rec['bleu']} NIST {rec['nist']} DIST {rec['dist']}, lemmas in order {rec['lemma_order_bleu']}, "
+        f"function words {rec['function_words']}, {secs:.2f} s whole process")
+    return rec
+
+
+def ship(tb: str, log) -> str:
+    """Copy the trained model to corpora/models/sr/TB-deep.wo with its data, licence and test
+    figures in the header (the catalogue of ``wo sr models``)."""
+    from wo.model import Model
+
+    src = model_path(tb)
+    head, _ = Model.read_header(src)
+    m = Model.load(src, mmap=False)
+    res_path = os.path.join(RES, f"{tb}.test.json")
+    res = json.load(open(res_path)) if os.path.exists(res_path) else {}
+    sr = dict(m.header["sr"])
+    sr["data"] = {"treebank": tb, "trained_on": "train", "train_sentences": m.header["training"].get(
+        "completion", {}).get("examples"), "licence": LICENCE.get(tb, "see corpora/README.md"),
+        "source": sources(tb)["data"]}
+    sr["results"] = {k: res[k] for k in ("bleu", "nist", "dist", "signature") if k in res}
+    m.header["sr"] = sr
+    out = os.path.join(SHIP, f"{tb}-deep.wo")
+    m.save(out, compact=head.get("weights_dtype") or "q8")
+    log(f"{tb}: shipped {out} ({os.path.getsize(out) / 1e6:.1f} MB)")
+    return out
+
+
+def table(log) -> str:
+    """docs/sr-deep.md from bench/results/sr_deep/*.json."""
+    rows = []
+    for name in sorted(os.listdir(RES)) if os.path.isdir(RES) else []:
+        if name.endswith(".test.json") or name.endswith(".dev.json"):
+            r = json.load(open(os.path.join(RES, name)))
+            tr = os.path.join(RES, f"{r['treebank']}.train.json")
+            t = json.load(open(tr)) if os.path.exists(tr) else {}
+            fw = r["function_words"]
+            rows.append(f"| {r['treebank']} | {r['split']} | {r['bleu']:.2f} | {r['nist']:.2f} | {r['dist']:.2f} | "
+                        f"{r['lemma_order_bleu']:.2f} | {fw['precision']:.1f} / {fw['recall']:.1f} / {fw['f1']:.1f} | "
+                        f"{r['sentences_per_second']:.0f} ({r['seconds']:.2f} s) | {r['model_bytes'] / 1e6:.1f} | "
+                        f"{t.get('wall_seconds', '-')} |")
+    peer = os.path.join(RES, "imsurreal_en_partut.json")
+    text = ("# Deep track (SR'19 T2): results\n\nGenerated by `python bench/sr_deep.py table` from `bench/results/sr_deep/`."
+            " BLEU, NIST and DIST are the SR'19 metrics on lower-cased tokens (sacrebleu signature in each JSON record);"
+            " function words: precision / recall / F1 of the generated words by lemma; lemmas in order: BLEU of the"
+            " lemma sequence of the realised sentence; speed: the whole `wo sr realize` process, one job.\n\n"
+            "| treebank | split | BLEU | NIST | DIST | lemmas in order | function words P / R / F1 | sentences/s (s) |"
+            " model MB | training s |\n|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    if os.path.exists(peer):
+        p = json.load(open(peer))
+        text += "\nIMSurReal v2.0 on the same machine kind: see `bench/results/sr_deep/imsurreal_en_partut.json`"
+        text += f" (test BLEU {p.get('test', {}).get('bleu', p.get('bleu', '-'))}).\n"
+    path = os.path.join(ROOT, "docs", "sr-deep.md")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    log(f"wrote {path}")
+    return text
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("what", choices=("train", "eval", "ship", "table"))
+    ap.add_argument("--tb", nargs="+", default=["en_partut"])
+    ap.add_argument("--split", default="dev", choices=("dev", "test"))
+    ap.add_argument("--thorough", action="store_true")
+    a = ap.parse_args(argv)
+
+    def log(m):
+        print(m, file=sys.stderr)
+
+    for tb in a.tb if a.what != "table" else []:
+        if a.what == "train":
+            train(tb, log, a.thorough)
+        elif a.what == "eval":
+            evaluate(tb, log, a.split)
+        elif a.what == "ship":
+            ship(tb, log)
+    if a.what == "table":
+        table(log)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
