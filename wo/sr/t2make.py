@@ -341,13 +341,11 @@ def _acl_inverse(u: _UD, p: int, gone: Sequence[bool]) -> Tuple[Optional[str], O
         rb = _base(role)
         if not verbal:
             return (None, "A1") if rb in _SUBJ else ("AMINV", None)
-        if bare and rb in ("nsubj", "obj"):
+        if (bare and rb in ("nsubj", "obj")) or role in ("nsubj:pass", "csubj:pass") or rb == "obj":
             return "A2INV", "A2"
-        if role in ("nsubj:pass", "csubj:pass") or rb == "obj":
-            return "A2INV", None
         if rb in _SUBJ:
-            return "A1INV", None
-        return ("A3INV" if rb == "iobj" else "AMINV"), None
+            return "A1INV", "A1"
+        return ("A3INV", "A3") if rb == "iobj" else ("AMINV", None)
     if not any(u.base[k] in _SUBJ for k in kids if not gone[k]):
         aux = [k for k in kids if u.base[k] == "aux"]
         if (vf == "Inf" or any(u.fd[k].get("VerbForm") == "Inf" for k in aux)) and not any(
@@ -361,23 +359,30 @@ def _acl_inverse(u: _UD, p: int, gone: Sequence[bool]) -> Tuple[Optional[str], O
 # ------------------------------------------------------------------------ `_` nodes
 def _blank_subject(u: _UD, p: int, gone: Sequence[bool]) -> Optional[str]:
     """The FEATS of the ``_`` subject of predicate ``p``, or None when it gets none: a verb (or
-    a kept copula) that is finite itself or through an auxiliary, with no subject."""
+    a kept copula) that is finite itself or through an auxiliary, with no subject, and whose
+    verb group shows the subject's number or person.  ``Number`` and ``Person``: the first
+    auxiliary's that has one, else the verb's (``-`` if none; an imperative's person with
+    neither: 2, the addressee)."""
     s = u.s
     if s.upos[p] not in ("VERB", "AUX") or u.base[p] in ("aux", "acl", "fixed"):
         return None
-    fin = -1
+    group = []
     for k in u.kids[p]:
         b = u.base[k]
         if b in _SUBJ or b == "expl":
             return None
-        if fin < 0 and b in ("aux", "cop") and u.fd[k].get("VerbForm") == "Fin":
-            fin = k
-    if fin < 0:   # the finite auxiliary agrees with the subject, else the verb itself
-        if u.fd[p].get("VerbForm") != "Fin":
+        if b in ("aux", "cop"):
+            group.append(u.fd[k])
+    group.append(u.fd[p])
+    if not any(f.get("VerbForm") == "Fin" for f in group):
+        return None
+    number = next((f["Number"] for f in group if "Number" in f), None)
+    person = next((f["Person"] for f in group if "Person" in f), None)
+    if not number and not person:
+        if u.fd[p].get("Mood") != "Imp":   # no agreement to show a subject by (ParTUT's "Thank you")
             return None
-        fin = p
-    f = u.fd[fin]
-    return f"Number={f.get('Number', '-')}|Gender=-|Person={f.get('Person', '-')}|PronType=Prs"
+        person = "2"
+    return f"Number={number or '-'}|Gender=-|Person={person or '-'}|PronType=Prs"
 
 
 # ------------------------------------------------------------------------ the sentence
