@@ -32,10 +32,12 @@ What the official data shows (English-ParTUT train, 27,021 nodes) and the conver
   ``Gender``; ``Case``, ``Polarity``, ``Typo`` everywhere); ``Definite`` from the article;
   ``Tense``, ``Aspect`` (``Perf``, ``Prog``, ``PerfProg``), ``Mood`` (``Pot`` for *can/may*,
   ``Nec`` for *must/shall/should*), ``Voice=Pass`` from the auxiliary chain (a kept auxiliary's
-  too); ``ClauseType`` on the head of a clause-ending mark (``Dec`` . , ``Int`` ?, ``Exc`` !,
-  ``Par`` :; the first one per head).
-* **``_`` nodes:** a finite verb (itself or an auxiliary ``VerbForm=Fin``) with no subject gets
-  an ``A1`` ``_`` PRON node (``Number``/``Person`` of the finite word, ``-`` when absent).
+  too; a non-verbal predicate also takes an auxiliary's ``Person``); ``ClauseType`` on the head
+  of a clause-ending mark (``Dec`` . , ``Int`` ?, ``Exc`` !, ``Par`` :; the first one per head).
+* **``_`` nodes:** a verb that is finite (itself or an auxiliary ``VerbForm=Fin``) and has no
+  subject (nor expletive, nor removed relative pronoun subject) gets an ``A1`` ``_`` PRON node:
+  ``Number=..|Gender=-|Person=..|PronType=Prs``, number and person from its verb group (``-``
+  when absent; neither: no node, unless an imperative (person 2) or a finite past tense).
 * ``lin``: :func:`wo.sr.t1.lin_values` over the kept nodes, punctuation unmarked.
 
 Use :func:`make_deep_input` for one sentence, :func:`compare` for the agreement with official
@@ -154,7 +156,7 @@ def removed_words(u: _UD) -> List[bool]:
 
 
 # ------------------------------------------------------------------------ features
-def _chain(u: _UD, p: int, gone: Sequence[bool]) -> List[int]:
+def _chain(u: _UD, p: int) -> List[int]:
     """The auxiliary chain of predicate ``p``: its aux/cop children (a kept one too: the official
     data gives its meaning to the predicate all the same), outermost first (surface order,
     reversed when the predicate comes first: a verb-final clause), then ``p``."""
@@ -164,15 +166,18 @@ def _chain(u: _UD, p: int, gone: Sequence[bool]) -> List[int]:
     return aux + [p]
 
 
-def tam_features(u: _UD, p: int, gone: Sequence[bool]) -> Dict[str, str]:
+def tam_features(u: _UD, p: int) -> Dict[str, str]:
     """``Tense``, ``Aspect``, ``Mood``, ``Voice`` (and ``Person`` on a non-verbal predicate) that
-    the removed auxiliaries of predicate ``p`` add (dict, empty if none).  The official data's
-    choices: a finite non-passive auxiliary makes the tense ``Pres`` (*had done*, *could do*),
-    a future auxiliary ``Fut``, a passive auxiliary or copula gives its own tense (a copula only
-    where the predicate has none); no aspect through a copula (*has been able*); ``Voice=Pass``
-    only for a non-finite passive clause with a mark and no complement clause (*to be done*)."""
+    the auxiliaries of predicate ``p`` add (dict of str, empty if none).  The official data's
+    choices: a finite non-passive auxiliary makes the tense ``Pres`` (*had done*, *could do*;
+    ``Past`` in 8 % of such cases, not told apart here), a future auxiliary ``Fut``, a passive
+    auxiliary or copula gives its own tense (a copula only where the predicate has none); an
+    auxiliary before a gerund or present participle ``Prog``, before a past participle ``Perf``
+    (*be*: ``Prog``), none through a copula (*has been able*); ``Voice=Pass`` only for a
+    non-finite passive clause with a mark and no complement clause (*to be done*); a non-verbal
+    predicate takes an auxiliary's ``Person`` (*may be clear*: ``Person=3``), not a copula's."""
     s, fd = u.s, u.fd
-    ch = _chain(u, p, gone)
+    ch = _chain(u, p)
     if len(ch) == 1:
         return {}
     out: Dict[str, str] = {}
@@ -225,15 +230,16 @@ def tam_features(u: _UD, p: int, gone: Sequence[bool]) -> Dict[str, str]:
         out["Voice"] = "Pass"
     if s.upos[p] not in ("VERB", "AUX"):
         for a in ch[:-1]:
-            if u.base[a] == "aux" and s.deprels[a] != "aux:pass" and "Person" in fd[a]:
+            if u.base[a] == "aux" and "Person" in fd[a]:
                 out["Person"] = fd[a]["Person"]
                 break
     return out
 
 
-def clause_types(u: _UD, gone: Sequence[bool]) -> Dict[int, str]:
-    """Word -> ``ClauseType`` from the sentence's punctuation: the head of the last mark in
-    :data:`CLAUSE_TYPES` (``.`` ``Dec``, ``?`` ``Int``, ``!`` ``Exc``, ``:`` ``Par``)."""
+def clause_types(u: _UD) -> Dict[int, str]:
+    """Word (0-based) -> ``ClauseType`` from the punctuation: the head of a mark in
+    :data:`CLAUSE_TYPES` (``.`` ``Dec``, ``?`` ``Int``, ``!`` ``Exc``, ``:`` ``Par``), the first
+    such mark where a word heads several."""
     s = u.s
     out: Dict[int, str] = {}
     for j in range(u.n):
@@ -256,7 +262,7 @@ def node_features(u: _UD, p: int, gone: Sequence[bool], ctype: Optional[str]) ->
             d = fd[k].get("Definite")
             if d:
                 add["Definite"] = d
-    add.update(tam_features(u, p, gone))
+    add.update(tam_features(u, p))
     if ctype:
         add["ClauseType"] = ctype
     for k, v in add.items():
@@ -269,6 +275,7 @@ def node_features(u: _UD, p: int, gone: Sequence[bool], ctype: Optional[str]) ->
 
 # ------------------------------------------------------------------------ relations
 def _relpron_role(u: _UD, p: int, gone: Sequence[bool]) -> Optional[str]:
+    """The UD relation of the removed relative pronoun of clause ``p``, or None."""
     for k in u.kids[p]:
         if gone[k] and u.fd[k].get("PronType") == "Rel":
             return u.s.deprels[k]
@@ -357,12 +364,12 @@ def _acl_inverse(u: _UD, p: int, gone: Sequence[bool]) -> Tuple[Optional[str], O
 
 
 # ------------------------------------------------------------------------ `_` nodes
-def _blank_subject(u: _UD, p: int, gone: Sequence[bool]) -> Optional[str]:
+def _blank_subject(u: _UD, p: int) -> Optional[str]:
     """The FEATS of the ``_`` subject of predicate ``p``, or None when it gets none: a verb (or
     a kept copula) that is finite itself or through an auxiliary, with no subject, and whose
-    verb group shows the subject's number or person.  ``Number`` and ``Person``: the first
-    auxiliary's that has one, else the verb's (``-`` if none; an imperative's person with
-    neither: 2, the addressee)."""
+    verb group shows the subject's number or person (or is an imperative or a finite past
+    tense).  ``Number`` and ``Person``: the first auxiliary's that has one, else the verb's
+    (``-`` if none; an imperative's person with neither: 2, the addressee)."""
     s = u.s
     if s.upos[p] not in ("VERB", "AUX") or u.base[p] in ("aux", "acl", "fixed"):
         return None
@@ -379,9 +386,12 @@ def _blank_subject(u: _UD, p: int, gone: Sequence[bool]) -> Optional[str]:
     number = next((f["Number"] for f in group if "Number" in f), None)
     person = next((f["Person"] for f in group if "Person" in f), None)
     if not number and not person:
-        if u.fd[p].get("Mood") != "Imp":   # no agreement to show a subject by (ParTUT's "Thank you")
+        # no agreement shown: ParTUT's "Thank you", "Look how..." get no node; an imperative's
+        # subject is the addressee; a past tense (English shows no person in it) gets one
+        if u.fd[p].get("Mood") == "Imp":
+            person = "2"
+        elif not any(f.get("Tense") == "Past" and f.get("VerbForm") == "Fin" for f in group):
             return None
-        person = "2"
     return f"Number={number or '-'}|Gender=-|Person={person or '-'}|PronType=Prs"
 
 
@@ -393,7 +403,7 @@ def deep_nodes(sent: Sentence) -> Tuple[List[int], List[str], List[str], List[in
     u = _UD(sent)
     gone = removed_words(u)
     rels = deep_relations(u, gone)
-    ctype = clause_types(u, gone)
+    ctype = clause_types(u)
     kept = [j for j in range(u.n) if not gone[j]]
     node = {j: i for i, j in enumerate(kept)}
     orig = [j + 1 for j in kept]
@@ -408,7 +418,7 @@ def deep_nodes(sent: Sentence) -> Tuple[List[int], List[str], List[str], List[in
     lrels = [sent.deprels[j] if u.base[j] != "punct" else "_punct" for j in kept]
     lin = lin_values(heads, lrels)
     for j in kept:
-        f = _blank_subject(u, j, gone)
+        f = _blank_subject(u, j)
         if f is not None:
             orig.append(0)
             feats.append(f)
