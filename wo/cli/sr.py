@@ -7,12 +7,13 @@ import json
 import sys
 
 from ..io.text import display_name
-from .common import (EXIT_OK, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, positive_float,
+from .common import (EXIT_OK, EXIT_SOME_FAILED, EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float, positive_float,
                      positive_int)
 
 
 def cmd_sr_make_input(a) -> int:
-    """``wo sr make-input``: UD CoNLL-U -> SR'19 T1 input."""
+    """``wo sr make-input``: UD CoNLL-U -> SR'19 T1 input, or T2 (deep track) with ``--track deep``
+    (:func:`wo.sr.t2make.make_deep_input`)."""
     from ..io.conllu import read_conllu
     from ..io.text import AtomicWriter, read_bytes
     from ..sr.t1 import format_t1, make_input
@@ -24,17 +25,27 @@ def cmd_sr_make_input(a) -> int:
             err(f"{display_name(a.ud)}: no CoNLL-U sentence (no token lines); --ud takes a UD CoNLL-U file"
                 + (" (this looks like a wo sr realize output)" if data.lstrip().startswith(b"# sent_id") else ""))
             return EXIT_USER
+    deep = a.track == "deep"
+    if deep:
+        from ..sr.t2make import make_deep_input as make
+    else:
+        make = make_input
     w = AtomicWriter(a.out)
+    bad = 0
     try:
         for i, s in enumerate(sents):
-            w.write(format_t1(make_input(s, a.seed, i, a.with_gold), a.with_gold))
+            try:
+                w.write(format_t1(make(s, a.seed, i, a.with_gold), a.with_gold))
+            except ValueError as exc:   # a sentence the deep conversion cannot take: reported, left out
+                bad += 1
+                err(f"{display_name(a.ud)}:{s.line}: {exc} (sentence left out)")
         w.commit()
     except BaseException:
         w.abort()
         raise
-    print(f"wo: {len(sents)} sentences written to {display_name(a.out, 'stdout')} (T1, seed {a.seed}"
-          f"{', with gold forms and original_id' if a.with_gold else ''})", file=sys.stderr)
-    return EXIT_OK
+    print(f"wo: {len(sents) - bad} sentences written to {display_name(a.out, 'stdout')} ({'T2' if deep else 'T1'}, "
+          f"seed {a.seed}{', with gold forms and original_id' if a.with_gold else ''})", file=sys.stderr)
+    return EXIT_OK if not bad else EXIT_SOME_FAILED
 
 
 # what `wo sr train --set KEY=VALUE` takes: the training's own switches (the order stage's
@@ -302,7 +313,10 @@ def register(sub) -> None:
     m.add_argument("--ud", default="-", help=f"UD CoNLL-U (.xz ok) {STDIO_HELP}; default -")
     m.add_argument("--out", "--output", dest="out", default="-", help=f"T1 output {STDIO_HELP}; default -")
     m.set_defaults(output_files=("out",))
-    m.add_argument("--with-gold", action="store_true", help="gold form in column 3 and original_id")
+    m.add_argument("--track", choices=("shallow", "deep"), default="shallow",
+                   help="shallow (T1, the default) or deep (T2: content words and predicate-argument relations)")
+    m.add_argument("--with-gold", action="store_true", help="gold form in column 3 and original_id "
+                                                              "(deep: and the UD sentence as a # gold comment)")
     m.add_argument("--seed", type=int, default=1)
     m.set_defaults(func=cmd_sr_make_input)
     t = ss.add_parser("train", help="train an SR model: every stage, then its decoding chosen on --dev",
