@@ -191,3 +191,32 @@ def test_bad_deep_input_is_reported_per_sentence(deep_model, tmp_path):
     assert "`_` node (an argument with no surface word) has dependents" in msg
     hyps = (tmp_path / "out.txt.tok").read_text(encoding="utf-8").splitlines()
     assert len(hyps) == 4 and hyps[3]
+
+
+def test_the_newcomers_recipe_on_a_ud_file(tmp_path):
+    """make-input --track deep (--with-gold for train and dev) on a UD file, wo sr train with
+    --lang alone (the references come from the files' # gold comments), wo sr realize: every
+    held-out sentence realised, with function words the deep input does not have."""
+    ud = pathlib.Path(__file__).resolve().parent / "data" / "sr" / "en_partut-ud-train-60.conllu.xz"
+    b = blocks(ud)
+    (tmp_path / "train.conllu").write_text("\n\n".join(b[:50]) + "\n\n", encoding="utf-8")
+    (tmp_path / "test.conllu").write_text("\n\n".join(b[50:]) + "\n\n", encoding="utf-8")
+    for args in (["--with-gold", "--ud", tmp_path / "train.conllu", "--out", tmp_path / "train.t2"],
+                 ["--ud", tmp_path / "test.conllu", "--out", tmp_path / "test.t2", "--seed", 3]):
+        p = wo_cli(["sr", "make-input", "--track", "deep", *args])
+        assert p.returncode == 0, p.stderr
+    text = (tmp_path / "train.t2").read_text(encoding="utf-8")
+    assert text.count("# gold = ") == 50 and "original_id=" in text
+    assert "# gold" not in (tmp_path / "test.t2").read_text(encoding="utf-8")
+    p = wo_cli(["sr", "train", "--train", tmp_path / "train.t2", "--dev", tmp_path / "train.t2", "--lang", "en",
+                "--epochs", 2, "--set", "tune.lms=false", "--model", tmp_path / "m.wo", "--quiet"])
+    assert p.returncode == 0, p.stderr
+    p = wo_cli(["sr", "realize", "--model", tmp_path / "m.wo", "--input", tmp_path / "test.t2",
+                "--output", tmp_path / "out.txt"])
+    assert p.returncode == 0, p.stderr
+    hyps = (tmp_path / "out.txt.tok").read_text(encoding="utf-8").splitlines()
+    assert len(hyps) == 10 and all(hyps)
+    from wo.sr.t1 import read_t1
+
+    given = sum(len([x for x in s.lemmas if x != "_"]) for s in read_t1(str(tmp_path / "test.t2")))
+    assert sum(len(h.split()) for h in hyps) > given   # words were generated
