@@ -8,6 +8,11 @@
 Data: en_partut is the official SR'19 data (T2 train aligned with ``original_id``, its UD
 references; T2 dev and the official T2 test, which IMSurReal's repository distributes with its
 UD reference, ``~/imsurreal-src/data``; the test is decoded once, for the final figure).
+``en_partut-conv`` trains on the same UD sentences converted by ``wo sr make-input --track deep``
+and is scored on the official dev (the converter against the official files).  Any other code
+is a UD treebank, split as for the shallow track (``bench/sr_multi.py prepare``: a dev-only
+treebank trains on 90 % of dev) and converted the same way (train and dev ``--with-gold``, test
+``--seed 3``).
 
 Figures per decode: SR'19 BLEU, NIST, DIST on lower-cased tokens with sacrebleu's signature;
 the completion measured on its own: precision/recall/F1 of the generated function words (by
@@ -31,7 +36,8 @@ WORK = os.path.join(ROOT, "out", "sr-deep")
 RES = os.path.join(ROOT, "bench", "results", "sr_deep")
 SHIP = os.path.join(ROOT, "corpora", "models", "sr")
 IMS = os.environ.get("IMS_SRC", os.path.expanduser("~/imsurreal-src"))
-LICENCE = {"en_partut": "CC BY-NC-SA 4.0"}
+LICENCE = {"en_partut": "CC BY-NC-SA 4.0", "en_ewt": "CC BY-SA 4.0", "en_lines": "CC BY-NC-SA 4.0",
+           "fr_sequoia": "LGPL-LR", "fr_partut": "CC BY-NC-SA 4.0", "es_gsd": "CC BY-SA 4.0"}
 
 
 def sources(tb: str) -> dict:
@@ -43,7 +49,37 @@ def sources(tb: str) -> dict:
                 "test": f"{IMS}/data/T2/en_partut-ud-test_DEEP.conllu",
                 "test_ref": f"{IMS}/data/UD/en_partut-ud-test.conllu", "lang": "en",
                 "data": "official SR'19 T2 train (1,781 sentences)"}
-    raise SystemExit(f"{tb}: no deep-track data (yet)")
+    w = os.path.join(WORK, tb)
+    if tb == "en_partut-conv":   # the converter against the official files: same sentences, dev official
+        d = os.path.join(SHARED, "corpora", "sr19-en_partut")
+        _convert(f"{d}/UD-en_partut-ud-train.conllu", f"{w}/train.t2", gold=True)
+        return {"train": f"{w}/train.t2", "dev": f"{d}/T2-en_partut-ud-dev.conllu",
+                "dev_ref": f"{d}/UD-en_partut-ud-dev.conllu", "lang": "en",
+                "data": "UD English-ParTUT train converted by wo sr make-input --track deep (1,781 sentences)"}
+    import sr_multi
+
+    ud = os.path.join(sr_multi.WORK, tb)   # the shallow track's splits (dev-only treebanks: 90 % of dev trains)
+    files = {split: os.path.join(ud, f"{split}.conllu") for split in ("train", "dev", "test")}
+    if not all(os.path.exists(f) for f in files.values()):
+        sr_multi.prepare(tb, lambda m: print(m, file=sys.stderr))
+    _convert(files["train"], f"{w}/train.t2", gold=True)
+    _convert(files["dev"], f"{w}/dev.t2", gold=True)
+    _convert(files["test"], f"{w}/test.t2", gold=False)
+    return {"train": f"{w}/train.t2", "dev": f"{w}/dev.t2", "dev_ref": files["dev"], "test": f"{w}/test.t2",
+            "test_ref": files["test"], "lang": tb.split("_")[0],
+            "data": f"UD {tb} converted by wo sr make-input --track deep",
+            "trained_on": json.load(open(os.path.join(ud, "data.json")))["trained_on"]}
+
+
+def _convert(ud: str, out: str, gold: bool) -> None:
+    """``wo sr make-input --track deep`` (seed 1 with gold, else seed 3) unless ``out`` exists."""
+    if os.path.exists(out):
+        return
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    p, _, _ = wo("sr", "make-input", "--track", "deep", "--ud", ud, "--out", out,
+                 *(["--with-gold"] if gold else ["--seed", "3"]))
+    if p.returncode != 0:
+        raise SystemExit(f"make-input {ud} failed: {p.stderr[-2000:]}")
 
 
 def model_path(tb: str) -> str:
@@ -57,9 +93,10 @@ def train(tb: str, log, thorough: bool = False, jobs: int = 2) -> dict:
     src = sources(tb)
     os.makedirs(os.path.join(WORK, tb), exist_ok=True)
     model = model_path(tb)
-    args = ["sr", "train", "--train", src["train"], "--train-ref", src["train_ref"], "--dev", src["dev"],
-            "--dev-ref", src["dev_ref"], "--lang", src["lang"], "--jobs", str(jobs), "--model", model, "--quiet",
-            *(["--thorough"] if thorough else [])]
+    refs = (["--train-ref", src["train_ref"]] if "train_ref" in src else []) + (
+        ["--dev-ref", src["dev_ref"]] if tb.startswith("en_partut") else [])
+    args = ["sr", "train", "--train", src["train"], "--dev", src["dev"], *refs, "--lang", src["lang"],
+            "--jobs", str(jobs), "--model", model, "--quiet", *(["--thorough"] if thorough else [])]
     p, secs, rss = wo(*args)
     if p.returncode != 0:
         raise SystemExit(f"{tb}: wo sr train failed: {p.stderr[-2000:]}")
@@ -154,13 +191,20 @@ def ship(tb: str, log) -> str:
     res_path = os.path.join(RES, f"{tb}.test.json")
     res = json.load(open(res_path)) if os.path.exists(res_path) else {}
     sr = dict(m.header["sr"])
-    sr["data"] = {"treebank": tb, "trained_on": "train", "train_sentences": m.header["training"].get(
+    sr["data"] = {"treebank": tb, "trained_on": sources(tb).get("trained_on", "train"), "train_sentences": m.header["training"].get(
         "completion", {}).get("examples"), "licence": LICENCE.get(tb, "see corpora/README.md"),
         "source": sources(tb)["data"]}
     sr["results"] = {k: res[k] for k in ("bleu", "nist", "dist", "signature") if k in res}
     m.header["sr"] = sr
     out = os.path.join(SHIP, f"{tb}-deep.wo")
     m.save(out, compact=head.get("weights_dtype") or "q8")
+    import shutil
+
+    from wo.sr.stages import named_files
+
+    for name in named_files(m.header):   # the model's own LMs (a shipped one, the English 4-gram, is found there)
+        if not os.path.exists(os.path.join(ROOT, "corpora", "models", name)):
+            shutil.copyfile(os.path.join(os.path.dirname(src), name), os.path.join(SHIP, name))
     log(f"{tb}: shipped {out} ({os.path.getsize(out) / 1e6:.1f} MB)")
     return out
 

@@ -665,12 +665,31 @@ def rerank_lin(heads: Sequence[int], lin: Sequence[int]) -> List[int]:
     return out
 
 
+def without_mark(s, mark: str):
+    """The UD sentence ``s`` (:class:`wo.io.conllu.Sentence`) without its ``mark`` tokens that
+    are leaves (heads renumbered), and per kept token its old index.  A sentence whose root
+    would go is returned whole."""
+    import dataclasses
+
+    n = len(s)
+    has_deps = {h - 1 for h in s.heads if h > 0}
+    keep = [i for i in range(n) if not (s.lemmas[i] == mark and s.upos[i] == "PUNCT" and i not in has_deps
+                                        and s.heads[i] != 0)]
+    if len(keep) == n:
+        return s, keep
+    at = {old: new for new, old in enumerate(keep)}
+    pick = lambda xs: [xs[i] for i in keep]  # noqa: E731
+    return dataclasses.replace(s, forms=pick(s.forms), lemmas=pick(s.lemmas), upos=pick(s.upos), xpos=pick(s.xpos),
+                               feats=pick(s.feats), heads=[0 if s.heads[i] == 0 else at[s.heads[i] - 1] + 1
+                                                           for i in keep],
+                               deprels=pick(s.deprels), misc=pick(s.misc)), keep
+
+
 def gold_t1(ex: DeepExample, ud: Sentence, seed: int, index: int, skip: str = "") -> SRSentence:
     """The T1 training sentence of an aligned pair, as completion would ideally make it: the UD
     sentence as T1 input with gold forms (:func:`wo.sr.t1.make_input`) without the punctuation
     ``skip`` (inserted after ordering, :mod:`wo.sr.punct`), ``lin`` kept only on the words the
     deep input keeps (re-ranked, :func:`rerank_lin`)."""
-    from .punct import without_mark
     from .t1 import make_input
 
     old = list(range(len(ud)))

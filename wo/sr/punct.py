@@ -66,26 +66,6 @@ def right_subtree(b: int, heads: Sequence[int], lo: Sequence[int]) -> int:
     return y
 
 
-def without_mark(s, mark: str):
-    """The UD sentence ``s`` (:class:`wo.io.conllu.Sentence`) without its ``mark`` tokens that
-    are leaves (heads renumbered), and per kept token its old index.  A sentence whose root
-    would go is returned whole."""
-    import dataclasses
-
-    n = len(s)
-    has_deps = {h - 1 for h in s.heads if h > 0}
-    keep = [i for i in range(n) if not (s.lemmas[i] == mark and s.upos[i] == "PUNCT" and i not in has_deps
-                                        and s.heads[i] != 0)]
-    if len(keep) == n:
-        return s, keep
-    at = {old: new for new, old in enumerate(keep)}
-    pick = lambda xs: [xs[i] for i in keep]  # noqa: E731
-    return dataclasses.replace(s, forms=pick(s.forms), lemmas=pick(s.lemmas), upos=pick(s.upos), xpos=pick(s.xpos),
-                               feats=pick(s.feats), heads=[0 if s.heads[i] == 0 else at[s.heads[i] - 1] + 1
-                                                           for i in keep],
-                               deprels=pick(s.deprels), misc=pick(s.misc)), keep
-
-
 def gap_features(p: int, lemmas: Sequence[str], upos: Sequence[str], deprels: Sequence[str],
                  heads: Sequence[int], lo: Sequence[int], hi: Sequence[int], root_pos: int) -> List[str]:
     """The feature strings of the gap before output position ``p`` (1 <= p < n; the lists in
