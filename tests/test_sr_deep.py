@@ -132,6 +132,10 @@ def test_a_deep_model_realises_held_out_t2_input(deep_model):
     assert p.returncode == 0, p.stderr
     hyps = (d / "test.out.tok").read_text(encoding="utf-8").splitlines()
     assert len(hyps) == N_TEST and all(hyps)
+    p = wo_cli(["sr", "realize", "--model", deep_model["model"], "--input", d / "test.t2", "--output",
+                d / "test2.out", "--jobs", 2, "--format", "jsonl", "--tok", d / "test2.tok"])
+    assert p.returncode == 0, p.stderr
+    assert (d / "test2.tok").read_text(encoding="utf-8").splitlines() == hyps   # two processes: the same
     words = Counter(w.lower() for h in hyps for w in h.split())
     assert words["the"] > 10 and words["."] > 20
     p = wo_cli(["sr", "evaluate", "--hyp", out, "--ref", d / "test.ud", "--json"])
