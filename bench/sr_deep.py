@@ -48,14 +48,14 @@ def sources(tb: str) -> dict:
                 "dev": f"{d}/T2-en_partut-ud-dev.conllu", "dev_ref": f"{d}/UD-en_partut-ud-dev.conllu",
                 "test": f"{IMS}/data/T2/en_partut-ud-test_DEEP.conllu",
                 "test_ref": f"{IMS}/data/UD/en_partut-ud-test.conllu", "lang": "en",
-                "data": "official SR'19 T2 train (1,781 sentences)"}
+                "data": "the official SR'19 English-ParTUT T2 train with its UD references"}
     w = os.path.join(WORK, tb)
     if tb == "en_partut-conv":   # the converter against the official files: same sentences, dev official
         d = os.path.join(SHARED, "corpora", "sr19-en_partut")
         _convert(f"{d}/UD-en_partut-ud-train.conllu", f"{w}/train.t2", gold=True)
         return {"train": f"{w}/train.t2", "dev": f"{d}/T2-en_partut-ud-dev.conllu",
                 "dev_ref": f"{d}/UD-en_partut-ud-dev.conllu", "lang": "en",
-                "data": "UD English-ParTUT train converted by wo sr make-input --track deep (1,781 sentences)"}
+                "data": "UD English-ParTUT train converted by wo sr make-input --track deep"}
     import sr_multi
 
     ud = os.path.join(sr_multi.WORK, tb)   # the shallow track's splits (dev-only treebanks: 90 % of dev trains)
@@ -209,6 +209,34 @@ def ship(tb: str, log) -> str:
     return out
 
 
+def models_readme(log) -> None:
+    """The deep-track section of corpora/models/sr/README.md, from the shipped CODE-deep.wo headers."""
+    import glob
+
+    from wo.model import Model
+    from wo.sr.stages import named_files
+
+    rows = []
+    for p in sorted(glob.glob(os.path.join(SHIP, "*-deep.wo"))):
+        h = Model.read_header(p)[0]
+        d = h["sr"].get("data", {})
+        lms = ", ".join(f"`{x}`" if os.path.exists(os.path.join(SHIP, x)) else f"`../{x}`" for x in named_files(h))
+        rows.append(f"| `{os.path.basename(p)}` | {h['sr'].get('lang')} | {d.get('source', '')} "
+                    f"({d.get('trained_on', 'train')}, {d.get('train_sentences') or 0:,} sentences); LMs: {lms} | "
+                    f"{os.path.getsize(p) / 1e6:.1f} MB | {d.get('licence', '')} |")
+    section = ("## Deep-track (SR'19 T2) models\n\nMade by `python bench/sr_deep.py train`, `eval --split test`, `ship`"
+               " (one `wo sr train` on T2 input: the completion and punctuation stages around the shallow-track"
+               " stages; `docs/sr.md#the-deep-track-t2`), this table by `python bench/sr_deep.py table`. Figures:"
+               " `../../../docs/sr-deep.md`.\n\n| file | lang | trained on | size | licence |\n|---|---|---|---|---|\n"
+               + "\n".join(rows) + "\n")
+    path = os.path.join(SHIP, "README.md")
+    text = open(path, encoding="utf-8").read()
+    head = text.split("## Deep-track (SR'19 T2) models")[0].rstrip("\n")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head + "\n\n" + section)
+    log(f"wrote {path}")
+
+
 def _prf(r: dict) -> str:
     return f"{r['precision']:.2f} / {r['recall']:.2f} / {r['f1']:.2f}"
 
@@ -290,6 +318,7 @@ def main(argv=None) -> int:
             ship(tb, log)
     if a.what == "table":
         table(log)
+        models_readme(log)
     return 0
 
 
