@@ -375,10 +375,6 @@ def align_deep(t: SRSentence, ud: Sentence, skip: str = "") -> DeepExample:
 
 
 # ---------------------------------------------------------------------------------- the model
-def _stripped(U: str, F: str) -> str:
-    return U + SEP + F
-
-
 class Completer:
     """The completion model (module docstring): four perceptrons and the candidate classes
     seen in training.
@@ -405,6 +401,7 @@ class Completer:
         self.slots = list(slots)
         self._slotset = set(self.slots)
         self._tables: Dict[str, tuple] = {}
+        self._relations = frozenset(k[1:] for k in rel_cands if k.startswith(SEP)) | DEEP_RELATIONS
         self.fill = 0.0   # added to every slot class but "no word" (tuned on dev: recall against precision)
         self.rel_cands, self.slot_cands, self.feat_cands, self.word_cands = rel_cands, slot_cands, feat_cands, word_cands
 
@@ -416,10 +413,8 @@ class Completer:
         return {sl: ITEM.join(sorted(bags.get(sl, ()))) for sl in self.slots}
 
     @property
-    def relations(self) -> set:
-        """The deep relations seen in training (and ``ROOT``)."""
-        if getattr(self, "_relations", None) is None:
-            self._relations = {k[1:] for k in self.rel_cands if k.startswith(SEP)} | {"ROOT"}
+    def relations(self) -> frozenset:
+        """The deep relations seen in training and those of SR'19 (:data:`DEEP_RELATIONS`)."""
         return self._relations
 
     # ---- candidates
@@ -511,7 +506,7 @@ class Completer:
         """The T1 sentence of deep sentence ``t`` (module docstring): kept nodes in input order,
         then the generated words after their hosts' order.  Raises ValueError for a sentence
         with nothing to realise."""
-        known = self.relations | DEEP_RELATIONS
+        known = self._relations
         for i, r in enumerate(t.deprels):
             if r not in known:
                 raise ValueError(f"node {i + 1}: unknown deep relation {r!r} (SR'19 deep relations: "
