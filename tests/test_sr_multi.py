@@ -524,12 +524,17 @@ def test_every_shipped_treebank_model_is_listed_small_and_complete():
         assert r["bytes"] <= 10_000_000, r["code"]
         assert r["lang"] == r["code"].split("_")[0]
         assert r["data"]["licence"] and r["data"]["train_sentences"] > 300
-        assert 30 < r["results"]["bleu"] <= 100 and r["results"]["gold_bleu"] >= r["results"]["bleu"] - 1
+        assert 30 < r["results"]["bleu"] <= 100
+        assert (r["track"] == "deep") == r["code"].endswith("-deep"), r["code"]
+        if r["track"] == "shallow":   # a deep-track model has no gold-form figure (its input has no forms)
+            assert r["results"]["gold_bleu"] >= r["results"]["bleu"] - 1
         m = Model.load(r["path"])
         for name in named_files(m.header):
             # beside the model, or in the shipped directory (the large English 4-gram of en_partut, en_lines)
             assert os.path.exists(named_file(m, name, "sr", "order.words_lm", "--set")), name
     assert find_model("pt") == find_model("pt_gsd")
+    assert find_model("en_partut", "deep").endswith("en_partut-deep.wo") and find_model("en", "deep")
+    assert not find_model("en").endswith("-deep.wo") and find_model("fr", "deep").endswith("fr_sequoia-deep.wo")
     assert (pathlib.Path(model_dir()) / "README.md").read_text(encoding="utf-8").count("| `") == len(rows)
 
 
