@@ -101,9 +101,10 @@ class PunctModel:
         self.mark, self.perceptron, self.bias = mark, perceptron, bias
 
     def gaps(self, lemmas: Sequence[str], upos: Sequence[str], deprels: Sequence[str],
-             heads: Sequence[int]) -> List[int]:
+             heads: Sequence[int], bias: Optional[float] = None) -> List[int]:
         """The output positions p before which the mark goes (ordered sentence, lists in
-        output order, heads 1-based output positions)."""
+        output order, heads 1-based output positions); bias: instead of the model's."""
+        bias = self.bias if bias is None else bias
         n = len(lemmas)
         if n < 3:
             return []
@@ -115,7 +116,7 @@ class PunctModel:
             if upos[p - 1] == "PUNCT" or upos[p] == "PUNCT":
                 continue
             sc = W.scores(gap_features(p, lemmas, upos, deprels, heads, lo, hi, root))
-            if sc.get("1", 0.0) + self.bias > sc.get("0", 0.0):
+            if sc.get("1", 0.0) + bias > sc.get("0", 0.0):
                 out.append(p)
         return out
 

@@ -650,8 +650,7 @@ class PunctuationStage(Stage):
             return
         heads = state.output_heads()
         lem, up, rel = [s.lemmas[i] for i in order], [s.upos[i] for i in order], [s.deprels[i] for i in order]
-        self.model.bias = self.bias
-        gaps = self.model.gaps(lem, up, rel, heads)
+        gaps = self.model.gaps(lem, up, rel, heads, self.bias)
         if not gaps:
             return
         lo, _ = spans(heads)
