@@ -195,6 +195,11 @@ def ship(tb: str, log) -> str:
         "completion", {}).get("examples"), "licence": LICENCE.get(tb, "see corpora/README.md"),
         "source": sources(tb)["data"]}
     sr["results"] = {k: res[k] for k in ("bleu", "nist", "dist", "signature") if k in res}
+    from wo.sr.realizer import Realizer
+
+    if sr["stages"] and sr["stages"][0].get("stage") == "completion":   # a model written before the packed header:
+        sr["stages"] = list(sr["stages"])                                  # its completion weights as raw arrays
+        sr["stages"][0] = Realizer(m).stage("completion").to_json()
     m.header["sr"] = sr
     out = os.path.join(SHIP, f"{tb}-deep.wo")
     m.save(out, compact=head.get("weights_dtype") or "q8")
@@ -205,6 +210,9 @@ def ship(tb: str, log) -> str:
     for name in named_files(m.header):   # the model's own LMs (a shipped one, the English 4-gram, is found there)
         if not os.path.exists(os.path.join(ROOT, "corpora", "models", name)):
             shutil.copyfile(os.path.join(os.path.dirname(src), name), os.path.join(SHIP, name))
+    if res:   # the size shipped (the packed header can make it smaller than the model decoded; same weights)
+        res["shipped_bytes"] = os.path.getsize(out)
+        json.dump(res, open(res_path, "w"), indent=1)
     log(f"{tb}: shipped {out} ({os.path.getsize(out) / 1e6:.1f} MB)")
     return out
 
@@ -254,7 +262,7 @@ def table(log) -> str:
                     if r["treebank"] == "en_partut-conv" else "converted")
             rows.append(f"| {r['treebank']} | {data} | {r['split']} | {r['bleu']:.2f} | {r['nist']:.2f} | {r['dist']:.2f} | "
                         f"{r['lemma_order_bleu']:.2f} | {fw['precision']:.1f} / {fw['recall']:.1f} / {fw['f1']:.1f} | "
-                        f"{r['sentences_per_second']:.0f} ({r['seconds']:.2f} s) | {r['model_bytes'] / 1e6:.1f} | "
+                        f"{r['sentences_per_second']:.0f} ({r['seconds']:.2f} s) | {r.get('shipped_bytes', r['model_bytes']) / 1e6:.1f} | "
                         f"{t.get('wall_seconds', '-')} |")
     conv = os.path.join(RES, "convert.json")
     if os.path.exists(conv):

@@ -68,3 +68,56 @@ def test_parameter_mixing(model_path, tmp_path):
         mix([a, other])
     with pytest.raises(ValueError):
         mix([])
+
+
+@pytest.mark.parametrize("compact", [False, "q8"])
+def test_arrays_in_the_header_are_packed_as_bytes_and_read_back(tmp_path, compact):
+    from wo.resources import peek_header
+
+    w = np.random.default_rng(0).normal(size=1 << 12).astype(np.float32)
+    rows = {"cls": np.arange(1000, dtype=np.uint16) % 7, "w": np.linspace(-2, 2, 1000, dtype=np.float32),
+            "indptr": np.array([0, 400, 1000], dtype=np.int64)}
+    m = Model(w, 12, TagDictionary({"the": ["DT"]}, ["NN"]), {"stage": {"rows": rows, "names": ["a", "b"]}})
+    p = tmp_path / "m.wo"
+    m.save(str(p), compact=compact)
+    raw = p.read_bytes()
+    assert struct.unpack("<I", raw[8:12])[0] == FORMAT_VERSION == 2
+    assert b"__array__" not in raw[:4096]        # the arrays sit in the zlib blob, not in the JSON stub
+    m2 = Model.load(str(p))
+    got = m2.header["stage"]["rows"]
+    for k, v in rows.items():
+        assert got[k].dtype == v.dtype and np.array_equal(got[k], v), k
+    assert got["w"].flags.writeable and m2.header["stage"]["names"] == ["a", "b"]
+    if compact:   # 8-bit codes: close, not equal
+        assert np.corrcoef(np.asarray(m2.weights, dtype=np.float64), w)[0, 1] > 0.95
+    else:
+        assert np.array_equal(m2.weights, w)
+    assert np.array_equal(peek_header(str(p))["stage"]["rows"]["cls"], rows["cls"])   # `wo models` reads it too
+    # a corrupt blob is the model's fault, named with its file
+    stub_len = struct.unpack("<I", raw[12:16])[0]
+    bad = bytearray(raw)
+    bad[16 + stub_len + 20] ^= 0xFF
+    c = tmp_path / "corrupt.wo"
+    c.write_bytes(bytes(bad))
+    with pytest.raises(ModelError, match=f"{c}: corrupt header blob"):
+        Model.load(str(c))
+    assert peek_header(str(c)) == {}
+
+
+def test_version_1_compact_models_are_still_read(tmp_path):
+    import base64
+    import json
+    import zlib
+
+    # a version-1 compact file as wo wrote them before the packed header: base64 zlib JSON under header_zlib
+    w = np.zeros(1 << 12, dtype="<f2")
+    inner = {"note": "old", "tagdict": {"table": {}, "unknown": ["NN"]}}
+    head = {"format_version": 1, "feature_set": "zc2015-table2-v1", "hash_bits": 12, "weights_dtype": "float16",
+            "weights_crc32": zlib.crc32(w.tobytes()) & 0xFFFFFFFF, "weights_bytes": w.nbytes,
+            "header_zlib": base64.b64encode(zlib.compress(json.dumps(inner).encode())).decode()}
+    hb = json.dumps(head).encode()
+    pre = b"WOMODEL\0" + struct.pack("<II", 1, len(hb)) + hb
+    p = tmp_path / "old.wo"
+    p.write_bytes(pre + b"\0" * ((-len(pre)) % 64) + w.tobytes())
+    m = Model.load(str(p))
+    assert m.header["note"] == "old" and m.hash_bits == 12

@@ -12,8 +12,11 @@ Layout (little-endian)::
     4*2^b     float32 weights (or 2*2^b float16 when the header's ``weights_dtype`` is
               "float16": the compact form of shipped models, widened to float32 on load)
 
-A compact header stores its JSON zlib-compressed and base64-encoded under ``header_zlib``
-(the lexicons of SR models are large and compress about tenfold).
+A compact header (format version 2) is a small JSON stub followed by one zlib blob holding
+the full JSON header and the raw bytes of the numpy arrays in it
+(:func:`wo.io.binfile.pack_header`; H then counts stub and blob); version 1 files, whose
+compact header is stored base64-encoded under ``header_zlib``, are still read.  The lexicons
+of SR models are large and compress about tenfold.
 
 The weights start at a 64-byte aligned offset so ``np.memmap`` (mode "r") shares the pages
 between joblib worker processes instead of copying the model per process.
@@ -31,11 +34,23 @@ from typing import Any, Dict, List, Optional, Sequence
 import mmh3
 import numpy as np
 
-from .io.binfile import read_header  # noqa: F401  (shared by model, LM and index files)
+from .io.binfile import pack_header, read_header, read_packed_header  # noqa: F401  (shared by model, LM and index files)
 
 MAGIC = b"WOMODEL\0"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)   # version 1: the compact header base64-encoded in the JSON (``header_zlib``)
 FEATURE_SET = "zc2015-table2-v1"
+
+
+def _has_array(o) -> bool:
+    """Whether a JSON-like tree holds a numpy array (stored packed, :func:`wo.io.binfile.pack_header`)."""
+    if isinstance(o, np.ndarray):
+        return True
+    if isinstance(o, dict):
+        return any(_has_array(v) for v in o.values())
+    if isinstance(o, (list, tuple)):
+        return any(_has_array(v) for v in o)
+    return False
 
 
 def atom(s: str) -> int:
@@ -183,8 +198,6 @@ class Model:
         zlib-compressed header (half or a quarter of the size; decoding outputs can differ where
         scores tie within the precision).  Raises OSError on I/O failure, ValueError for an
         unknown ``compact``."""
-        import base64
-
         kind = "float16" if compact is True else (compact or "float32")
         if kind not in ("float32", "float16", "q8"):
             raise ValueError(f"unknown compact form {compact!r} (float16 or q8)")
@@ -206,15 +219,16 @@ class Model:
             "weights_crc32": zlib.crc32(w.tobytes()) & 0xFFFFFFFF,
             "weights_bytes": int(w.nbytes),
         })
-        if kind != "float32":
+        blob = b""
+        if kind != "float32" or _has_array(head):
             keep = {k: head.pop(k) for k in ("format_version", "feature_set", "hash_bits", "weights_crc32",
                                               "weights_bytes")}
-            blob = zlib.compress(json.dumps(head, sort_keys=True).encode("utf-8"), 6)   # 9: 4x the time, 3 % smaller
-            head = dict(keep, weights_dtype=kind, header_zlib=base64.b64encode(blob).decode("ascii"))
+            fields, blob = pack_header(head, 6)   # level 9: 4x the time, 3 % smaller
+            head = dict(keep, weights_dtype=kind, **fields)
             if codebook is not None:
                 head["codebook"] = [float(x) for x in codebook]
         hb = json.dumps(head, sort_keys=True).encode("utf-8")
-        pre = MAGIC + struct.pack("<II", FORMAT_VERSION, len(hb)) + hb
+        pre = MAGIC + struct.pack("<II", FORMAT_VERSION, len(hb)) + hb + blob
         pad = (-len(pre)) % 64
         d = os.path.dirname(os.path.abspath(path)) or "."
         os.makedirs(d, exist_ok=True)
@@ -236,7 +250,11 @@ class Model:
     def read_header(path: str):
         """The JSON header of a model file (a compact header expanded) and its stored length in
         bytes, without reading the weights.  Raises ModelError / FileNotFoundError."""
-        head, hlen = read_header(path, MAGIC, FORMAT_VERSION, ModelError, "model")
+        head, hlen = read_header(path, MAGIC, READ_VERSIONS, ModelError, "model")
+        try:
+            head, hlen = read_packed_header(path, head, hlen)
+        except ValueError as exc:
+            raise ModelError(f"{path}: {exc}") from None
         if "header_zlib" in head:
             import base64
 

@@ -163,7 +163,12 @@ def peek_header(path: str) -> dict:
             pre = fh.read(16)
             if len(pre) < 16 or pre[:8] != b"WOMODEL\0":
                 return {}
-            head = json.loads(fh.read(struct.unpack("<I", pre[12:16])[0]).decode("utf-8"))
+            hlen = struct.unpack("<I", pre[12:16])[0]
+            head = json.loads(fh.read(hlen).decode("utf-8"))
+        if "header_blob_bytes" in head:   # format version 2: the header packed after a stub
+            from .io.binfile import read_packed_header
+
+            head, _ = read_packed_header(path, head, hlen)
         if "header_zlib" in head:
             head.update(json.loads(zlib.decompress(base64.b64decode(head.pop("header_zlib")))))
         return head

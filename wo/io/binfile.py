@@ -134,3 +134,80 @@ def open_sections(path: str, magic: bytes, version, error: type, kind: str, veri
             raise error(f"{path}: checksum mismatch (corrupt file)")
     mm = np.memmap(path, dtype=np.uint8, mode="r")
     return header, {name: mm[o:o + n] for name, (o, n) in secs.items()}
+
+
+# ---------------------------------------------------------------------------------- packed headers
+ARRAY_KEY = "__array__"
+
+
+def pack_header(header: dict, level: int = 6) -> Tuple[dict, bytes]:
+    """A header with numpy arrays in it (any depth of dicts and lists) as one zlib blob: the
+    JSON (each array replaced by ``{"__array__": [offset, dtype, shape]}``, offset in bytes
+    past the JSON) followed by the arrays' raw bytes.  Returns (the stub's fields, blob): the
+    stub gets ``header_json_bytes`` (length of the JSON inside the blob) and
+    ``header_blob_bytes`` (the blob's length).  Arrays compress as bytes, not as base64 text
+    (a third of the size for the deep track's completion weights).  Raises TypeError for a
+    value JSON cannot hold."""
+    arrays: List[np.ndarray] = []
+    used = [0]
+
+    def walk(o):
+        if isinstance(o, np.ndarray):
+            a = np.ascontiguousarray(o)
+            a = a.astype(a.dtype.newbyteorder("<"), copy=False)
+            arrays.append(a)
+            off = used[0]
+            used[0] += a.nbytes
+            return {ARRAY_KEY: [off, a.dtype.str, list(a.shape)]}
+        if isinstance(o, dict):
+            return {k: walk(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [walk(v) for v in o]
+        return o
+
+    js = json.dumps(walk(header), sort_keys=True).encode("utf-8")
+    blob = zlib.compress(js + b"".join(a.tobytes() for a in arrays), level)
+    return {"header_json_bytes": len(js), "header_blob_bytes": len(blob)}, blob
+
+
+def unpack_header(stub: dict, blob: bytes) -> dict:
+    """Inverse of :func:`pack_header`: the header the blob holds, arrays restored as writable
+    numpy arrays (little-endian dtypes).  Raises ValueError (zlib.error, a JSON error or a
+    bad array entry) for a corrupt blob."""
+    raw = bytearray(zlib.decompress(blob))
+    n = int(stub["header_json_bytes"])
+    if n > len(raw):
+        raise ValueError("header blob shorter than its JSON")
+    body = memoryview(raw)[n:]
+
+    def restore(o: dict):
+        if len(o) == 1 and ARRAY_KEY in o:
+            off, dt, shape = o[ARRAY_KEY]
+            count = int(np.prod(shape)) if shape else 1
+            return np.frombuffer(body, dtype=np.dtype(dt), count=count, offset=int(off)).reshape(shape)
+        return o
+
+    return json.loads(bytes(raw[:n]).decode("utf-8"), object_hook=restore)
+
+
+def read_packed_header(path: str, head: dict, hlen: int) -> Tuple[dict, int]:
+    """The full header of a file whose stub ``head`` (read by :func:`read_header`, ``hlen``
+    bytes) announces a packed blob (``header_blob_bytes``): the stub's fields with the blob's
+    header, and the length of stub plus blob (where the padding before the data starts).  A
+    stub without a blob is returned as it is.  Raises ValueError for a truncated or corrupt
+    blob; OSError."""
+    if "header_blob_bytes" not in head:
+        return head, hlen
+    n = int(head["header_blob_bytes"])
+    with open(path, "rb") as fh:
+        fh.seek(16 + hlen)
+        blob = fh.read(n)
+    if len(blob) < n:
+        raise ValueError("truncated file (header blob incomplete)")
+    try:
+        full = unpack_header(head, blob)
+    except (zlib.error, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"corrupt header blob ({exc})") from None
+    stub = {k: v for k, v in head.items() if k not in ("header_json_bytes", "header_blob_bytes")}
+    stub.update(full)
+    return stub, hlen + n

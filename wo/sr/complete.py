@@ -138,6 +138,27 @@ class Perceptron:
         self._set_rows(feats, classes, indptr, np.array(cls, dtype=np.int32), np.array(ws, dtype=np.float32))
         return self
 
+    def prune(self, threshold: float) -> "Perceptron":
+        """Drop the compiled weights whose magnitude is below ``threshold`` (features left with
+        no weight go too; classes stay).  A size/quality trade-off measured in NOTES.md
+        ("Deep track"); 0 keeps everything.  Returns self.  Raises ValueError for a negative
+        threshold or an uncompiled perceptron."""
+        if threshold < 0:
+            raise ValueError(f"prune threshold must be >= 0, not {threshold}")
+        if not hasattr(self, "fid"):
+            raise ValueError("prune works on the compiled form (call compile() first)")
+        if threshold == 0:
+            return self
+        keep = np.abs(self.w) >= threshold
+        row = np.repeat(np.arange(len(self.fid), dtype=np.int64), np.diff(self.indptr))
+        counts = np.bincount(row[keep], minlength=len(self.fid))
+        live = counts > 0
+        feats = [f for f, ok in zip(self.fid, live) if ok]
+        indptr = np.zeros(len(feats) + 1, dtype=np.int64)
+        np.cumsum(counts[live], out=indptr[1:])
+        self._set_rows(feats, self.classes, indptr, self.cls[keep].copy(), self.w[keep].copy())
+        return self
+
     def _set_rows(self, feats, classes, indptr, cls, w) -> None:
         self.fid = {f: i for i, f in enumerate(feats)}
         self.classes = list(classes)
@@ -173,25 +194,37 @@ class Perceptron:
         return cands[int(np.argmax(v))]
 
     def to_json(self) -> dict:
-        """The compiled form as JSON (the arrays base64-encoded, little-endian)."""
-        import base64
-
-        b64 = lambda a: base64.b64encode(a.astype(a.dtype.newbyteorder("<")).tobytes()).decode("ascii")  # noqa: E731
-        return {"features": list(self.fid), "classes": self.classes, "indptr": b64(self.indptr),
-                "cls": b64(self.cls), "w": b64(self.w)}
+        """The compiled form for a model header: the feature strings and class names, and the
+        rows as numpy arrays (indptr int64, cls uint16 when there are fewer than 65,536 classes
+        else int32, w float32), which the model file packs as raw bytes
+        (:func:`wo.io.binfile.pack_header`)."""
+        small = len(self.classes) < 65536
+        return {"features": list(self.fid), "classes": self.classes, "indptr": np.asarray(self.indptr, np.int64),
+                "cls": np.asarray(self.cls, np.uint16 if small else np.int32), "w": np.asarray(self.w, np.float32)}
 
     @classmethod
     def from_json(cls, d) -> "Perceptron":
-        """Inverse of :meth:`to_json` (a plain {feature: {class: weight}} dict is compiled).
-        Raises KeyError/ValueError for a malformed form."""
+        """Inverse of :meth:`to_json`; also reads the arrays base64-encoded (little-endian int64,
+        int32, float32: models written before the packed header), and a plain {feature: {class:
+        weight}} dict, which it compiles.  Raises KeyError/ValueError for a malformed form."""
         import base64
 
         p = cls()
         if "indptr" not in d:
             p.weights = d
             return p.compile()
-        arr = lambda k, t: np.frombuffer(base64.b64decode(d[k]), dtype=t)  # noqa: E731
-        indptr, c, w = arr("indptr", "<i8"), arr("cls", "<i4"), arr("w", "<f4")
+
+        def arr(k, t):
+            v = d[k]
+            if isinstance(v, str):
+                return np.frombuffer(base64.b64decode(v), dtype=t)
+            if not isinstance(v, np.ndarray):
+                raise ValueError(f"perceptron {k}: not an array")
+            return v
+
+        indptr = arr("indptr", "<i8").astype(np.int64, copy=False)
+        c = np.ascontiguousarray(arr("cls", "<i4"), dtype=np.int32)
+        w = np.ascontiguousarray(arr("w", "<f4"), dtype=np.float32)
         if len(indptr) != len(d["features"]) + 1 or len(c) != len(w) or (len(indptr) and indptr[-1] != len(c)):
             raise ValueError("malformed perceptron rows")
         p._set_rows(d["features"], d["classes"], indptr, c, w)
