@@ -3,6 +3,7 @@
     python bench/sr_deep.py train [--tb en_partut] [--thorough]   # wo sr train on T2 -> out/sr-deep/TB/TB-deep.wo
     python bench/sr_deep.py eval  [--tb en_partut] [--split dev|test]   # wo sr realize, scored
     python bench/sr_deep.py ship  [--tb en_partut]                # corpora/models/sr/TB-deep.wo
+    python bench/sr_deep.py peer  [--tb en_partut]                # IMSurReal's T2 pipeline beside wo (timing, scores)
     python bench/sr_deep.py table                                 # docs/sr-deep.md from bench/results/sr_deep/
 
 Data: en_partut is the official SR'19 data (T2 train aligned with ``original_id``, its UD
@@ -180,6 +181,88 @@ def evaluate(tb: str, log, split: str = "dev") -> dict:
     return rec
 
 
+IMS_WORK = os.environ.get("IMS_T2_WORK", os.path.expanduser("~/imsurreal-t2"))
+
+
+def peer(tb: str, log, repeat: int = 3) -> dict:
+    """IMSurReal v2.0's T2 pipeline (``bench/imsurreal_t2.sh``: tsp -> gen -> inf, each a whole
+    process, models trained into $IMS_T2_WORK/TB beforehand) and ``wo sr realize`` side by side
+    on TB's test, alternating, ``repeat`` times; medians.  wo's output must equal its recorded
+    test decode (the test is not decoded for a new figure: this is timing); IMSurReal's output
+    is scored as wo's (SR'19 BLEU/NIST/DIST, lemmas in order, function words).  Writes
+    bench/results/sr_deep/imsurreal.TB.json."""
+    import statistics
+    import subprocess
+
+    from wo.eval import sr_score
+    from wo.io import read_conllu
+    from wo.sr.t1 import read_t1
+
+    src = sources(tb)
+    model = model_path(tb)
+    w = os.path.join(IMS_WORK, tb)
+    for task in ("tsp", "gen", "inf"):
+        if not os.path.exists(os.path.join(w, f"{task}.mdl")):
+            raise SystemExit(f"no IMSurReal {task} model in {w}: train it with bench/imsurreal_t2.sh (see its header)")
+    mine = os.path.join(WORK, tb, "test.hyp")
+    scratch = os.path.join(WORK, tb, "test.peer.hyp")
+    ims_s, ims_rss, wo_s, wo_rss = [], [], [], []
+    env = dict(os.environ, T2=src["test"], REF=src["test_ref"], NAME="test")
+    for k in range(repeat):
+        p = subprocess.run(["bash", os.path.join(ROOT, "bench", "imsurreal_t2.sh"), w], env=env, capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            raise SystemExit(f"imsurreal_t2.sh failed: {p.stderr[-1500:]}")
+        r = json.load(open(os.path.join(w, "test.json")))
+        ims_s.append(r["decode_seconds"]["total"])
+        ims_rss.append(r["decode_peak_rss_mb"]["max"])
+        _, secs, rss, cmd = _decode(model, src["test"], scratch)
+        wo_s.append(secs)
+        wo_rss.append(rss)
+        log(f"{tb} run {k + 1}: IMSurReal {ims_s[-1]:.2f} s ({r['decode_seconds']}), wo {secs:.2f} s")
+    if open(scratch + ".tok", encoding="utf-8").read() != open(mine + ".tok", encoding="utf-8").read():
+        raise SystemExit(f"{scratch}.tok differs from the recorded decode {mine}.tok: not the model that was scored")
+    refs = read_conllu(src["test_ref"])
+    inputs = read_t1(src["test"])
+    lines = lambda path: [ln.rstrip("\n") for ln in open(path, encoding="utf-8")]   # noqa: E731
+    hyp = lines(os.path.join(w, "test.hyp"))
+    lem = [x.split() for x in lines(os.path.join(w, "test.lemma.hyp"))]
+    sc = sr_score(hyp, [" ".join(s.forms) for s in refs])
+    lemma_bleu = sr_score([" ".join(x) for x in lem], [" ".join(s.lemmas) for s in refs], bleu_only=True).bleu
+
+    def train_s(task):
+        f = os.path.join(w, f"time.train.{task}")
+        for ln in open(f):
+            if "Elapsed (wall clock)" in ln:
+                t = 0.0
+                for x in ln.rsplit(": ", 1)[1].strip().split(":"):
+                    t = t * 60 + float(x)
+                return t
+        return None
+
+    ours = json.load(open(os.path.join(RES, f"{tb}.test.json")))
+    ims_med, wo_med = statistics.median(ims_s), statistics.median(wo_s)
+    rec = {"treebank": tb, "split": "test", "sentences": len(refs), "system": "IMSurReal v2.0 T2 (tsp, gen, inf)",
+           "bleu": round(sc.bleu, 2), "nist": round(sc.nist, 2), "dist": round(sc.dist, 2),
+           "sacrebleu": round(sc.sacrebleu, 2), "signature": sc.signature, "lemma_order_bleu": round(lemma_bleu, 2),
+           "function_words": function_words(inputs, lem, refs),
+           "decode_seconds": {"imsurreal": ims_s, "wo": wo_s, "imsurreal_median": ims_med, "wo_median": wo_med,
+                              "ratio": round(ims_med / wo_med, 2)},
+           "decode_peak_rss_mb": {"imsurreal": max(ims_rss), "wo": max(wo_rss)},
+           "imsurreal_steps_last_run": r["decode_seconds"],
+           "train_seconds": {t: train_s(t) for t in ("tsp", "gen", "inf")},
+           "train_steps": "8000 + fine-tuning (--max_step 8000), dev for model selection",
+           "wo": {k: ours[k] for k in ("bleu", "nist", "dist", "lemma_order_bleu", "function_words")},
+           "wo_command": cmd, "machine": cpu_name(cores=True),
+           "note": "timings alternate IMSurReal and wo in one run on a quiet machine; wo's output is its recorded "
+                   "test decode (checked), IMSurReal's is scored here with wo's metrics"}
+    with open(os.path.join(RES, f"imsurreal.{tb}.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    log(f"{tb}: IMSurReal BLEU {rec['bleu']} (wo {ours['bleu']}); decode {ims_med:.2f} s against wo {wo_med:.2f} s "
+        f"({rec['decode_seconds']['ratio']}x)")
+    return rec
+
+
 def ship(tb: str, log) -> str:
     """Copy the trained model to corpora/models/sr/TB-deep.wo with its data, licence and test
     figures in the header (the catalogue of ``wo sr models``)."""
@@ -280,7 +363,6 @@ def table(log) -> str:
                              for k, v in t["features"].items())
     else:
         text_conv = ""
-    peer = os.path.join(RES, "imsurreal_en_partut.json")
     text = ("# Deep track (SR'19 T2): results\n\nGenerated by `python bench/sr_deep.py table` from `bench/results/sr_deep/`."
             " BLEU, NIST and DIST are the SR'19 metrics on lower-cased tokens (sacrebleu signature in each JSON record);"
             " function words: precision / recall / F1 of the generated words by lemma; lemmas in order: BLEU of the"
@@ -294,10 +376,25 @@ def table(log) -> str:
             "| treebank | data | split | BLEU | NIST | DIST | lemmas in order | function words P / R / F1 |"
             " sentences/s (s) | model MB | training s |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
             + "\n".join(rows) + "\n")
-    if os.path.exists(peer):
-        p = json.load(open(peer))
-        text += "\nIMSurReal v2.0 on the same machine kind: see `bench/results/sr_deep/imsurreal_en_partut.json`"
-        text += f" (test BLEU {p.get('test', {}).get('bleu', p.get('bleu', '-'))}).\n"
+    peers = sorted(n for n in os.listdir(RES) if n.startswith("imsurreal.") and n.endswith(".json")) \
+        if os.path.isdir(RES) else []
+    if peers:
+        text += ("\n## IMSurReal side by side\n\nIMSurReal v2.0's deep-track pipeline (TSP linearizer, completion,"
+                 " inflection; `bench/imsurreal_t2.sh`, 8,000 steps per model and as many fine-tuning steps) trained on the"
+                 " same files and decoded beside wo in one run (`python bench/sr_deep.py peer`: alternating, 3 runs,"
+                 " medians; each system's whole processes, one job). Scored with wo's metrics.\n\n"
+                 "| treebank | IMSurReal BLEU | wo BLEU | IMSurReal lemmas in order | wo | IMSurReal function words"
+                 " P / R / F1 | wo | IMSurReal decode s | wo decode s | speed ratio | IMSurReal training s |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|\n")
+        for n in peers:
+            r = json.load(open(os.path.join(RES, n)))
+            f, g, d = r["function_words"], r["wo"]["function_words"], r["decode_seconds"]
+            ts = r["train_seconds"]
+            text += (f"| {r['treebank']} | {r['bleu']:.2f} | {r['wo']['bleu']:.2f} | {r['lemma_order_bleu']:.2f} |"
+                     f" {r['wo']['lemma_order_bleu']:.2f} | {f['precision']:.1f} / {f['recall']:.1f} / {f['f1']:.1f} |"
+                     f" {g['precision']:.1f} / {g['recall']:.1f} / {g['f1']:.1f} | {d['imsurreal_median']:.2f} |"
+                     f" {d['wo_median']:.2f} | {d['ratio']:.1f}x |"
+                     f" {sum(v for v in ts.values() if v):.0f} |\n")
     text += text_conv
     path = os.path.join(ROOT, "docs", "sr-deep.md")
     with open(path, "w", encoding="utf-8") as f:
@@ -308,7 +405,7 @@ def table(log) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=("train", "eval", "ship", "table"))
+    ap.add_argument("what", choices=("train", "eval", "ship", "peer", "table"))
     ap.add_argument("--tb", nargs="+", default=["en_partut"])
     ap.add_argument("--split", default="dev", choices=("dev", "test"))
     ap.add_argument("--thorough", action="store_true")
@@ -324,6 +421,8 @@ def main(argv=None) -> int:
             evaluate(tb, log, a.split)
         elif a.what == "ship":
             ship(tb, log)
+        elif a.what == "peer":
+            peer(tb, log)
     if a.what == "table":
         table(log)
         models_readme(log)
