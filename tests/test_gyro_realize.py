@@ -254,3 +254,27 @@ def test_split_bound_and_join_filter(setup):
                 assert s == pytest.approx(lm.score([words[i] for i in row]), abs=1e-3)
         assert runs[100.0][:2] == runs[-1.0][:2]
         assert runs[0.5][2] < runs[-1.0][2]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_impossible_word_in_the_lm_is_realised_not_a_crash(tmp_path, jobs):
+    """An ARPA unigram of log10 probability -inf (KenLM reads it as such) in a bag of 12+ words:
+    the chart subtracted cached boundary scores (-inf - -inf = NaN) and its selection walked
+    past the candidate array: exit 139, every sentence lost (TerminatedWorkerError with jobs)."""
+    import subprocess
+    import sys
+
+    words = "the a dog cat sat on mat quickly big small red blue green house tree ran".split()
+    uni = [f"-99\t<s>\t-0.3", "-1.0\t</s>", "-2.0\t<unk>"] + [
+        f"{'-inf' if w == 'dog' else format(-1.0 - i * 0.05, '.3f')}\t{w}\t-0.2" for i, w in enumerate(words)]
+    arpa = tmp_path / "inf.arpa"
+    arpa.write_text("\\data\\\nngram 1=%d\nngram 2=3\n\n\\1-grams:\n%s\n\n\\2-grams:\n-0.5\t<s> the\n-0.3\tthe dog\n"
+                    "-0.4\tdog sat\n\n\\end\\\n" % (len(uni), "\n".join(uni)), encoding="utf-8")
+    bags = tmp_path / "bags.txt"
+    bags.write_text(" ".join(words) + "\n" + " ".join(reversed(words)) + "\nthe dog sat\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    p = subprocess.run([sys.executable, "-m", "wo.cli", "gyro", "realize", "--lm", str(arpa), "--input", str(bags),
+                        "--output", str(out), "--jobs", jobs, "--quiet"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-800:]
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert [sorted(x.split()) for x in lines] == [sorted(words), sorted(words), sorted("the dog sat".split())]

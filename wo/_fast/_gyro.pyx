@@ -209,6 +209,17 @@ cdef class TrieIndex:
 # W 64-bit words with a guard bit per field: B + C fits the bag iff no guard bit is set.
 
 
+cdef float LOGP_FLOOR = -99.0   # log10 probability of an impossible event (ARPA's <s>): a -inf n-gram
+                                # (an ARPA file may hold one) scores this, so no score difference is NaN
+
+
+cdef inline float _fin(float lp) noexcept nogil:
+    """An LM log10 probability floored at LOGP_FLOOR (-inf in, -99 out).  The chart subtracts
+    cached boundary scores (-inf - -inf is NaN) and its selection loops assume ordered floats:
+    a NaN walked Hoare's selection past the candidate array (a segfault)."""
+    return lp if lp > LOGP_FLOOR else LOGP_FLOOR
+
+
 cdef inline int _asc(uint64_t a, uint64_t b) noexcept nogil:
     return 0 if a == b else (-1 if a < b else 1)
 
@@ -356,9 +367,9 @@ cdef class GyroChart:
         cdef float p, best
         for d in range(self.D):
             self.lm.begin(&sv)
-            best = self.lm.score(&sv, self.lmid[d], &o)
+            best = _fin(self.lm.score(&sv, self.lmid[d], &o))
             e.len = 0
-            p = self.lm.score(&e, self.lmid[d], &o)
+            p = _fin(self.lm.score(&e, self.lmid[d], &o))
             if p > best:
                 best = p
             for v in range(self.D):
@@ -366,8 +377,8 @@ cdef class GyroChart:
                     self.bg[v * self.D + d] = -99.0
                     continue
                 e.len = 0
-                self.lm.score(&e, self.lmid[v], &sv)
-                p = self.lm.score(&sv, self.lmid[d], &o)
+                _fin(self.lm.score(&e, self.lmid[v], &sv))
+                p = _fin(self.lm.score(&sv, self.lmid[d], &o))
                 self.bg[v * self.D + d] = p
                 if p > best:
                     best = p
@@ -418,7 +429,7 @@ cdef class GyroChart:
         cdef int k
         a.len = 0
         for k in range(n):
-            p = self.lm.score(&a, self.lmid[t[k]], &b)
+            p = _fin(self.lm.score(&a, self.lmid[t[k]], &b))
             if k < self.order - 1:
                 head[k] = p
             tot += p
@@ -436,7 +447,7 @@ cdef class GyroChart:
         cdef const int32_t* tc = &self.toks[C.tok]
         a = B.tail
         for k in range(m):
-            p = self.lm.score(&a, self.lmid[tc[k]], &b)
+            p = _fin(self.lm.score(&a, self.lmid[tc[k]], &b))
             delta += p - C.head[k]
             if head != NULL and lb + k < self.order - 1:
                 head[lb + k] = p
@@ -481,9 +492,9 @@ cdef class GyroChart:
         cdef int k, m = n if n < self.order - 1 else self.order - 1
         self.lm.begin(&a)
         for k in range(m):
-            delta += self.lm.score(&a, self.lmid[t[k]], &b) - head[k]
+            delta += _fin(self.lm.score(&a, self.lmid[t[k]], &b)) - head[k]
             a = b
-        return delta + self.lm.score(tail, self.lm.eos, &b)
+        return delta + _fin(self.lm.score(tail, self.lm.eos, &b))
 
     # ------------------------------------------------------------------ candidates of a row
     cdef int _dedup_begin(self, int cap) noexcept nogil:
@@ -629,11 +640,11 @@ cdef class GyroChart:
                         hy.bos = 0.0
                         self.lm.begin(&a)
                         for k in range(o1):
-                            hy.bos += self.lm.score(&a, self.lmid[self.toks[hy.tok + k]], &b2) - hy.head[k]
+                            hy.bos += _fin(self.lm.score(&a, self.lmid[self.toks[hy.tok + k]], &b2)) - hy.head[k]
                             a = b2
                     hy = &self.hyps[hc]
                     if hy.eos > 1e29:
-                        hy.eos = self.lm.score(&hy.tail, self.lm.eos, &b2)
+                        hy.eos = _fin(self.lm.score(&hy.tail, self.lm.eos, &b2))
                     s = self.hyps[hb].score + self.hyps[hc].score + self._delta(hb, lb, hc, lc)
                     e = s + self.hyps[hb].bos + self.hyps[hc].eos
                 else:
