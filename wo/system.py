@@ -103,11 +103,31 @@ class System:
 
     def decode_batch(self, batch: Sequence) -> List[Result]:
         """One result per item of ``batch``, in order; an item raising one of ``errors`` gets
-        :meth:`fallback` with the exception's text, the others are unaffected."""
+        :meth:`fallback` with the exception's text, the others are unaffected.  Any other
+        exception (a bug here or in a library the system calls, e.g. lemminflect's IndexError on
+        an empty lemma) is kept to its item too: :meth:`fallback` with ``internal error
+        (TYPE: text)``, so one sentence never loses the others; KeyboardInterrupt and
+        SystemExit go through."""
         out = []
         for item in batch:
             try:
                 out.append(self.decode_item(item))
             except self.errors as exc:
                 out.append(self.fallback(item, str(exc) or type(exc).__name__))
+            except Exception as exc:   # noqa: BLE001 (kept to its sentence, reported with its type)
+                out.append(self.fallback(item, internal_error(exc)))
         return out
+
+
+def internal_error(exc: BaseException) -> str:
+    """The per-sentence message of an unexpected exception: ``internal error (TYPE: text)``
+    with the innermost frame's file and line when there is one (for a bug report)."""
+    import traceback
+
+    where = ""
+    tb = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    if tb:
+        fr = tb[-1]
+        where = f" at {fr.filename.rsplit('site-packages/', 1)[-1].rsplit('/wo/', 1)[-1]}:{fr.lineno}"
+    text = str(exc)
+    return f"internal error ({type(exc).__name__}{': ' + text if text else ''}{where})"

@@ -141,14 +141,17 @@ def gold_to_meta(s: Sentence) -> str:
 
 
 def check_sr(s: SRSentence) -> Optional[str]:
-    """Problems that make a T1 sentence unusable (message) or None: missing heads, cycles, roots,
-    a ``lin`` rank beyond the number of its head's dependents (or on the root)."""
+    """Problems that make a T1 sentence unusable (message) or None: an empty lemma, missing
+    heads, cycles, roots, a ``lin`` rank beyond the number of its head's dependents (or on the root)."""
     n = len(s)
     track = "T2" if is_deep(s) else "T1"
     if any(h < 0 for h in s.heads):
         return f"{track} input needs a head for every token"
     if sum(1 for h in s.heads if h == 0) != 1:
         return f"{track} input needs exactly one root"
+    blank = next((i for i, x in enumerate(s.lemmas) if not x.strip()), None)
+    if blank is not None:
+        return f"token {blank + 1}: empty LEMMA field"
     msg = validate(Item(s.lemmas, [None] * n, s.heads, s.sent_id, s.line), 10 ** 6)
     if msg:
         return msg
