@@ -1110,3 +1110,46 @@ cdef class GyroChart:
                 for i in range(N - lb):
                     vo[k, lb + i] = self.toks[self.hyps[q.c].tok + i]
         return (0 if K > 0 else 1), out, sc
+
+
+def greedy_order(NgramModel lm, const int32_t[::1] lmid, const int32_t[::1] mult):
+    """The greedy LM order of a bag (GYRO's fallback when its search is cut short): left to
+    right from <s>, the word left whose log10 p given the words so far is highest (each -inf
+    scored LOGP_FLOOR; ties to the higher index, i.e. the last of the sorted distinct words).
+
+    lm: the n-gram LM; lmid: int32[D] LM ids of the bag's distinct words; mult: int32[D] their
+    multiplicities (>= 1).  Returns an int32 array of N = sum(mult) word indexes (0..D-1).  O(N D)
+    LM queries in C without the GIL (a 5,000-word bag of 1,500 distinct words: 7.5 M queries,
+    about a second), where the Python loop took minutes.  Raises ValueError for lengths that
+    differ or a multiplicity below 1; MemoryError."""
+    cdef Py_ssize_t D = lmid.shape[0], i, k, n = 0
+    if mult.shape[0] != D:
+        raise ValueError("lmid and mult differ in length")
+    for i in range(D):
+        if mult[i] < 1:
+            raise ValueError("multiplicities must be >= 1")
+        n += mult[i]
+    out = np.empty(n, dtype=np.int32)
+    left_arr = np.array(mult, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    cdef int32_t[::1] left = left_arr
+    cdef LMState st, nxt, best_st
+    cdef float p, best
+    cdef Py_ssize_t bi
+    with nogil:
+        lm.begin(&st)
+        for k in range(n):
+            bi = -1
+            best = 0.0
+            for i in range(D):
+                if left[i] == 0:
+                    continue
+                p = _fin(lm.score(&st, lmid[i], &nxt))
+                if bi < 0 or p >= best:   # ties to the later word (the Python greedy's max over (p, word))
+                    bi = i
+                    best = p
+                    best_st = nxt
+            o[k] = <int32_t>bi
+            left[bi] -= 1
+            st = best_st
+    return out

@@ -506,16 +506,19 @@ class GyroRealizer(system.System):
                 row[k] = f.minimize() if f.num_states() > 1 else f
 
     def _greedy(self, bag: Sequence[str]) -> List[str]:
-        """Left to right, the most probable next word under the LM (each word once)."""
-        left = list(bag)
-        out: List[str] = []
-        K = max(self.lm.order - 1, 1)
-        while left:   # the next word's log10 p given the last K words (the prefix's own score is shared)
-            ctx, bos = (out, True) if len(out) < K else (out[-K:], False)
-            best = max(set(left), key=lambda w: (float(self.lm.word_scores(ctx + [w], bos=bos, eos=False)[-1]), w))
-            out.append(best)
-            left.remove(best)
-        return out
+        """Left to right, the most probable next word under the LM (each word once; ties to the
+        alphabetically last): ``wo._fast._gyro.greedy_order`` in C."""
+        from .._fast._gyro import greedy_order
+
+        if not bag:
+            return []
+        words = sorted(set(bag))
+        count = {}
+        for w in bag:
+            count[w] = count.get(w, 0) + 1
+        lmid = np.ascontiguousarray(self.lm.word_ids(words), dtype=np.int32)
+        idx = greedy_order(self.lm.core, lmid, np.array([count[w] for w in words], dtype=np.int32))
+        return [words[i] for i in idx]
 
 
 # ------------------------------------------------------------------ batch (CLI)
