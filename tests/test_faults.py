@@ -59,3 +59,73 @@ def test_an_unexpected_exception_is_kept_to_its_sentence():
     assert [r.status for r in got] == ["ok", "error", "ok"]
     assert got[1].message.startswith("internal error (IndexError: string index out of range at ")
     assert "test_faults.py:" in got[1].message
+
+
+def _ewt_words(n):
+    """n real words: the forms of UD English-EWT dev in order, shuffled with a fixed seed."""
+    import random
+
+    from wo.io import read_conllu
+
+    words = [w for s in read_conllu(str(ROOT / "corpora" / "ud-en-ewt" / "en_ewt-ud-dev.conllu.xz")) for w in s.forms]
+    words = words[:n]
+    random.Random(5).shuffle(words)
+    return words
+
+
+BIG_BAG_VERBS = {
+    "linearize": ["linearize"],
+    "ccg": ["ccg", "linearize"],
+    "gyro": ["gyro", "realize"],
+    "idl": ["idl", "realize", "--input-format", "bag"],
+}
+
+
+@pytest.mark.parametrize("verb", sorted(BIG_BAG_VERBS))
+def test_a_5000_word_bag_is_bounded_by_default_in_every_bag_path(tmp_path, verb):
+    """No option: every default bag path ends a 5,000-word bag in under a minute and 2 GB with
+    a record (a refusal naming the bound, or a fallback order with its status), and the next
+    bag is realised.  Before: `wo idl realize` past a minute and 6.7 GB; GYRO 5+ minutes on 480
+    words its LM does not know; `wo linearize` 30+ minutes and 5 GB (now refused past
+    --max-length)."""
+    import json
+    import time
+
+    bags = tmp_path / "bags.txt"
+    bags.write_text(" ".join(_ewt_words(5000)) + "\nbarked the dog\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    code = ("import resource, sys\nfrom wo.cli import main\nrc = main(sys.argv[1:])\n"
+            "print('maxrss_kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(rc)\n")
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", code, *BIG_BAG_VERBS[verb], "--input", str(bags), "--output", str(out),
+                        "--format", "jsonl"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    secs = time.perf_counter() - t0
+    assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr[-1500:]
+    rss_mb = int(p.stderr.rsplit("maxrss_kb", 1)[1].split()[0]) / 1024
+    assert secs < 60 and rss_mb < 2048, (secs, rss_mb)
+    recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(recs) == 2 and recs[1]["status"] in ("ok", "completed")
+    assert sorted(recs[1]["tokens"]) == ["barked", "dog", "the"]
+    if recs[0]["status"] != "error":               # a fallback order: every word once
+        assert len(recs[0]["tokens"]) == 5000 and recs[0]["status"] in ("timeout", "limit", "max-states", "memory")
+    else:                                          # refused, naming the bound
+        assert "--max-length" in p.stderr
+
+
+def test_gyro_ends_a_bag_past_its_time_and_a_bag_past_its_keys_in_the_greedy_order(tmp_path):
+    import json
+    import time
+
+    from wo.gyro.realize import DEFAULT_TIMEOUT, GyroRealizer
+
+    assert GyroRealizer.__init__.__defaults__ is not None and DEFAULT_TIMEOUT in GyroRealizer.__init__.__defaults__
+    bags = tmp_path / "bags.txt"   # 480 words the LM does not know (all ties: the chart cannot prune), then 5,000
+    bags.write_text(" ".join(f"w{i}" for i in range(480)) + "\n" + " ".join(f"v{i}" for i in range(5000)) + "\n",
+                    encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    t0 = time.perf_counter()
+    p = _wo("gyro", "realize", "--input", bags, "--output", out, "--format", "jsonl", "--timeout", "2", "--quiet")
+    assert p.returncode == 0 and time.perf_counter() - t0 < 30, p.stderr
+    a, b = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert a["status"] == "timeout" and a["level"] == "greedy" and sorted(a["tokens"]) == sorted(f"w{i}" for i in range(480))
+    assert b["status"] == "limit" and "multiset keys" in b["message"] and len(set(b["tokens"])) == 5000

@@ -256,6 +256,11 @@ cdef int _cmp_kh(const void* a, const void* b) noexcept nogil:
     return _asc(x.kh, y.kh) or _desc(x.score, y.score) or _asc(x.h, y.h)
 
 
+class BagTooLarge(ValueError):
+    """A bag whose multiplicities do not fit GYRO's packed multiset keys (some hundreds of
+    distinct words): the caller falls back to the greedy LM order."""
+
+
 cdef class GyroChart:
     """Algorithm 3 of de Gispert, Tomalin & Byrne (2014, section 2.4: pruned parsing and
     generation) for one bag, with explicit LM-scored cell contents in C pools.
@@ -332,7 +337,7 @@ cdef class GyroChart:
                 w += 1
                 bits = 0
             if w >= KW_MAX:
-                raise ValueError(f"bag too large for GYRO's multiset keys ({D} distinct words)")
+                raise BagTooLarge(f"bag too large for GYRO's multiset keys ({D} distinct words)")
             self.fword[d] = w
             self.fshift[d] = bits
             self.fwidth[d] = width - 1

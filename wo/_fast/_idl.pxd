@@ -73,6 +73,7 @@ cdef class IDLSearch:
     cdef int nbpool, capbpool
     cdef Heap q
     cdef SigMap seen
+    cdef double _bytes(self) noexcept nogil
     # scratch (sized by V / types / joins)
     cdef int32_t* lpath
     cdef int32_t* vmark

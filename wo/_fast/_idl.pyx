@@ -15,7 +15,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
-from ._typedefs cimport int32_t, uint64_t, uint8_t
+from ._typedefs cimport eid_t, int32_t, uint64_t, uint8_t
 from ._lm cimport NgramModel, LMState, lm_mix, LM_MAX_ORDER
 from ._agenda cimport Heap, SigMap, heap_init, heap_free, heap_push, heap_pop, sigmap_reset, sigmap_free, sigmap_find
 from ._utils cimport grow, now as _now
@@ -587,14 +587,22 @@ cdef class IDLSearch:
             cur = nx
         return 0
 
+    cdef double _bytes(self) noexcept nogil:
+        """Bytes held by the search's growing arrays (states, cut pool, bound pool, agenda, seen)."""
+        return (<double>self.capS * sizeof(IState) + <double>self.cappool * sizeof(int32_t)
+                + <double>self.capbpool * sizeof(double) + <double>self.q.cap * (sizeof(double) + sizeof(eid_t))
+                + <double>self.seen.cap * (sizeof(uint64_t) + sizeof(eid_t)))
+
     def run(self, str algorithm="astar", int k=5, double beam_log10=-1.0, long max_states=1000000,
-            double timeout=0.0, bint count_only=False, bint lookahead=True):
+            double timeout=0.0, bint count_only=False, bint lookahead=True, double max_mb=0.0):
         """One search.  algorithm: bfs | astar | greedy-astar (A*_k: unfold only states whose
         path is at least the longest unfolded path minus k tokens) | beam (B_p: a state is
         unfolded only if its estimated log10 probability g + h is within ``beam_log10`` =
-        log10 p of the best at its length).  max_states bounds the states created; timeout
-        (seconds, 0 = none) bounds the time; either returns the best completed path, else
-        the greedy completion of the longest state.  count_only: unfold without LM scores
+        log10 p of the best at its length).  max_states bounds the states created; max_mb
+        (MiB, 0 = none) the memory of the search's arrays (a state of a long bag holds its
+        whole cut: 1,000 words and a million states were 6.7 GB); timeout (seconds, 0 = none)
+        bounds the time; each returns the best completed path, else the greedy completion of
+        the longest state (status max-states for both bounds on space).  count_only: unfold without LM scores
         (the full unfolding's size).  lookahead (A* and A*_k): when a state is popped, the
         heuristic is tightened by one step: the LM probabilities of its next tokens are known
         exactly, so h' = h + max over next tokens w of (log10 p(w | history) - bound(w)), still
@@ -652,6 +660,9 @@ cdef class IDLSearch:
             heap_push(&self.q, s, self._prio(alg, st))
             while self.q.size > 0:
                 if max_states > 0 and self.nS >= max_states:
+                    status = 1
+                    break
+                if max_mb > 0 and (pops & 63) == 0 and self._bytes() > max_mb * 1048576.0:
                     status = 1
                     break
                 if timeout > 0 and (unfolded & 63) == 0 and _now() - t0 > timeout:

@@ -82,7 +82,7 @@ def cmd_gyro_realize(a) -> int:
 
 def register(sub) -> None:
     """Add the ``gyro`` verbs to the ``wo`` subparsers ``sub``."""
-    from ..gyro.realize import DEFAULT_DEP_NBEST, DEFAULT_DEP_WEIGHT, DEFAULT_JOIN_SLACK, DEFAULT_ROW_CAP
+    from ..gyro.realize import DEFAULT_DEP_NBEST, DEFAULT_DEP_WEIGHT, DEFAULT_JOIN_SLACK, DEFAULT_ROW_CAP, DEFAULT_TIMEOUT
 
     gy = sub.add_parser("gyro", help="GYRO phrase-based word ordering (de Gispert et al. 2014)")
     gs = gy.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -128,7 +128,7 @@ def register(sub) -> None:
                          "negative: join every pair the bounds admit)")
     rz.add_argument("--max-split", type=int, default=0,
                     help="chart: join B.C only where B or C has at most this many words (0: every split)")
-    rz.add_argument("--timeout", type=nonneg_float, default=0.0,
+    rz.add_argument("--timeout", type=nonneg_float, default=DEFAULT_TIMEOUT,
                     help="chart: seconds per bag (0 = none); past it the bag gets the greedy LM order (status timeout)")
     rz.add_argument("--no-future", action="store_true",
                     help="chart: prune rows by fragment score alone (the paper), without the estimate of the words left out")

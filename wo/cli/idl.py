@@ -1,6 +1,7 @@
 """``wo idl realize``: IDL-expressions intersected with an n-gram LM (Soricut & Marcu 2005)."""
 from __future__ import annotations
 
+from ..idl.realize import DEFAULT_MAX_MEMORY, DEFAULT_TIMEOUT
 from .common import EXIT_USER, STDIO_HELP, batch_options, batch_run, err, nonneg_float
 
 
@@ -10,7 +11,7 @@ def cmd_idl_realize(a) -> int:
     from ..idl.realize import run
 
     opts = dict(algorithm=a.algorithm, k=a.k, beam=a.beam, max_states=a.max_states, timeout=a.timeout,
-                count_unfolding=not a.no_count)
+                count_unfolding=not a.no_count, max_memory=a.max_memory)
     try:
         return batch_run(a, lambda bar: run(
             a.lm, a.input, a.output, input_format=a.input_format, output_format=a.format, jobs=a.jobs,
@@ -38,7 +39,11 @@ def register(sub) -> None:
     r.add_argument("--max-states", type=int, default=1_000_000,
                    help="bound on the states created per expression (memory); then the best "
                    "completed or greedily completed path is returned")
-    r.add_argument("--timeout", type=nonneg_float, default=0.0, help="seconds per expression (0 = none)")
+    r.add_argument("--timeout", type=nonneg_float, default=DEFAULT_TIMEOUT,
+                   help="seconds per expression (0 = none); past it the greedy completion (status timeout)")
+    r.add_argument("--max-memory", type=nonneg_float, default=DEFAULT_MAX_MEMORY, metavar="MB",
+                   help="search memory per expression in MiB (0 = none); past it the best or greedily completed "
+                        "path (status max-states)")
     r.add_argument("--no-count", action="store_true", help="do not count the full unfolding")
     batch_options(r, fallback="an empty line (an expression that cannot be read has no words)",
                   format_help="output: the realisation, or JSON lines (one object per line: text, tokens, score, "

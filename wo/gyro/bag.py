@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..lm.model import LanguageModel
 from ..model import ModelError, named_file
-from .realize import GyroRealizer
+from .realize import DEFAULT_TIMEOUT, GyroRealizer
 
 # the options of :class:`wo.gyro.realize.GyroRealizer` a model's bag entry may set: chart size and
 # filter, strings reranked, the weight of the model's score, pops per parse
@@ -24,15 +24,16 @@ class GyroBagSearch:
     """GYRO over the bag with the LM a model's bag entry names, its n-best reranked by the
     linearizer ``dep`` (a :class:`wo.dep.linearizer.Linearizer` or :class:`wo.ccg.linearizer.Linearizer`,
     which parses each string with its order fixed); system/option: name it in the error of a
-    missing LM.  spec: :func:`wo.model.bag_spec`'s dict; timeout: seconds per bag (0 = none).  Raises
+    missing LM.  spec: :func:`wo.model.bag_spec`'s dict; timeout: seconds per bag (0: GYRO's
+    default, :data:`wo.gyro.realize.DEFAULT_TIMEOUT`; the search is bounded in time by default).  Raises
     ModelError when the LM file is missing, LMError for a bad one."""
 
     def __init__(self, dep, spec: dict, timeout: float = 0.0, system: str = "dep", option: str = "--bag-search dep"):
         path = named_file(dep.model, spec["lm"], system, "decode.bag", option)
         opts = {k: spec[k] for k in GYRO_OPTIONS if k in spec}
         self.spec = spec
-        self.gyro = GyroRealizer(None, LanguageModel.shared(path), dep=dep, dep_own=False, timeout=timeout,
-                                 **opts)
+        self.gyro = GyroRealizer(None, LanguageModel.shared(path), dep=dep, dep_own=False,
+                                 timeout=timeout if timeout > 0 else DEFAULT_TIMEOUT, **opts)
 
     def realize(self, words):
         """(input index of each output token, the :class:`wo.gyro.realize.GyroResult`: its

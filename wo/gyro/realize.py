@@ -42,6 +42,7 @@ DEFAULT_DEP_WEIGHT = 0.3      # "+depLM" weight of the dependency model score (E
 DEFAULT_DEP_NBEST = 20        # strings the dependency model reranks
 DEFAULT_ROW_CAP = 500         # strings kept per pruned row (EWT dev bags: 2000 -> 500, 31.65 -> 31.63 BLEU, 25x faster)
 DEFAULT_JOIN_SLACK = 0.5      # the chart's bigram join filter (log10; EWT dev: BLEU within 0.1, 1.7x faster)
+DEFAULT_TIMEOUT = 30.0        # seconds per bag, then the greedy LM order (480 words the LM does not know ran 5+ minutes)
 
 
 class GyroLimit(Exception):
@@ -194,7 +195,7 @@ class GyroRealizer(system.System):
                  levels: Sequence[str] = DEFAULT_LEVELS, row_states: int = 20_000, engine: str = "chart",
                  row_cap: int = DEFAULT_ROW_CAP, keep: int = 1000, future: bool = True, mbr: bool = False,
                  mbr_scale: float = 1.0, rule_penalty: float = 0.5, dep=None, dep_weight: float = DEFAULT_DEP_WEIGHT,
-                 dep_nbest: int = DEFAULT_DEP_NBEST, dep_own: bool = True, timeout: float = 0.0,
+                 dep_nbest: int = DEFAULT_DEP_NBEST, dep_own: bool = True, timeout: float = DEFAULT_TIMEOUT,
                  join_slack: float = DEFAULT_JOIN_SLACK, max_split: int = 0, dep_budget: float = 200.0):
         if r < 1 or beta <= 0 or nbest < 1 or not 1 <= min_n <= max_n or row_cap < 1 or keep < 1:
             raise ValueError("need r >= 1, beta > 0, nbest >= 1, 1 <= min_n <= max_n, row_cap >= 1, keep >= 1")
@@ -285,7 +286,14 @@ class GyroRealizer(system.System):
         unseen = [i for i, w in enumerate(words) if self.index is None or not self.index.knows(w)]
         self._pool_mb = 0.0
         if self.engine == "chart":
-            finals, level, total_cells, total_states = self._run_chart(bag, words, mult, wid, unseen)
+            from .._fast._gyro import BagTooLarge
+
+            try:
+                finals, level, total_cells, total_states = self._run_chart(bag, words, mult, wid, unseen)
+            except BagTooLarge as exc:   # too many distinct words for the chart's keys: the greedy order
+                toks = self._greedy(bag)
+                return GyroResult(list(toks), "greedy", score=self.lm.score(toks), seconds=time.perf_counter() - t0,
+                                  status="limit", message=f"{exc}: the greedy LM order")
         else:
             finals, level, total_cells, total_states = self._run_fst(bag, words, mult, wid, unseen)
         if not finals:

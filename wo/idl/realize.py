@@ -62,13 +62,20 @@ class Realization(system.Result):
         return json.dumps(d, ensure_ascii=False)
 
 
+DEFAULT_TIMEOUT = 30.0        # seconds per expression: a 5,000-word bag ends in the greedy completion within a minute
+DEFAULT_MAX_MEMORY = 1536.0   # MiB of search memory per expression (as wo linearize's dependency search)
+
+
 class IDLRealizer(system.System):
     """Search for the most probable string of an IDL-expression under an n-gram LM.
 
     lm: :class:`wo.lm.model.LanguageModel` (order 1-6); algorithm: astar (IDL-NGLM-A*,
     exact), greedy-astar (A*_k with ``k``), beam (B_p with ``beam`` = p, e.g. 0.1), bfs
-    (IDL-NGLM-BFS, exhaustive); max_states: bound on the states created (memory); timeout:
-    seconds per expression (0 = none); count_unfolding: also count the full unfolding (bags:
+    (IDL-NGLM-BFS, exhaustive); max_states: bound on the states created; max_memory: MiB of
+    search memory per expression (default 1536, so a worker stays under about 2 GB; None or 0:
+    none); timeout: seconds per expression (default 30; 0 = none); past a bound the best
+    completed path, else the greedy completion of the longest state, is returned (status
+    max-states or timeout); count_unfolding: also count the full unfolding (bags:
     a closed form; other expressions: an unscored unfolding of at most ``count_cap`` states);
     heuristic_limit: bound on candidate contexts x types of the A* heuristic (beyond it the
     heuristic uses shorter contexts and is no longer admissible).
@@ -76,8 +83,9 @@ class IDLRealizer(system.System):
     """
 
     def __init__(self, lm, algorithm: str = "astar", k: int = 5, beam: float = 0.1,
-                 max_states: int = 1_000_000, timeout: float = 0.0, count_unfolding: bool = True,
-                 count_cap: int = 200_000, heuristic_limit: int = 4_000_000, lookahead: bool = True):
+                 max_states: int = 1_000_000, timeout: float = DEFAULT_TIMEOUT, count_unfolding: bool = True,
+                 count_cap: int = 200_000, heuristic_limit: int = 4_000_000, lookahead: bool = True,
+                 max_memory: Optional[float] = DEFAULT_MAX_MEMORY):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algorithm!r} ({', '.join(ALGORITHMS)})")
         if not 0.0 < beam <= 1.0:
@@ -85,7 +93,12 @@ class IDLRealizer(system.System):
         if k < 0 or max_states < 1:
             raise ValueError("--k must be >= 0 and --max-states >= 1")
         self.lm, self.algorithm, self.k, self.beam = lm, algorithm, k, beam
+        if max_memory is not None and not max_memory >= 0:
+            raise ValueError(f"--max-memory must be >= 0 MiB, got {max_memory}")
+        if not timeout >= 0:
+            raise ValueError(f"--timeout must be >= 0 seconds, got {timeout}")
         self.max_states, self.timeout = max_states, timeout
+        self.max_memory = float(max_memory or 0.0)
         self.count_unfolding, self.count_cap, self.heuristic_limit = count_unfolding, count_cap, heuristic_limit
         self.lookahead = lookahead
 
@@ -134,7 +147,7 @@ class IDLRealizer(system.System):
         t0 = time.perf_counter()
         g, s = self.search_for(e)
         res = s.run(self.algorithm, self.k, float(np.log10(self.beam)), self.max_states, self.timeout,
-                    False, self.lookahead)
+                    False, self.lookahead, self.max_memory)
         secs = time.perf_counter() - t0
         toks = [g.tokens[t] for t in res["tokens"]]
         words = [t for t in toks if t not in (BOS, EOS)]
@@ -148,7 +161,7 @@ class IDLRealizer(system.System):
             else:   # an unscored unfolding, within what is left of the expression's time
                 left = self.timeout - (time.perf_counter() - t0) if self.timeout > 0 else 0.0
                 if self.timeout <= 0 or left > 0:
-                    c = s.run("bfs", 0, 0.0, self.count_cap, max(left, 0.0), True)
+                    c = s.run("bfs", 0, 0.0, self.count_cap, max(left, 0.0), True, True, self.max_memory)
                     full, exact = c["created"], c["status"] == "ok"
         return Realization(words, res["states"], full, exact, res["seconds"], score=self.lm.score(words),
                            seconds=secs, status=res["status"])
