@@ -19,8 +19,9 @@ lm         scoring only (``wo lm score``), no decoder
 """
 from __future__ import annotations
 
+import os
 from dataclasses import KW_ONLY, dataclass
-from typing import List, Sequence
+from typing import Iterable, Iterator, List, Sequence
 
 
 @dataclass
@@ -101,6 +102,57 @@ class System:
         """The result of an item that failed with ``message`` (status "error")."""
         raise NotImplementedError(f"{type(self).__name__}.fallback")
 
+    def prepare(self, x):
+        """One item of :meth:`pipe`'s input as :meth:`decode_item` takes it (the base class:
+        unchanged; a system that takes friendlier input converts it here).  Raises TypeError for
+        input the system cannot take."""
+        return x
+
+    def pipe(self, items: Iterable, batch_size: int = 32, n_process: int = 1) -> Iterator[Result]:
+        """Stream the results of ``items`` (any iterable, a generator included, of what
+        :meth:`prepare` takes), in input order, as they are decoded: a generator, like spaCy's
+        ``nlp.pipe``.  Items are decoded ``batch_size`` at a time (:meth:`decode_batch`: a
+        failing item gets its fallback record, status "error", and the others go on);
+        n_process > 1 decodes batches in that many forked processes sharing this loaded system
+        (``-1``: every core; results are the same as with one), reading ahead at most
+        ``4 * n_process`` batches.  Raises TypeError for an item :meth:`prepare` refuses,
+        ValueError for a batch_size or n_process that is not a positive int (or -1)."""
+        import itertools
+
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
+        if not isinstance(n_process, int) or isinstance(n_process, bool) or not (n_process >= 1 or n_process == -1):
+            raise ValueError(f"n_process must be a positive int or -1 (every core), not {n_process!r}")
+        if n_process == -1:
+            n_process = os.cpu_count() or 1
+        it = iter(items)
+
+        def batches():
+            while True:
+                b = [self.prepare(x) for x in itertools.islice(it, batch_size)]
+                if not b:
+                    return
+                yield b
+
+        if n_process == 1:
+            for b in batches():
+                yield from self.decode_batch(b)
+            return
+        import multiprocessing
+
+        global _PIPE_SYSTEM
+        _PIPE_SYSTEM = self
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(n_process) as pool:
+            window = 4 * n_process
+            src = batches()
+            while True:
+                chunk = list(itertools.islice(src, window))
+                if not chunk:
+                    return
+                for res in pool.imap(_pipe_worker, chunk):
+                    yield from res
+
     def decode_batch(self, batch: Sequence) -> List[Result]:
         """One result per item of ``batch``, in order; an item raising one of ``errors`` gets
         :meth:`fallback` with the exception's text, the others are unaffected.  Any other
@@ -117,6 +169,14 @@ class System:
             except Exception as exc:   # noqa: BLE001 (kept to its sentence, reported with its type)
                 out.append(self.fallback(item, internal_error(exc)))
         return out
+
+
+_PIPE_SYSTEM = None   # the system :meth:`System.pipe` hands its forked workers
+
+
+def _pipe_worker(batch: list) -> list:
+    """A forked :meth:`System.pipe` worker: the inherited system's :meth:`System.decode_batch`."""
+    return _PIPE_SYSTEM.decode_batch(batch)
 
 
 def internal_error(exc: BaseException) -> str:

@@ -304,6 +304,15 @@ class Linearizer(system.System):
         """:meth:`linearize` of a batch item (words, pos, heads)."""
         return self.linearize(*item)
 
+    def prepare(self, x):
+        """A :meth:`pipe` item: a bag (list of words) or a (words, pos, heads) tuple as
+        :meth:`linearize` takes them.  Raises TypeError for a string or anything else."""
+        if isinstance(x, tuple) and len(x) == 3 and not isinstance(x[0], str):
+            _check_words(x[0])
+            return x
+        _check_words(x)
+        return (list(x), None, None)
+
     def fallback(self, item, message: str) -> Result:
         """The words of a failed batch item (words, pos, heads) in input order (status "error")."""
         return Result.input_order(item[0], item[1], message)
@@ -320,9 +329,12 @@ class Linearizer(system.System):
 
         words: list of n str; pos: optional list of n str-or-None (given POS); heads: optional
         list of n int (1-based index into ``words`` of the given head, 0 = root, -1 = unknown).
-        Returns a :class:`Result`.  Raises ValueError for an empty input or heads out of range.
+        Returns a :class:`Result`.  Raises ValueError for an empty input or heads out of range,
+        TypeError for ``words`` that is a string (a bag is a list of words: a string would be
+        ordered character by character) or not a sequence of str.
         """
         t0 = time.perf_counter()
+        _check_words(words)
         pos, heads = self._inputs(words, pos, heads)
         if self.bag is not None and len(words) > 1 and all(p is None for p in pos) and all(h < 0 for h in heads):
             got = self.bag.realize(words)
@@ -480,6 +492,17 @@ def given_for(sent: Sentence, given: str, reveal_pos: float, reveal_heads: float
     """(pos, heads) constraints for sentence ``index`` (deterministic in seed and index)."""
     rng = random.Random(seed * 7_000_003 + index + 1)
     return choose_given(sent, given, reveal_pos, reveal_heads, rng)
+
+
+def _check_words(words) -> None:
+    """Raise TypeError unless ``words`` is a sequence of str (a string itself is refused)."""
+    if isinstance(words, (str, bytes)):
+        raise TypeError(f"a bag is a list of words, not a string: pass {str(words)[:40]!r}.split() "
+                        "(or words from a tokenizer)")
+    if not isinstance(words, Sequence) or not all(isinstance(w, str) for w in words):
+        raise TypeError(f"a bag is a list of str, not {type(words).__name__}"
+                        + (" of " + ", ".join(sorted({type(w).__name__ for w in words if not isinstance(w, str)}))
+                           if isinstance(words, Sequence) else ""))
 
 
 def linearize_many(model_path: str, items: Sequence[tuple], jobs: int = 1, chunk: int = 32,

@@ -113,16 +113,51 @@ class Realizer(system.System):
         return st.lang if st is not None else self.lexicon.lang
 
     @classmethod
-    def load(cls, path: Optional[str] = None, verify: bool = True, **options) -> "Realizer":
-        """Load an SR model file (memory-mapped; None: the shipped English model); verify: check
-        the weights' checksum.  Raises ModelError / ValueError."""
-        from ..model import Model, default_model
+    def load(cls, path: Optional[str] = None, verify: bool = True, lang: Optional[str] = None,
+             track: str = "shallow", **options) -> "Realizer":
+        """Load an SR model, memory-mapped, resolved as ``wo sr realize --model/--lang`` does
+        (:func:`wo.sr.models.find_model`): ``path`` a model file or a shipped model's code
+        (``"pt_bosque"``, ``"en_partut-deep"``), or ``lang`` a treebank or language code
+        (``lang="pt"``: the language's default treebank) of ``track`` ("shallow" or "deep");
+        neither: the shipped English model.  verify: check the weights' checksum.  Raises
+        FileNotFoundError (naming what was asked and how to list the shipped models) when
+        nothing matches, ModelError / ValueError for a bad model or option."""
+        import os
 
-        return cls(Model.load(path or default_model("sr"), verify=verify), **options)
+        from ..model import Model, default_model
+        from .models import find_model
+
+        if track not in ("shallow", "deep"):
+            raise ValueError(f"track: shallow or deep, not {track!r}")
+        want = path if path is not None else lang
+        if want is None:
+            found = default_model("sr")
+        elif os.path.exists(want):
+            found = want
+        else:
+            found = find_model(want, track)
+            if found is None:
+                raise FileNotFoundError(f"{want}: no such model file, and no shipped {track}-track SR model for that "
+                                        f"treebank or language (wo.sr.models.list_models() and `wo sr models` list "
+                                        f"them; the wo-models-sr package holds them)")
+        return cls(Model.load(found, verify=verify), **options)
+
+    def __repr__(self) -> str:
+        import os
+
+        return (f"<Realizer {os.path.basename(self.model.path or '?')} lang={self.lang!r} track={self.track!r} "
+                f"stages={[st.role for st in self.stages]}>")
 
     def decode_item(self, item: SRSentence) -> SRResult:
         """:meth:`realize` of one T1 sentence."""
         return self.realize(item)
+
+    def prepare(self, x) -> SRSentence:
+        """A :meth:`pipe` item: an :class:`wo.sr.t1.SRSentence` (read by :func:`wo.sr.t1.read_t1`
+        or made by :func:`wo.sr.t1.make_input`).  Raises TypeError for anything else."""
+        if not isinstance(x, SRSentence):
+            raise TypeError(f"Realizer takes SRSentence items (wo.sr.t1.read_t1 / make_input), not {type(x).__name__}")
+        return x
 
     def fallback(self, item: SRSentence, message: str) -> SRResult:
         """The lemmas of a failed sentence in input order (:func:`fallback_result`)."""

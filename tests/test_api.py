@@ -1,0 +1,77 @@
+"""The Python API a pipeline calls: models by name as the CLI resolves them, a streaming
+``pipe`` on loaded objects (an iterable in, a generator out, the same results with forked
+processes), readable reprs, and clear TypeErrors for input of the wrong kind."""
+import pytest
+
+from tests.conftest import ROOT
+
+PT = ROOT / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
+
+
+def test_realizer_loads_shipped_models_by_code_and_by_language():
+    from wo.sr.models import find_model
+    from wo.sr.realizer import Realizer
+
+    r = Realizer.load("pt_bosque")
+    assert r.model.path == find_model("pt_bosque") and r.lang == "pt" and r.track == "shallow"
+    assert "pt_bosque.wo" in repr(r) and "track='shallow'" in repr(r)
+    assert Realizer.load(lang="pt").model.path == find_model("pt")
+    deep = Realizer.load(lang="fr_partut", track="deep")
+    assert deep.track == "deep" and deep.model.path.endswith("fr_partut-deep.wo")
+    assert Realizer.load("fr_partut-deep").model.path == deep.model.path
+    with pytest.raises(FileNotFoundError, match="xx_nowhere: no such model file.*wo sr models"):
+        Realizer.load("xx_nowhere")
+    with pytest.raises(ValueError, match="track"):
+        Realizer.load(lang="pt", track="t2")
+
+
+def test_realizer_pipe_streams_a_generator_and_forks_to_the_same_results():
+    import types
+
+    from wo.io import read_conllu
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import make_input
+
+    r = Realizer.load("pt_bosque")
+    gold = read_conllu(str(PT))
+    sents = (make_input(s, seed=3, index=i) for i, s in enumerate(gold))      # a generator, not a list
+    out = r.pipe(sents, batch_size=7)
+    assert isinstance(out, types.GeneratorType)
+    one = [x.tokens for x in out]
+    assert len(one) == len(gold) == 40 and all(one)
+    assert one == [r.realize(make_input(s, seed=3, index=i)).tokens for i, s in enumerate(gold)]
+    two = [x.tokens for x in r.pipe((make_input(s, seed=3, index=i) for i, s in enumerate(gold)), batch_size=5,
+                                    n_process=2)]
+    assert two == one
+    with pytest.raises(TypeError, match="SRSentence"):
+        next(r.pipe(["Ele comeu ."]))
+    with pytest.raises(ValueError, match="batch_size"):
+        next(r.pipe([], batch_size=0))
+
+
+def test_linearizer_refuses_a_string_for_a_bag_and_pipes_bags():
+    from wo.dep.linearizer import Linearizer
+
+    lin = Linearizer.load()
+    with pytest.raises(TypeError, match=r"not a string: pass 'barked dog'.split\(\)"):
+        lin.linearize("barked dog")             # before: ordered the characters, status "completed"
+    with pytest.raises(TypeError, match="list of str"):
+        lin.linearize([["dog"], ["The"]])
+    bags = [["dog", "The", "barked"], ["cat", "a", "sat"], "oops".split()]
+    got = [x.tokens for x in lin.pipe(iter(bags), batch_size=2)]
+    assert [sorted(t) for t in got] == [sorted(b) for b in bags]
+    with pytest.raises(TypeError, match="not a string"):
+        list(lin.pipe(["barked dog"]))
+
+
+def test_package_metadata_marks_typing_and_the_python_the_code_needs():
+    import ast
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert (ROOT / "wo" / "py.typed").exists() and "py.typed" in meta["tool"]["setuptools"]["package-data"]["wo"]
+    # the code imports dataclasses.KW_ONLY (3.10+): the metadata must not promise 3.9
+    uses_kw_only = "KW_ONLY" in (ROOT / "wo" / "system.py").read_text(encoding="utf-8")
+    low = meta["project"]["requires-python"].split("#")[0].strip()
+    assert not uses_kw_only or low in (">=3.10", ">=3.11", ">=3.12"), low
+    ast.parse((ROOT / "wo" / "system.py").read_text(encoding="utf-8"), feature_version=(3, 10))
