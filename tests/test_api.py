@@ -75,3 +75,41 @@ def test_package_metadata_marks_typing_and_the_python_the_code_needs():
     low = meta["project"]["requires-python"].split("#")[0].strip()
     assert not uses_kw_only or low in (">=3.10", ">=3.11", ">=3.12"), low
     ast.parse((ROOT / "wo" / "system.py").read_text(encoding="utf-8"), feature_version=(3, 10))
+
+
+@pytest.mark.parametrize("track", ["shallow", "deep"])
+def test_sr_realize_writes_the_realised_tree_as_conllu(tmp_path, track):
+    import conllu
+
+    from wo.cli import main
+    from wo.sr.t1 import read_t1
+
+    if track == "shallow":
+        src = tmp_path / "pt.t1"
+        assert main(["sr", "make-input", "--ud", str(PT), "--out", str(src), "--seed", "3"]) == 0
+        lang = "pt_bosque"
+    else:   # the official en_partut T2 slice: content words only, the function words generated
+        src = ROOT / "tests" / "data" / "sr" / "en_partut-t2-train-60.conllu.xz"
+        lang = "en_partut"
+    out = tmp_path / "out.conllu"
+    assert main(["sr", "realize", "--lang", lang, "--input", str(src), "--output", str(out), "--format", "conllu",
+                 "--quiet"]) == 0
+    inputs = read_t1(str(src))
+    sents = conllu.parse(out.read_text(encoding="utf-8"))
+    tok = (tmp_path / "out.conllu.tok").read_text(encoding="utf-8").splitlines()
+    assert len(sents) == len(inputs) == len(tok)
+    for s, t, line in zip(sents, inputs, tok):
+        words = [w for w in s if isinstance(w["id"], int)]
+        assert [w["id"] for w in words] == list(range(1, len(words) + 1))
+        assert sum(1 for w in words if w["head"] == 0) == 1 and s.to_tree() is not None   # one tree
+        assert all(w["deprel"] != "_" and w["upos"] != "_" and w["lemma"] != "_" for w in words)
+        assert s.metadata["sent_id"] == t.sent_id and s.metadata["text"]
+        assert " ".join(w["form"] for w in words).lower() == line.lower()             # the .tok twin's words
+        given = [x for x in t.lemmas if x != "_"]
+        if track == "shallow":
+            assert sorted(w["lemma"] for w in words) == sorted(given)
+        else:
+            assert len(words) >= len(given)                                         # function words generated
+    if track == "deep":
+        assert sum(len([w for w in s if isinstance(w["id"], int)]) for s in sents) > \
+            sum(len([x for x in t.lemmas if x != "_"]) for t in inputs) * 1.3

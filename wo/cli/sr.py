@@ -362,11 +362,12 @@ def register(sub) -> None:
     r.add_argument("--input", default="-", help=f"T1 input {STDIO_HELP}; default -")
     r.add_argument("--output", default="-", help=f"submission file {STDIO_HELP}; default -")
     r.add_argument("--tok", default=None, help="tokenized twin (default: OUTPUT.tok; none for -, a pipe or a device)")
-    batch_options(r, fallback="its lemmas in input order",
+    batch_options(r, formats=("text", "jsonl", "conllu"), fallback="its lemmas in input order",
                   skip="its sent_id with an empty text and an empty .tok line",
-                  format_help="output: the SR submission file (text) and its .tok twin, or JSON lines (one "
+                  format_help="output: the SR submission file (text) and its .tok twin, JSON lines (one "
                               "object per sentence: sent_id, text, tokens, score, status, seconds, pops, message, "
-                              "surface, order, heads, labels, edges; a .tok twin only with --tok)")
+                              "surface, order, heads, labels, edges; a .tok twin only with --tok), or CoNLL-U: the "
+                              "realised tree in output order (forms, lemmas, UPOS, XPOS, FEATS, heads, relations)")
     r.add_argument("--timeout", type=nonneg_float, default=0.0, help="seconds per sentence (0 = none)")
     r.add_argument("--max-memory", type=positive_float, default=None, metavar="MB",
                    help="search orderer: memory per sentence in MiB (default 1536: a worker stays under ~2 GB); "

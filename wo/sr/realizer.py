@@ -29,6 +29,11 @@ class SRResult(system.Result):
     labels: List[str]
     edges: int = 0
     surface: Optional[List[str]] = None
+    words: Optional[List[tuple]] = None
+
+    # words: per output token (lemma, UPOS, XPOS, FEATS) of the realised tree (a deep-track
+    # sentence's completed tree: generated words and predicted features included), for
+    # ``--format conllu``; None when unknown.
 
     def surface_tokens(self) -> List[str]:
         """The surface tokens: multiword tokens contracted (:mod:`wo.sr.mwt`); the syntactic
@@ -182,9 +187,11 @@ class Realizer(system.System):
         state = self.start(s)
         for st in self.stages:
             st(state)
+        t = state.sentence
         return SRResult(state.tokens, list(state.order), state.output_heads(),
-                        [state.sentence.deprels[i] for i in state.order],
-                        state.edges, state.surface, score=float(state.score), status=state.status, pops=state.pops,
+                        [t.deprels[i] for i in state.order],
+                        state.edges, state.surface, [(t.lemmas[i], t.upos[i], t.xpos[i], t.feats[i]) for i in state.order],
+                        score=float(state.score), status=state.status, pops=state.pops,
                         seconds=time.perf_counter() - t0)
 
     def nbest(self, s: SRSentence, k: int = 20) -> List[tuple]:
@@ -212,8 +219,9 @@ def fallback_result(s: SRSentence, message: str) -> SRResult:
     nodes, which stand for no word, left out)."""
     idx = [i for i, x in enumerate(s.lemmas) if x != "_"] if is_deep(s) else list(range(len(s)))
     n = len(idx)
-    return SRResult([s.lemmas[i] for i in idx], idx, [0] + [1] * (n - 1) if n else [], [s.deprels[i] for i in idx],
-                    status="error", message=message)
+    return SRResult([s.lemmas[i] for i in idx], idx, [0] + [1] * (n - 1) if n else [],
+                    [s.deprels[i] for i in idx], 0, None,
+                    [(s.lemmas[i], s.upos[i], s.xpos[i], s.feats[i]) for i in idx], status="error", message=message)
 
 
 def realize_many(model_path: Optional[str], sents: Sequence[SRSentence], jobs: int = 1, chunk: int = 32,
@@ -271,7 +279,29 @@ def json_record(s: SRSentence, r: SRResult, detok) -> str:
                        "labels": list(r.labels), "edges": r.edges}, ensure_ascii=False)
 
 
-OUTPUT_FORMATS = ("text", "jsonl")
+def conllu_record(s: SRSentence, r: SRResult, detok) -> str:
+    """The CoNLL-U block of a realised sentence (no final blank line): ``# sent_id``, ``# text``
+    (the surface tokens detokenized by ``detok``), ``# wo_status`` when it is not "ok", then one
+    line per syntactic word in output order: ID, FORM (the realised word), LEMMA, UPOS, XPOS,
+    FEATS (a deep-track sentence's completed tree: generated words, predicted relations and
+    features), HEAD (output position, 0 root), DEPREL, ``_``, ``_``.  A failed sentence (status
+    error) is its lemmas in input order attached flat to the first (root, dep).  Tabs and line
+    breaks inside a field become spaces; an empty field is ``_``."""
+    def f(x) -> str:
+        x = " ".join(str(x if x is not None else "").split()) if x else ""
+        return x or "_"
+
+    lines = [f"# sent_id = {s.sent_id}", f"# text = {detok(r.surface_tokens())}"]
+    if r.status != "ok":
+        lines.append(f"# wo_status = {r.status}")
+    words = r.words or [(t, None, None, None) for t in r.tokens]
+    labels = r.labels if r.status != "error" else ["root"] + ["dep"] * (len(r.tokens) - 1)   # the flat fallback tree
+    for j, (tok, (lemma, upos, xpos, feats), head, rel) in enumerate(zip(r.tokens, words, r.heads, labels), 1):
+        lines.append("\t".join([str(j), f(tok), f(lemma), f(upos), f(xpos), f(feats), str(head), f(rel), "_", "_"]))
+    return "\n".join(lines) + "\n"
+
+
+OUTPUT_FORMATS = ("text", "jsonl", "conllu")
 
 
 def run(model_path: Optional[str], input_path: str, output_path: str, *, tok: Optional[str] = "auto",
@@ -318,7 +348,8 @@ def run(model_path: Optional[str], input_path: str, output_path: str, *, tok: Op
                      **opts)
 
     def record(s, r):
-        return (json_record(s, r, detok) if jsonl else submission_record(s, r, detok), r.text)
+        return ((json_record if jsonl else conllu_record if output_format == "conllu" else submission_record)(
+            s, r, detok), r.text)
 
     def skipped(s):
         return (f"# sent_id = {s.sent_id}\n# text = \n", "")
