@@ -43,7 +43,7 @@ def test_realizer_pipe_streams_a_generator_and_forks_to_the_same_results():
     two = [x.tokens for x in r.pipe((make_input(s, seed=3, index=i) for i, s in enumerate(gold)), batch_size=5,
                                     n_process=2)]
     assert two == one
-    with pytest.raises(TypeError, match="SRSentence"):
+    with pytest.raises(TypeError, match="plain text, not a parse"):
         next(r.pipe(["Ele comeu ."]))
     with pytest.raises(ValueError, match="batch_size"):
         next(r.pipe([], batch_size=0))
@@ -113,3 +113,52 @@ def test_sr_realize_writes_the_realised_tree_as_conllu(tmp_path, track):
     if track == "deep":
         assert sum(len([w for w in s if isinstance(w["id"], int)]) for s in sents) > \
             sum(len([x for x in t.lemmas if x != "_"]) for t in inputs) * 1.3
+
+
+def _pt_tokenlists():
+    import conllu
+    import lzma
+
+    return conllu.parse(lzma.open(PT, "rt", encoding="utf-8").read())
+
+
+def test_realizer_takes_a_conllu_tokenlist_conllu_text_and_a_spacy_doc():
+    from wo.sr.realizer import Realizer
+
+    r = Realizer.load("pt_bosque")
+    tls = _pt_tokenlists()[:5]
+    for tl in tls:   # before: AttributeError
+        words = [t for t in tl if isinstance(t["id"], int)]
+        got = r.realize(tl)
+        assert got.status == "ok" and len(got.tokens) == len(words)
+        assert r.realize(tl.serialize()).tokens == got.tokens                      # the same sentence as text
+    spacy = pytest.importorskip("spacy")
+    from spacy.tokens import Doc
+
+    for tl in tls:
+        ws = [t for t in tl if isinstance(t["id"], int)]
+        doc = Doc(spacy.blank("pt").vocab, words=[t["form"] for t in ws],
+                  heads=[(t["head"] - 1) if t["head"] else k for k, t in enumerate(ws)],
+                  deps=[t["deprel"] if t["head"] else "ROOT" for t in ws], pos=[t["upos"] for t in ws],
+                  tags=[t["xpos"] or "_" for t in ws], lemmas=[t["lemma"] for t in ws],
+                  morphs=[("|".join(f"{k}={v}" for k, v in t["feats"].items()) if t["feats"] else "") for t in ws])
+        assert r.realize(doc[:]).tokens == r.realize(tl).tokens                    # a Span, the same T1 input
+    with pytest.raises(TypeError, match="cannot realise a builtins|cannot realise a int|cannot realise"):
+        r.realize(42)
+    with pytest.raises(ValueError, match="one sentence per item"):
+        r.realize("".join(tl.serialize() for tl in tls[:2]))
+
+
+def test_realizer_takes_a_stanza_sentence():
+    stanza = pytest.importorskip("stanza")
+    from stanza.models.common.doc import Document
+
+    from wo.sr.realizer import Realizer
+
+    tl = _pt_tokenlists()[0]
+    ws = [t for t in tl if isinstance(t["id"], int)]
+    doc = Document([[{"id": t["id"], "text": t["form"], "lemma": t["lemma"], "upos": t["upos"], "xpos": t["xpos"],
+                      "feats": "|".join(f"{k}={v}" for k, v in t["feats"].items()) if t["feats"] else None,
+                      "head": t["head"], "deprel": t["deprel"]} for t in ws]])
+    r = Realizer.load("pt_bosque")
+    assert r.realize(doc.sentences[0]).tokens == r.realize(tl).tokens

@@ -158,11 +158,18 @@ class Realizer(system.System):
         return self.realize(item)
 
     def prepare(self, x) -> SRSentence:
-        """A :meth:`pipe` item: an :class:`wo.sr.t1.SRSentence` (read by :func:`wo.sr.t1.read_t1`
-        or made by :func:`wo.sr.t1.make_input`).  Raises TypeError for anything else."""
-        if not isinstance(x, SRSentence):
-            raise TypeError(f"Realizer takes SRSentence items (wo.sr.t1.read_t1 / make_input), not {type(x).__name__}")
-        return x
+        """A :meth:`pipe` item as T1 input: an :class:`wo.sr.t1.SRSentence` (read by
+        :func:`wo.sr.t1.read_t1`), or one sentence of a parse: a ``conllu.TokenList`` or
+        CoNLL-U text, a spaCy ``Span`` (or a one-sentence ``Doc``), a stanza ``Sentence``
+        (:func:`wo.sr.interop.to_sentences`: the words shuffled, seed 1).  Raises TypeError for
+        anything else, ValueError for an item holding several sentences (pass them one by one,
+        e.g. ``doc.sents``) or a word without a head."""
+        from .interop import to_sentences
+
+        got = to_sentences(x)
+        if len(got) != 1:
+            raise ValueError(f"one sentence per item, got {len(got)} (iterate over doc.sents / the sentences)")
+        return got[0]
 
     def fallback(self, item: SRSentence, message: str) -> SRResult:
         """The lemmas of a failed sentence in input order (:func:`fallback_result`)."""
@@ -181,8 +188,12 @@ class Realizer(system.System):
         t0 = time.perf_counter()
         return SRState(s, list(s.heads), deadline=t0 + self.timeout if self.timeout > 0 else None)
 
-    def realize(self, s: SRSentence) -> SRResult:
-        """Realise one T1 sentence: every stage in turn.  Raises ValueError for an unusable sentence."""
+    def realize(self, s) -> SRResult:
+        """Realise one T1 sentence: every stage in turn.  ``s``: an :class:`wo.sr.t1.SRSentence`,
+        or one parsed sentence :meth:`prepare` takes (conllu, spaCy, stanza).  Raises
+        ValueError for an unusable sentence, TypeError for input of another kind."""
+        if not isinstance(s, SRSentence):
+            s = self.prepare(s)
         t0 = time.perf_counter()
         state = self.start(s)
         for st in self.stages:
