@@ -162,3 +162,22 @@ def test_realizer_takes_a_stanza_sentence():
                       "head": t["head"], "deprel": t["deprel"]} for t in ws]])
     r = Realizer.load("pt_bosque")
     assert r.realize(doc.sentences[0]).tokens == r.realize(tl).tokens
+
+
+def test_sr_models_with_no_model_installed_says_how_to_get_one(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import sys
+        import wo.resources as R
+        R.model_dirs = lambda: []                  # as if no model package were installed
+        R.package_dirs = lambda: []
+        from wo.cli import main
+        sys.exit(main(["sr", "models"]))
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 1 and p.stdout == "", (p.stdout, p.stderr)       # before: a bare header, exit 0
+    assert "no SR model found" in p.stderr and "wo-models-sr" in p.stderr and "Traceback" not in p.stderr

@@ -270,13 +270,20 @@ def cmd_sr_realize(a) -> int:
 
 def cmd_sr_models(a) -> int:
     """``wo sr models``: the shipped SR models with their language, training data, licence and
-    test figures."""
+    test figures; exit 1 with how to get one when none is installed."""
     from ..sr.models import list_models
 
     rows = list_models()
     if a.json:
         print(json.dumps(rows, indent=1))
-        return EXIT_OK
+        return EXIT_OK if rows else 1
+    if not rows:
+        from ..resources import model_dirs
+
+        err("no SR model found: install the model package (`pip install ./corpora/packages/wo-models-sr` in a "
+            "clone of wo), set WO_MODEL_DIR to a directory holding sr/CODE.wo, or train one with `wo sr train` "
+            f"(searched: {', '.join(model_dirs()) or 'nothing'})")
+        return 1
     print(f"{'model':<15} {'track':<7} {'lang':<5} {'MB':>5}  {'trained on':<34} {'test BLEU':>9} {'gold-form':>9}  "
           f"licence")
     for r in rows:
