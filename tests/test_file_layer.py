@@ -3,7 +3,9 @@
 Every reading and writing verb (``wo linearize``, ``wo sr realize``, ``wo ccg linearize``,
 ``wo lm score``, ``wo idl realize``, ``wo evaluate``) is run on a tiny real input
 (3 sentences) delivered as a named pipe, ``/dev/stdin``, ``-``, a directory, a missing file, an
-empty file, a file with a byte order mark, CRLF line ends, a latin-1 byte or a NUL byte, and
+empty file, a file with a byte order mark, CRLF line ends, CR-only line ends (old Mac), a mix
+of CRLF and CR, a latin-1 byte or a NUL byte, compressed (``.xz``, ``.gz``), compressed and cut
+in the middle (a half-downloaded file), or plain text named ``.xz`` or ``.gz``, and
 writing to a named pipe, a symbolic link, ``/dev/null``, a missing directory, a directory, or a
 standard output whose reader has gone (as ``| head -c1`` does).  For each: no Python traceback,
 the documented exit code (0 ok, 1 some sentences failed, 2 user error), the user's path named
@@ -17,6 +19,7 @@ output and error of the call's own).
 
 ``FILE_LAYER_CASES`` counts the cases run by verb (docs/reliability.md quotes the figures).
 """
+import gzip
 import lzma
 import os
 import pathlib
@@ -38,7 +41,10 @@ PT = ROOT / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz"
 GOLD_TEXT = ROOT / "tests" / "data" / "golden" / "ewt-test-full-300.txt.xz"
 AUTO = ROOT / "corpora" / "ccg-en" / "test.auto.xz"
 
-INPUTS = ["fifo", "dev_stdin", "dash", "directory", "missing", "empty", "bom", "crlf", "latin1", "nul"]
+INPUTS = ["fifo", "dev_stdin", "dash", "directory", "missing", "empty", "bom", "crlf", "latin1", "nul",
+          "cr", "cr_mixed", "xz", "gz", "xz_truncated", "gz_truncated", "xz_text", "gz_text"]
+COMPRESSED = {"xz": "in.xz", "gz": "in.gz", "xz_truncated": "in.xz", "gz_truncated": "in.gz",
+              "xz_text": "in.xz", "gz_text": "in.gz"}      # the input's name in these cases
 OUTPUTS = ["out_fifo", "out_symlink", "out_dev_null", "out_missing_dir", "out_directory", "stdout_closed"]
 PROCESS = {"dev_stdin", "stdout_closed"}     # cases that need a process of their own
 FILE_LAYER_CASES: dict = {}
@@ -219,6 +225,18 @@ def run_case(verb: str, case: str, tmp: pathlib.Path, data: Optional[bytes] = No
         src.write_bytes(b"\xef\xbb\xbf" + data)
     elif case == "crlf":
         src.write_bytes(data.replace(b"\n", b"\r\n"))
+    elif case == "cr":
+        src.write_bytes(data.replace(b"\n", b"\r"))
+    elif case == "cr_mixed":                 # line ends alternate between CRLF and CR
+        parts = data.split(b"\n")
+        src.write_bytes(b"".join(p + (b"\r\n" if k % 2 else b"\r") for k, p in enumerate(parts[:-1])) + parts[-1])
+    elif case in COMPRESSED:
+        src = tmp / COMPRESSED[case]
+        inp = str(src)
+        packed = (lzma.compress(data) if case.startswith("xz") else gzip.compress(data, mtime=0))
+        if case.endswith("_truncated"):
+            packed = packed[:len(packed) // 2]
+        src.write_bytes(data if case.endswith("_text") else packed)
     elif case in ("latin1", "nul"):
         k = v.second(data)
         src.write_bytes(data[:k] + (b"\xe9" if case == "latin1" else b"\x00") + data[k:])
@@ -303,6 +321,13 @@ def test_file_layer(verb, case, tmp_path, tmp_path_factory):
         assert r.rc == 2 and str(tmp_path / name) in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert r.output in (None, b""), r.output
+    elif case in ("xz_truncated", "gz_truncated", "xz_text", "gz_text"):
+        # a cut or mislabelled compressed input: one line naming it, exit 2, no output file
+        kind = "xz" if case.startswith("xz") else "gz"
+        assert r.rc == 2 and f"{tmp_path / COMPRESSED[case]}: " in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and kind in r.stderr.split(": ", 2)[-1], r.stderr
+        assert ("truncated" in r.stderr) == case.endswith("_truncated"), r.stderr
+        assert (r.output is None) if v.has_output else r.output == b"", r.output
     elif case in ("out_missing_dir", "out_directory"):
         name = "no-such-dir/out.txt" if case == "out_missing_dir" else "outdir"
         assert r.rc == 2 and str(tmp_path / name) in r.stderr and ".wo-out" not in r.stderr, r.stderr

@@ -19,7 +19,6 @@ Formats (``--input-format``):
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
@@ -56,25 +55,16 @@ class Item:
 
 
 def first_lines(path: str, most: int) -> List[bytes]:
-    """Up to ``most`` lines (bytes, without their newline) from the start of ``path``: read
-    lazily from a regular file, from the cached bytes of a stream (:func:`wo.io.text.read_bytes`)."""
-    import gzip
-    import lzma
+    """Up to ``most`` lines (bytes, without their line end) from the start of ``path``: read
+    lazily from a regular file (``.xz``/``.gz`` decompressed), from the cached bytes of a stream
+    (:func:`wo.io.text.iter_raw_lines`); ``\n``, ``\r\n`` and a lone ``\r`` end a line.
+    Raises FileNotFoundError, CompressedInputError for a cut, corrupt or mislabelled
+    compressed input met in those lines, OSError."""
+    from itertools import islice
 
-    from .text import is_stream, read_bytes
+    from .text import iter_raw_lines
 
-    if is_stream(path):
-        return read_bytes(path).split(b"\n")[:most]
-    if not os.path.exists(path):
-        raise FileNotFoundError(2, "no such file", path)
-    opener = lzma.open if str(path).endswith(".xz") else gzip.open if str(path).endswith(".gz") else open
-    out = []
-    with opener(path, "rb") as fh:
-        for raw in fh:
-            out.append(raw.rstrip(b"\n"))
-            if len(out) >= most:
-                break
-    return out
+    return list(islice(iter_raw_lines(path), most))
 
 
 def detect_format(path: str) -> str:

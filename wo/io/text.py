@@ -10,12 +10,17 @@ import os
 import stat
 import sys
 import tempfile
+import zlib
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 STDIO = "-"
 _STDIN_CACHE: Optional[bytes] = None
 _STREAM_CACHE: dict = {}   # path -> bytes of inputs that can be read only once (FIFOs, /dev/stdin, <(...))
 BOM = b"\xef\xbb\xbf"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+GZ_MAGIC = b"\x1f\x8b"
+# what a decompressor raises on a stream cut short, corrupt, or not in its format at all
+_COMPRESSION_ERRORS = (EOFError, lzma.LZMAError, gzip.BadGzipFile, zlib.error)
 
 
 class InputError(ValueError):
@@ -24,6 +29,61 @@ class InputError(ValueError):
     def __init__(self, path: str, line: int, message: str):
         super().__init__(f"{display_name(path)}:{line}: {message}")
         self.path, self.line, self.message = path, line, message
+
+
+class CompressedInputError(InputError):
+    """A compressed input that cannot be read to its end: cut short (a half-downloaded or
+    half-copied file), corrupt, or not in the format its name (``.xz``, ``.gz``) says.
+    ``str()`` is ``file: message`` (the damage is in the compressed bytes, not on a line);
+    ``line`` is 0.  An InputError (and so a ValueError): the command line reports it in one
+    line, exit 2."""
+
+    def __init__(self, path: str, message: str):
+        ValueError.__init__(self, f"{display_name(path)}: {message}")
+        self.path, self.line, self.message = path, 0, message
+
+    def __reduce__(self):   # picklable (a worker process may raise it)
+        return type(self), (self.path, self.message)
+
+
+def compression_kind(path: str) -> Optional[str]:
+    """``"xz"`` or ``"gz"`` for a name ending in ``.xz`` or ``.gz``, else None.  Raises nothing."""
+    p = str(path)
+    return "xz" if p.endswith(".xz") else "gz" if p.endswith(".gz") else None
+
+
+def compression_error(path: str, kind: str, exc: BaseException) -> CompressedInputError:
+    """The user-facing error for the decompressor's exception ``exc`` (EOFError, LZMAError,
+    BadGzipFile, zlib.error) on the ``kind`` (``"xz"`` or ``"gz"``) input ``path``: "not
+    xz-compressed" when a regular file does not start with the format's magic bytes (plain
+    text named ``.xz``), else "truncated or corrupt xz stream (...)".  Returns the exception
+    (the caller raises it); raises nothing."""
+    name = "xz" if kind == "xz" else "gzip"
+    magic = XZ_MAGIC if kind == "xz" else GZ_MAGIC
+    head = magic
+    if not is_stream(path):      # a stream was decompressed because it starts with the magic bytes
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(6)
+        except OSError:
+            pass
+    if head[:len(magic)] != magic:
+        return CompressedInputError(path, f"not {name}-compressed data, though its name ends in .{kind} "
+                                          f"(it starts with {head[:4]!r}; rename it or compress it)")
+    if isinstance(exc, EOFError) or "ended before the end-of-stream marker" in str(exc):   # lzma.decompress
+        why = "the compressed data ends before its end-of-stream marker: a download or copy cut short?"
+    else:
+        why = str(exc) or type(exc).__name__
+    return CompressedInputError(path, f"truncated or corrupt {name} stream ({why})")
+
+
+def normalise_newlines(data: bytes) -> bytes:
+    """``data`` with ``\r\n`` and a lone ``\r`` (old Mac line ends) turned into ``\n``, as
+    Python's universal newlines read text.  Returns ``data`` itself when it holds no ``\r``.
+    Raises nothing."""
+    if b"\r" not in data:
+        return data
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
 def display_name(path: str, stream: str = "stdin") -> str:
@@ -47,14 +107,31 @@ def is_stream(path: str) -> bool:
         return False
 
 
+def _decompress_sniffed(data: bytes, path: str) -> bytes:
+    """The bytes of a stream (no name to go by), decompressed when they start with xz's or
+    gzip's magic bytes.  Raises CompressedInputError for a cut or corrupt stream."""
+    kind = "xz" if data[:6] == XZ_MAGIC else "gz" if data[:2] == GZ_MAGIC else None
+    if kind is None:
+        return data
+    try:
+        return lzma.decompress(data) if kind == "xz" else gzip.decompress(data)
+    except _COMPRESSION_ERRORS as exc:
+        raise compression_error(path, kind, exc) from None
+
+
 def read_bytes(path: str) -> bytes:
-    """All bytes of ``path`` (``.xz`` and ``.gz`` decompressed); ``-`` and other inputs that can
-    be read only once (:func:`is_stream`) are read once and the same bytes served to later calls
-    (format detection reads the input twice).  Raises FileNotFoundError for a missing file."""
+    """All bytes of ``path``, ``.xz`` and ``.gz`` decompressed, line ends normalised to ``\n``
+    (``\r\n`` and a lone ``\r``: :func:`normalise_newlines`).  ``-`` and other inputs that
+    can be read only once (:func:`is_stream`) are read once and the same bytes served to later
+    calls (format detection reads the input twice); they are decompressed when they start with
+    xz's or gzip's magic bytes.
+
+    Raises FileNotFoundError for a missing file, CompressedInputError (naming ``path``) for a
+    compressed input cut short, corrupt, or not in the format its name says, OSError."""
     global _STDIN_CACHE
     if str(path) == STDIO:
         if _STDIN_CACHE is None:
-            _STDIN_CACHE = sys.stdin.buffer.read()
+            _STDIN_CACHE = normalise_newlines(_decompress_sniffed(sys.stdin.buffer.read(), path))
         return _STDIN_CACHE
     if not os.path.exists(path):
         raise FileNotFoundError(2, "no such file", path)
@@ -62,26 +139,53 @@ def read_bytes(path: str) -> bytes:
         if path not in _STREAM_CACHE:
             with open(path, "rb") as fh:
                 data = fh.read()
-            if data[:6] == b"\xfd7zXZ\x00":
-                data = lzma.decompress(data)
-            elif data[:2] == b"\x1f\x8b":
-                data = gzip.decompress(data)
-            _STREAM_CACHE[path] = data
+            _STREAM_CACHE[path] = normalise_newlines(_decompress_sniffed(data, path))
         return _STREAM_CACHE[path]
-    if str(path).endswith(".xz"):
-        with lzma.open(path, "rb") as fh:
-            return fh.read()
-    if str(path).endswith(".gz"):
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
-    with open(path, "rb") as fh:
-        return fh.read()
+    kind = compression_kind(path)
+    if kind is None:
+        with open(path, "rb") as fh:
+            return normalise_newlines(fh.read())
+    try:
+        with (lzma.open if kind == "xz" else gzip.open)(path, "rb") as fh:
+            return normalise_newlines(fh.read())
+    except _COMPRESSION_ERRORS as exc:
+        raise compression_error(path, kind, exc) from None
+
+
+def iter_raw_lines(path: str) -> Iterator[bytes]:
+    """The lines of ``path`` as bytes, undecoded, without their line end, read lazily from a
+    regular file (``.xz``/``.gz`` decompressed as they are read; ``-`` and other streams from
+    the bytes :func:`read_bytes` keeps): ``\n``, ``\r\n`` and a lone ``\r`` end a line; no
+    empty line after a final line end; a BOM is left to the caller.  Stopping early reads no
+    further.
+
+    Raises FileNotFoundError, CompressedInputError (naming ``path``) when the reading meets a
+    cut, corrupt or mislabelled compressed stream, OSError."""
+    if is_stream(path):
+        lines = read_bytes(path).split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        yield from lines
+        return
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "no such file", path)
+    kind = compression_kind(path)
+    opener = lzma.open if kind == "xz" else gzip.open if kind == "gz" else open
+    with opener(path, "rb") as fh:
+        # latin-1 maps every byte to one character and back: universal newlines on raw bytes
+        text = io.TextIOWrapper(fh, encoding="latin-1", newline=None)
+        try:
+            for line in text:
+                yield (line[:-1] if line.endswith("\n") else line).encode("latin-1")
+        except _COMPRESSION_ERRORS as exc:
+            raise compression_error(path, kind, exc) from None
 
 
 def raw_lines(path: str) -> List[bytes]:
     """The lines of a file (``-`` = stdin; .gz/.xz read transparently) as bytes, undecoded, so
     that a line that is not UTF-8 can fail alone: a leading BOM dropped, no trailing empty line
-    after the last newline (``\r`` is left to the caller).  Raises FileNotFoundError, OSError."""
+    after the last newline; ``\r\n`` and a lone ``\r`` end a line as ``\n`` does
+    (:func:`read_bytes`).  Raises FileNotFoundError, CompressedInputError, OSError."""
     data = read_bytes(path)
     if data.startswith(BOM):
         data = data[len(BOM):]
@@ -108,11 +212,15 @@ def decode_utf8(data: bytes, path: str) -> str:
 
 class _NamedText:
     """A text file object whose decoding errors become InputError naming the file and line
-    (a decoder reads ahead, so the line is found again in the file's bytes); iterates, reads
-    and closes like the file it wraps."""
+    (a decoder reads ahead, so the line is found again in the file's bytes), and whose
+    decompression errors become CompressedInputError naming the file; iterates, reads and
+    closes like the file it wraps."""
 
     def __init__(self, fh, path: str):
         self.fh, self.path = fh, path
+
+    def _damaged(self, exc: BaseException) -> Exception:
+        return compression_error(self.path, compression_kind(self.path) or "xz", exc)
 
     def _named(self, exc: UnicodeDecodeError) -> Exception:
         try:
@@ -136,20 +244,26 @@ class _NamedText:
             return next(self.fh)
         except UnicodeDecodeError as exc:
             raise self._named(exc) from None
+        except _COMPRESSION_ERRORS as exc:
+            raise self._damaged(exc) from None
 
     def read(self, *args) -> str:
-        """As the file's ``read``."""
+        """As the file's ``read``.  Raises InputError, CompressedInputError."""
         try:
             return self.fh.read(*args)
         except UnicodeDecodeError as exc:
             raise self._named(exc) from None
+        except _COMPRESSION_ERRORS as exc:
+            raise self._damaged(exc) from None
 
     def readline(self, *args) -> str:
-        """As the file's ``readline``."""
+        """As the file's ``readline``.  Raises InputError, CompressedInputError."""
         try:
             return self.fh.readline(*args)
         except UnicodeDecodeError as exc:
             raise self._named(exc) from None
+        except _COMPRESSION_ERRORS as exc:
+            raise self._damaged(exc) from None
 
     def close(self) -> None:
         """Close the file."""
@@ -161,14 +275,17 @@ def open_text(path: str):
 
     A leading byte order mark is dropped; ``\r\n`` and ``\r`` line ends read as ``\n`` (also
     from pipes and standard input).  Returns a text file object (context manager, iterable, with
-    ``read`` and ``readline``).  Raises FileNotFoundError, and InputError (``file:line: invalid
-    UTF-8``) on invalid UTF-8 while reading.
+    ``read`` and ``readline``).  Raises FileNotFoundError; while reading, InputError
+    (``file:line: invalid UTF-8``) on invalid UTF-8 and CompressedInputError (``file:
+    truncated or corrupt xz stream (...)``, ``file: not xz-compressed data ...``) on a
+    compressed input cut short, corrupt, or not in the format its name says.
     """
     if is_stream(path):
         return io.StringIO(decode_utf8(read_bytes(path), path), newline=None)
-    if str(path).endswith(".xz"):
+    kind = compression_kind(path)
+    if kind == "xz":
         fh = lzma.open(path, "rt", encoding="utf-8-sig")
-    elif str(path).endswith(".gz"):
+    elif kind == "gz":
         fh = gzip.open(path, "rt", encoding="utf-8-sig")
     else:
         fh = open(path, "rt", encoding="utf-8-sig")
@@ -177,7 +294,8 @@ def open_text(path: str):
 
 def read_blocks(path: str) -> Iterator[Tuple[int, List[Tuple[int, Optional[str]]]]]:
     """Blank-line separated blocks: yields (first line number, [(line number, text or None if the
-    line is not valid UTF-8), ...]); line numbers are 1-based.  Raises FileNotFoundError."""
+    line is not valid UTF-8), ...]); line numbers are 1-based; ``\n``, ``\r\n`` and a lone
+    ``\r`` end a line (:func:`read_bytes`).  Raises FileNotFoundError, CompressedInputError."""
     data = read_bytes(path)
     if data.startswith(BOM):   # a UTF-8 byte order mark is not part of the first line
         data = data[len(BOM):]

@@ -14,8 +14,6 @@ are empty or longer than ``max_chars`` characters are skipped and reported by ki
 """
 from __future__ import annotations
 
-import lzma
-import gzip
 import os
 from collections import Counter
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -65,29 +63,31 @@ def tokenize_paragraphs(lang: str, batch: List[str]) -> List[Tuple[List[str], in
 def raw_lines(path: str, stats: Counter, max_chars: int = MAX_CHARS) -> Iterator[str]:
     """The usable paragraphs of a raw text file (``.xz``/``.gz`` ok), whitespace normalised;
     counts in ``stats``: lines, and skipped ones by kind ("not UTF-8", "binary (NUL)",
-    "empty", "over max_chars").  Raises FileNotFoundError, OSError."""
-    op = lzma.open if path.endswith(".xz") else gzip.open if path.endswith(".gz") else open
-    with op(path, "rb") as fh:
-        for raw in fh:
-            stats["lines"] += 1
-            if b"\0" in raw:
-                stats["skipped: binary (NUL)"] += 1
-                continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                stats["skipped: not UTF-8"] += 1
-                continue
-            if stats["lines"] == 1 and line.startswith("\ufeff"):
-                line = line[1:]
-            if len(line) > max_chars:
-                stats["skipped: over max_chars"] += 1
-                continue
-            line = " ".join(line.split())
-            if not line:
-                stats["skipped: empty"] += 1
-                continue
-            yield line
+    "empty", "over max_chars").  ``\n``, ``\r\n`` and a lone ``\r`` end a line
+    (:func:`wo.io.text.iter_raw_lines`).  Raises FileNotFoundError, CompressedInputError (naming
+    ``path``) for a cut, corrupt or mislabelled compressed file, OSError."""
+    from ..io.text import iter_raw_lines
+
+    for raw in iter_raw_lines(path):
+        stats["lines"] += 1
+        if b"\0" in raw:
+            stats["skipped: binary (NUL)"] += 1
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            stats["skipped: not UTF-8"] += 1
+            continue
+        if stats["lines"] == 1 and line.startswith("\ufeff"):
+            line = line[1:]
+        if len(line) > max_chars:
+            stats["skipped: over max_chars"] += 1
+            continue
+        line = " ".join(line.split())
+        if not line:
+            stats["skipped: empty"] += 1
+            continue
+        yield line
 
 
 def tokenize_files(paths: Sequence[str], out: str, lang: str = "en", jobs: int = 1, backend: str = "loky",
@@ -98,16 +98,20 @@ def tokenize_files(paths: Sequence[str], out: str, lang: str = "en", jobs: int =
     (joblib, or Dask with ``backend="dask"``), file by file so memory stays bounded.
 
     Returns the statistics: paragraphs, sentences, tokens, lines, skipped lines by kind,
-    seconds.  Raises FileNotFoundError, ValueError (unknown language), OSError."""
+    seconds.  The output is written to a temporary file renamed into place at the end
+    (:class:`wo.io.text.AtomicWriter`): a failed run leaves no partial output.  Raises
+    FileNotFoundError, ValueError (unknown language), CompressedInputError (an input cut short,
+    corrupt or not in the format its name says), OSError."""
     import time
 
     from ..io.batch import map_batches
+    from ..io.text import AtomicWriter
 
     t0 = time.perf_counter()
     pipeline(lang)   # fail early on an unknown language
     stats: Counter = Counter()
-    opener = lzma.open if out.endswith(".xz") else open
-    with opener(out, "wt", encoding="utf-8") as fo:
+    fo = AtomicWriter(out)      # a failed input (a cut .xz) leaves no partial output behind
+    try:
         for path in paths:
             lines = list(raw_lines(path, stats, max_chars))
             shards = [lines[i:i + SHARD_LINES] for i in range(0, len(lines), SHARD_LINES)]
@@ -118,8 +122,12 @@ def tokenize_files(paths: Sequence[str], out: str, lang: str = "en", jobs: int =
                 stats["sentences"] += len(sents)
                 stats["tokens"] += n
                 for s in sents:
-                    fo.write(s + "\n")
+                    fo.write(s)
             log(f"{os.path.basename(path)}: {stats['paragraphs']} paragraphs, {stats['tokens']} tokens so far")
+    except BaseException:
+        fo.abort()
+        raise
+    fo.commit()
     rec = dict(sorted(stats.items()))
     rec["seconds"] = round(time.perf_counter() - t0, 1)
     return rec
