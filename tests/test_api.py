@@ -181,3 +181,20 @@ def test_sr_models_with_no_model_installed_says_how_to_get_one(tmp_path):
                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert p.returncode == 1 and p.stdout == "", (p.stdout, p.stderr)       # before: a bare header, exit 0
     assert "no SR model found" in p.stderr and "wo-models-sr" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_wo_models_and_wo_sr_models_are_one_catalogue():
+    """Before: `wo models` counted an SR model's side LMs and `wo sr models` did not, and the two
+    gave the English SR model different licences."""
+    import os
+
+    from wo.resources import list_models as every
+    from wo.sr.models import list_models
+
+    cat = {os.path.realpath(r["path"]): r for r in every()}
+    rows = list_models()
+    assert len(rows) >= 20
+    for r in rows:
+        c = cat[os.path.realpath(r["path"])]
+        assert (r["bytes"], r["data"]["licence"]) == (c["bytes"], c["licence"]), r["code"]
+        assert r["model_bytes"] == os.path.getsize(r["path"]) <= r["bytes"]

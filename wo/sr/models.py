@@ -101,14 +101,24 @@ def _header(path: str) -> dict:
 
 
 def list_models() -> List[dict]:
-    """One record per shipped SR model: code, path, bytes, track ("shallow" or "deep"), lang,
-    data (treebank, splits, sentences, licence) and results (test figures) from its header."""
+    """One record per shipped SR model: code, path, bytes (the model and the LMs beside it that it
+    uses, as ``wo models`` counts them), model_bytes (the model file), track ("shallow" or
+    "deep"), lang, data (treebank, splits, sentences; the licence ``wo models`` gives) and
+    results (test figures) from its header."""
+    from ..resources import list_models as catalogue
+
+    cat = {os.path.realpath(r["path"]): r for r in catalogue()}   # one catalogue: `wo models`' sizes and licences
     out = []
     for code, path in shipped().items():
         h = _header(path)
         sr = h.get("sr", {})
         known = KNOWN.get(code, {})
-        out.append({"code": code, "path": path, "bytes": os.path.getsize(path), "track": sr.get("track", "shallow"),
+        data = dict(sr.get("data") or known.get("data", {}))
+        row = cat.get(os.path.realpath(path))
+        if row is not None and row["licence"] != "?":
+            data["licence"] = row["licence"]
+        out.append({"code": code, "path": path, "bytes": row["bytes"] if row is not None else os.path.getsize(path),
+                    "model_bytes": os.path.getsize(path), "track": sr.get("track", "shallow"),
                     "lang": sr.get("lang") or ("en" if sr.get("lexicon", {}).get("english") else "?"),
-                    "data": sr.get("data") or known.get("data", {}), "results": sr.get("results") or known.get("results", {})})
+                    "data": data, "results": sr.get("results") or known.get("results", {})})
     return out
