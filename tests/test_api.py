@@ -198,3 +198,27 @@ def test_wo_models_and_wo_sr_models_are_one_catalogue():
         c = cat[os.path.realpath(r["path"])]
         assert (r["bytes"], r["data"]["licence"]) == (c["bytes"], c["licence"]), r["code"]
         assert r["model_bytes"] == os.path.getsize(r["path"]) <= r["bytes"]
+
+
+def test_readers_take_paths_open_files_and_text():
+    """Before: read_t1 and read_conllu took only paths (io.StringIO was a TypeError)."""
+    import io
+    import lzma
+    import pathlib
+
+    from wo import read_conllu, read_t1
+    from wo.io.conllu import InputError
+    from wo.sr.t1 import format_t1, make_input
+
+    text = lzma.open(PT, "rt", encoding="utf-8").read()
+    ref = read_conllu(str(PT))
+    assert len(ref) == 40
+    for src in (pathlib.Path(PT), io.StringIO(text), text, io.BytesIO(text.encode()), lzma.open(PT, "rb")):
+        assert read_conllu(src) == ref, type(src).__name__
+    t1 = "\n".join(format_t1(make_input(s, 3, i)) for i, s in enumerate(ref)) + "\n"
+    from_text = read_t1(t1)
+    assert [s.lemmas for s in read_t1(io.StringIO(t1))] == [s.lemmas for s in from_text] and len(from_text) == 40
+    with pytest.raises(InputError, match=r"^<text>:1: expected 10 tab-separated columns"):
+        read_conllu("1\tx\n")
+    with pytest.raises(TypeError, match="a path, an open file or text"):
+        read_conllu(42)

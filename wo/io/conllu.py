@@ -139,13 +139,22 @@ def parse_block(start: int, lines, index: int) -> Tuple[Sentence, Optional[Tuple
     return sent, err
 
 
-def read_conllu(path: str) -> List[Sentence]:
-    """Read a CoNLL-U file (``.xz``/``.gz`` ok, ``-`` = standard input) strictly.
+def read_conllu(path) -> List[Sentence]:
+    """Read CoNLL-U strictly: a path (``.xz``/``.gz`` ok, ``-`` = standard input), an open file
+    (text or binary) or the text itself (:func:`wo.io.text.input_source`).
 
-    Returns a list of :class:`Sentence`.  Raises FileNotFoundError, and :class:`InputError`
-    (``file:line: message``) at the first malformed sentence: wrong column count, non-integer
-    id or head, ids out of sequence, head out of range, invalid UTF-8.
+    Returns a list of :class:`Sentence`.  Raises FileNotFoundError, TypeError for another kind
+    of argument, and :class:`InputError` (``file:line: message``; ``<text>:line`` for text) at
+    the first malformed sentence: wrong column count, non-integer id or head, ids out of
+    sequence, head out of range, invalid UTF-8.
     """
+    from .text import input_source
+
+    with input_source(path, "read_conllu") as src:
+        return _read_conllu(src)
+
+
+def _read_conllu(path: str) -> List[Sentence]:
     out = []
     for start, lines in read_blocks(path):
         if all(t is not None and t.startswith("#") for _, t in lines):

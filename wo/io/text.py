@@ -2,6 +2,7 @@
 user-facing errors that name the file and line, and outputs written atomically."""
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import io
@@ -92,14 +93,51 @@ def display_name(path: str, stream: str = "stdin") -> str:
 
 
 def exists(path: str) -> bool:
-    """True for ``-`` (standard input) and for existing files."""
-    return str(path) == STDIO or os.path.exists(path)
+    """True for ``-`` (standard input), in-memory inputs (:func:`input_source`) and existing files."""
+    return str(path) == STDIO or path in _MEMORY or os.path.exists(path)
+
+
+_MEMORY: dict = {}   # "<name>" -> bytes of an input given as an open file or as text (input_source)
+
+
+@contextlib.contextmanager
+def input_source(x, what: str = "input"):
+    """What a reader reads, as the name the reading layer takes: a path (str or os.PathLike;
+    ``-`` standard input) as it is; an open file (text or binary, anything with ``read()``), the
+    text itself (a str with a line break) or bytes, read into memory and served under a name
+    such as ``<text>`` or ``<StringIO>`` (error messages name it; decompressed when the bytes
+    start with xz's or gzip's magic) until the block ends.  Raises TypeError for anything else."""
+    if isinstance(x, os.PathLike):
+        yield os.fspath(x)
+        return
+    if isinstance(x, str) and "\n" not in x and "\r" not in x:
+        yield x
+        return
+    if isinstance(x, str):
+        data, name = x.encode("utf-8"), "text"
+    elif isinstance(x, (bytes, bytearray, memoryview)):
+        data, name = bytes(x), "bytes"
+    elif hasattr(x, "read"):
+        raw = x.read()
+        data = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
+        name = os.path.basename(str(getattr(x, "name", "") or "")) or type(x).__name__
+    else:
+        raise TypeError(f"{what}: a path, an open file or text, not {type(x).__name__}")
+    key, k = f"<{name}>", 1
+    while key in _MEMORY:
+        k += 1
+        key = f"<{name}#{k}>"
+    _MEMORY[key] = normalise_newlines(_decompress_sniffed(data, key))
+    try:
+        yield key
+    finally:
+        _MEMORY.pop(key, None)
 
 
 def is_stream(path: str) -> bool:
     """True for inputs that can be read only once: ``-``, named pipes, character devices
     (``/dev/stdin``) and process substitutions (``<(...)``), i.e. anything but a regular file."""
-    if str(path) == STDIO:
+    if str(path) == STDIO or path in _MEMORY:
         return True
     try:
         return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
@@ -129,6 +167,8 @@ def read_bytes(path: str) -> bytes:
     Raises FileNotFoundError for a missing file, CompressedInputError (naming ``path``) for a
     compressed input cut short, corrupt, or not in the format its name says, OSError."""
     global _STDIN_CACHE
+    if path in _MEMORY:
+        return _MEMORY[path]
     if str(path) == STDIO:
         if _STDIN_CACHE is None:
             _STDIN_CACHE = normalise_newlines(_decompress_sniffed(sys.stdin.buffer.read(), path))

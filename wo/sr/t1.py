@@ -172,8 +172,9 @@ def check_sr(s: SRSentence) -> Optional[str]:
     return None
 
 
-def read_t1(path: str, jobs: int = 1) -> List[SRSentence]:
-    """Read a T1 file (or any UD-shaped file read as T1).  One :class:`SRSentence` per block.
+def read_t1(path, jobs: int = 1) -> List[SRSentence]:
+    """Read T1 input (or any UD-shaped input read as T1): a path, an open file (text or binary)
+    or the text itself (:func:`wo.io.text.input_source`).  One :class:`SRSentence` per block.
 
     A malformed sentence is returned with ``error`` set (``file:line`` in ``line``), never
     dropped.  jobs > 1: the blocks are parsed in ``jobs`` contiguous parts of the file, the
@@ -181,6 +182,15 @@ def read_t1(path: str, jobs: int = 1) -> List[SRSentence]:
     sentences, indices and line numbers as one process reads; the workers are left running
     for the caller's next tasks).  Raises FileNotFoundError for a missing file.
     """
+    from ..io.text import input_source
+
+    if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and ("\n" in path or "\r" in path)):
+        with input_source(path, "read_t1") as src:   # in memory: read here (workers could not see it)
+            return _read_t1(src, 1)
+    return _read_t1(os.fspath(path), jobs)
+
+
+def _read_t1(path: str, jobs: int) -> List[SRSentence]:
     if jobs > 1:
         from ..io.batch import map_start
         from ..io.items import conllu_blocks
