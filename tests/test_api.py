@@ -222,3 +222,42 @@ def test_readers_take_paths_open_files_and_text():
         read_conllu("1\tx\n")
     with pytest.raises(TypeError, match="a path, an open file or text"):
         read_conllu(42)
+
+
+UPOS = {"ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT", "SCONJ",
+        "SYM", "VERB", "X"}
+
+
+@pytest.mark.parametrize("given", ["bags", "none", "full"])
+def test_linearize_conllu_output_is_valid_ud(tmp_path, given):
+    """Before: LEMMA, UPOS and DEPREL were `_` (not UD)."""
+    import conllu
+
+    from wo.cli import main
+    from wo.io import read_conllu
+
+    ewt = read_conllu(str(ROOT / "corpora" / "ud-en-ewt" / "en_ewt-ud-test.conllu.xz"))[:15]
+    src = tmp_path / "in.conllu"
+    if given == "bags":
+        src = tmp_path / "bags.txt"
+        src.write_text("".join(" ".join(s.forms) + "\n" for s in ewt), encoding="utf-8")
+        args = []
+    else:
+        import lzma
+
+        blocks = lzma.open(ROOT / "corpora" / "ud-en-ewt" / "en_ewt-ud-test.conllu.xz", "rt", encoding="utf-8").read()
+        src.write_text("\n\n".join(blocks.split("\n\n")[:15]) + "\n\n", encoding="utf-8")
+        args = ["--given", given]
+    out = tmp_path / "out.conllu"
+    assert main(["linearize", "--input", str(src), "--output", str(out), "--format", "conllu", "--quiet", *args]) == 0
+    sents = conllu.parse(out.read_text(encoding="utf-8"))
+    assert len(sents) == 15
+    for s, g in zip(sents, ewt):
+        words = [w for w in s if isinstance(w["id"], int)]
+        assert sorted(w["form"] for w in words) == sorted(g.forms)
+        assert all(w["upos"] in UPOS and w["lemma"] not in ("_", "") and w["deprel"] not in ("_", "") for w in words)
+        assert [w["deprel"] for w in words if w["head"] == 0] == ["root"] and s.to_tree() is not None
+        if given != "bags":   # the input's lemmas and UPOS carried over
+            assert sorted((w["form"], w["lemma"], w["upos"]) for w in words) == sorted(zip(g.forms, g.lemmas, g.upos))
+        if given == "full":   # the given tree: its relations too
+            assert sorted((w["form"], w["deprel"]) for w in words) == sorted(zip(g.forms, g.deprels))

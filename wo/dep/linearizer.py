@@ -533,8 +533,16 @@ def shuffle_item(item: Item, seed: int, index: int) -> Item:
     """Shuffle an item's tokens with the fixed-seed permutation of :func:`wo.io.trees.scramble`."""
     perm = permutation(len(item.forms), seed, index)
     heads = remap_heads(item.heads, perm)
+    gold = item.gold
+    if gold is not None and (len(gold) != len(perm) or not all(-1 <= h <= len(perm) for h in gold.heads)):
+        gold = None                                   # a malformed tree: the output keeps no annotation of it
+    if gold is not None:   # the CoNLL-U sentence, shuffled alike (--format conllu)
+        pick = lambda xs: [xs[p] for p in perm]  # noqa: E731
+        gold = dataclasses.replace(gold, forms=pick(gold.forms), lemmas=pick(gold.lemmas), upos=pick(gold.upos),
+                                   xpos=pick(gold.xpos), feats=pick(gold.feats), heads=remap_heads(gold.heads, perm),
+                                   deprels=pick(gold.deprels), misc=pick(gold.misc))
     return Item([item.forms[p] for p in perm], [item.pos[p] for p in perm], heads, item.sent_id,
-                item.line, item.error, [item.units[p] for p in perm] if item.units else None)
+                item.line, item.error, [item.units[p] for p in perm] if item.units else None, gold)
 
 
 

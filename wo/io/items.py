@@ -240,8 +240,47 @@ def format_result(item: Item, res, fmt: str) -> str:
         if item.units:
             rec["words"] = words
         return json.dumps(rec, ensure_ascii=False)
-    # conllu
+    # conllu: valid UD (UPOS from the given tree, else from the predicted PTB tag; DEPREL root,
+    # the given relation where the word kept its given head, else dep; LEMMA given, else English)
+    gold = item.gold if item.gold is not None and not item.units and len(item.gold) == len(res.tokens) else None
     lines = [f"# sent_id = {item.sent_id}", f"# text = {detokenize(words)}"]
     for j, (w, h, p) in enumerate(zip(res.tokens, res.heads, res.pos), 1):
-        lines.append(f"{j}\t{w}\t_\t_\t{p}\t_\t{h}\t_\t_\t_")
+        i = res.order[j - 1] if gold is not None else -1
+        upos = gold.upos[i] if gold is not None and gold.upos[i] != "_" else PTB_UPOS.get(p or "", "X")
+        lemma = gold.lemmas[i] if gold is not None and gold.lemmas[i] != "_" else _lemma(w, upos, p)
+        feats = gold.feats[i] if gold is not None else "_"
+        rel = "root" if h == 0 else "dep"
+        if gold is not None and h > 0 and gold.heads[i] > 0 and res.order[h - 1] == gold.heads[i] - 1 \
+                and gold.deprels[i] not in ("_", "root"):
+            rel = gold.deprels[i]
+        lines.append("\t".join([str(j), w, lemma, upos, p or "_", feats, str(h), rel, "_", "_"]))
     return "\n".join(lines) + "\n"
+
+
+# Penn Treebank tags -> UD UPOS (the English treebanks' conversion: UD English-EWT's XPOS/UPOS pairs)
+PTB_UPOS = {
+    "NN": "NOUN", "NNS": "NOUN", "NNP": "PROPN", "NNPS": "PROPN", "VB": "VERB", "VBD": "VERB", "VBG": "VERB",
+    "VBN": "VERB", "VBP": "VERB", "VBZ": "VERB", "MD": "AUX", "JJ": "ADJ", "JJR": "ADJ", "JJS": "ADJ", "AFX": "ADJ",
+    "RB": "ADV", "RBR": "ADV", "RBS": "ADV", "WRB": "ADV", "PRP": "PRON", "PRP$": "PRON", "WP": "PRON", "WP$": "PRON",
+    "EX": "PRON", "DT": "DET", "PDT": "DET", "WDT": "DET", "IN": "ADP", "RP": "ADP", "TO": "PART", "POS": "PART",
+    "CC": "CCONJ", "CD": "NUM", "UH": "INTJ", "SYM": "SYM", "$": "SYM", "#": "SYM", "FW": "X", "LS": "X", "ADD": "X",
+    "GW": "X", "XX": "X", ".": "PUNCT", ",": "PUNCT", ":": "PUNCT", "``": "PUNCT", "''": "PUNCT", "-LRB-": "PUNCT",
+    "-RRB-": "PUNCT", "HYPH": "PUNCT", "NFP": "PUNCT"}
+
+
+def _lemma(form: str, upos: str, tag: Optional[str]) -> str:
+    """The lemma of a word the input gave none for: lemminflect's English lemma for a PTB-tagged
+    word (the shipped dependency models are English), else ``_`` (unknown)."""
+    if tag not in PTB_UPOS:
+        return "_"
+    if upos in ("PUNCT", "SYM", "NUM", "X", "PROPN"):
+        return form
+    if upos not in ("NOUN", "VERB", "AUX", "ADJ", "ADV"):   # lemminflect's classes (it prints on others)
+        return form.lower()
+    try:
+        from lemminflect import getLemma
+
+        got = getLemma(form.lower() if upos != "PROPN" else form, upos=upos)
+    except Exception:   # noqa: BLE001 (an unknown UPOS or word: no lemma rather than no output)
+        got = ()
+    return got[0] if got else form.lower()
