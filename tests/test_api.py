@@ -261,3 +261,17 @@ def test_linearize_conllu_output_is_valid_ud(tmp_path, given):
             assert sorted((w["form"], w["lemma"], w["upos"]) for w in words) == sorted(zip(g.forms, g.lemmas, g.upos))
         if given == "full":   # the given tree: its relations too
             assert sorted((w["form"], w["deprel"]) for w in words) == sorted(zip(g.forms, g.deprels))
+
+
+def test_the_distribution_name_is_free_of_the_index_s_unrelated_wo():
+    """The package index's `wo` is another project (a workflow tool) that also installs a module
+    `wo`: wo is distributed as wo-nlg, and every install hint names that."""
+    import tomllib
+
+    from wo.extras import MissingExtra
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert meta["name"] == "wo-nlg" and meta["scripts"] == {"wo": "wo.cli:main"}
+    assert all(x.startswith("wo-nlg[") for x in meta["optional-dependencies"]["all"])
+    assert "pip install 'wo-nlg[smt]'" in str(MissingExtra("smt", ["spaCy"]))
+    assert "**`wo-nlg`**" in (ROOT / "README.md").read_text(encoding="utf-8")

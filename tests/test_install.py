@@ -73,7 +73,7 @@ def test_a_missing_extra_is_one_line_naming_the_pip_install_and_exit_2(tmp_path,
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
-    assert f"pip install 'wo[{extra}]'" in lines[0]
+    assert f"pip install 'wo-nlg[{extra}]'" in lines[0]
     assert all(b in lines[0].lower() for b in blocked)
     assert not (tmp_path / argv[argv.index("--output") + 1]).exists()
 
@@ -91,7 +91,7 @@ def test_require_names_only_the_missing_packages(tmp_path):
     assert r.returncode == 0, r.stderr
     first, second = r.stdout.splitlines()
     assert first == "['pynini'] []"
-    assert second.startswith("True the fst engine (--engine fst) needs pynini, not installed: run  pip install 'wo[fst]'")
+    assert second.startswith("True the fst engine (--engine fst) needs pynini, not installed: run  pip install 'wo-nlg[fst]'")
 
 
 def test_gyro_fst_engine_without_pynini_is_a_missing_extra(tmp_path):
@@ -233,6 +233,6 @@ def test_lm_training_on_dask_without_dask_is_a_missing_extra(tmp_path):
     """), tmp_path)
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().splitlines() == [
-        "wo: --backend dask needs dask, distributed, not installed: run  pip install 'wo[dask]'  "
+        "wo: --backend dask needs dask, distributed, not installed: run  pip install 'wo-nlg[dask]'  "
         "(or pip install '.[dask]' in a clone of wo)"]
     assert not (tmp_path / "x.wolm").exists()

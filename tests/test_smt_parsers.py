@@ -144,7 +144,7 @@ def test_missing_spacy_is_one_line(tmp_path, monkeypatch):
     p = wo_cli(["smt", "train-parser", "--lang", "en", "--train", EWT_DEV, "--dev", EWT_DEV,
                 "--out", tmp_path / "out"])
     assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
-    assert "wo smt train-parser needs spaCy" in p.stderr and "pip install 'wo[smt]'" in p.stderr
+    assert "wo smt train-parser needs spaCy" in p.stderr and "pip install 'wo-nlg[smt]'" in p.stderr
 
 
 @pytest.mark.slow

@@ -36,7 +36,7 @@ EXTRAS: Dict[str, Tuple[Tuple[str, str], ...]] = {
 
 class MissingExtra(InputError):
     """An optional dependency of the requested command is not installed.  ``str()`` is one line
-    naming the missing packages and the ``pip install 'wo[EXTRA]'`` that brings them (no
+    naming the missing packages and the ``pip install 'wo-nlg[EXTRA]'`` that brings them (no
     ``file:line`` prefix: ``path`` is None).  A user error like
     :class:`wo.io.text.InputError` (and so a ValueError), so that every command's user-error
     handling reports it as one line with exit code 2; this module sits at the bottom of the
@@ -44,7 +44,7 @@ class MissingExtra(InputError):
 
     def __init__(self, extra: str, missing: List[str], what: str = ""):
         who = f"{what} needs" if what else "needs"
-        msg = (f"{who} {', '.join(missing)}, not installed: run  pip install 'wo[{extra}]'  "
+        msg = (f"{who} {', '.join(missing)}, not installed: run  pip install 'wo-nlg[{extra}]'  "
                f"(or pip install '.[{extra}]' in a clone of wo)")
         ValueError.__init__(self, msg)
         self.path, self.line, self.message = None, 0, msg
