@@ -7,7 +7,7 @@ SRMODEL ?= corpora/models/wo-ewt-sr.wo
 TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
 OUT = out
 
-.PHONY: install demo test bench bench-quick lm lm-en lm-wiki sr-models clean
+.PHONY: install demo test bench bench-quick lm lm-en lm-wiki sr-models wheels clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -80,6 +80,12 @@ sr-models: install
 	$(BIN)/python bench/sr_multi.py eval
 	$(BIN)/python bench/sr_multi.py ship
 	$(BIN)/python bench/sr_multi.py table
+
+# the distribution wheel and the three model wheels (their files are links into corpora/models), in out/wheels
+wheels: install
+	$(BIN)/pip wheel --no-deps -w $(OUT)/wheels . ./corpora/packages/wo-models-en ./corpora/packages/wo-models-sr \
+		./corpora/packages/wo-models-smt
+	ls -l $(OUT)/wheels
 
 clean:
 	rm -rf build $(OUT) wo/_fast/*.c wo/_fast/*.so
