@@ -112,8 +112,25 @@ class TagDictionary:
 
     @classmethod
     def from_json(cls, d: dict) -> "TagDictionary":
-        """Inverse of :meth:`to_json`; raises KeyError for a malformed entry."""
-        return cls({k: list(v) for k, v in d["table"].items()}, list(d["unknown"]))
+        """Inverse of :meth:`to_json`.  Raises ValueError saying what is wrong for an entry that
+        is not {"table": {word: [tag, ...]}, "unknown": [tag, ...]} (tags and words strings)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"a JSON {type(d).__name__}, not {{\"table\": ..., \"unknown\": ...}}")
+        table, unknown = d.get("table"), d.get("unknown")
+        if not isinstance(table, dict):
+            raise ValueError(f"table: {_short(table)}, not {{word: [tag, ...]}}")
+        for k, v in table.items():
+            if not isinstance(v, list) or not all(isinstance(t, str) for t in v):
+                raise ValueError(f"table[{k!r}]: {_short(v)}, not a list of tags")
+        if not isinstance(unknown, list) or not all(isinstance(t, str) for t in unknown):
+            raise ValueError(f"unknown: {_short(unknown)}, not a list of tags")
+        return cls({k: list(v) for k, v in table.items()}, list(unknown))
+
+
+def _short(v, n: int = 40) -> str:
+    """``repr(v)`` cut to about ``n`` characters (a value quoted in a one-line message)."""
+    r = repr(v)
+    return r if len(r) <= n else r[:n - 3] + "..."
 
 
 SHIPPED = {"dep": "wo-ewt-dep-lm.wo", "sr": "wo-ewt-sr.wo", "ccg": "wo-ewt-ccg-lm.wo", "lm": "wo-en-4gram.wolm"}
@@ -248,8 +265,12 @@ class Model:
 
     @staticmethod
     def read_header(path: str):
-        """The JSON header of a model file (a compact header expanded) and its stored length in
-        bytes, without reading the weights.  Raises ModelError / FileNotFoundError."""
+        """The JSON header of a model file (a compact header expanded: format version 2's
+        packed blob, :func:`wo.io.binfile.read_packed_header`, or version 1's base64
+        ``header_zlib``) and its stored length in bytes, without reading the weights.  Only the
+        layout is checked here (:meth:`load` checks the values).  Raises ModelError naming the
+        file for a header that is not a JSON object, a truncated or corrupt compact header;
+        FileNotFoundError."""
         head, hlen = read_header(path, MAGIC, READ_VERSIONS, ModelError, "model")
         try:
             head, hlen = read_packed_header(path, head, hlen)
@@ -257,11 +278,18 @@ class Model:
             raise ModelError(f"{path}: {exc}") from None
         if "header_zlib" in head:
             import base64
+            import binascii
 
+            packed = head.pop("header_zlib")
             try:
-                head.update(json.loads(zlib.decompress(base64.b64decode(head.pop("header_zlib")))))
-            except (ValueError, zlib.error) as exc:
-                raise ModelError(f"{path}: corrupt model header ({exc})")
+                if not isinstance(packed, str):
+                    raise ValueError(f"header_zlib: {_short(packed)}, not base64 text")
+                full = json.loads(zlib.decompress(base64.b64decode(packed)))
+                if not isinstance(full, dict):
+                    raise ValueError(f"the compact header is a JSON {type(full).__name__}, not a JSON object")
+            except (ValueError, zlib.error, binascii.Error, RecursionError) as exc:
+                raise ModelError(f"{path}: corrupt model header ({exc})") from None
+            head.update(full)
         return head, hlen
 
     @classmethod
@@ -269,16 +297,19 @@ class Model:
         """Load a model; weights are memory-mapped read-only when ``mmap``.
 
         Raises ModelError naming the file for a non-model file, another format version, a
-        truncated file or a checksum mismatch; FileNotFoundError if it does not exist.
+        header whose values are missing or of the wrong type or range (:func:`check_header`:
+        hash_bits, weights_dtype, weights_crc32, codebook, tagdict, decode), a truncated file
+        or a checksum mismatch; FileNotFoundError if it does not exist.
         """
         size = os.path.getsize(path)
         head, hlen = cls.read_header(path)
-        if head.get("feature_set") != FEATURE_SET:
-            raise ModelError(f"{path}: feature set {head.get('feature_set')!r}, expected {FEATURE_SET!r}")
-        bits = int(head["hash_bits"])
+        check_header(head, path)
+        try:
+            tagdict = TagDictionary.from_json(head.pop("tagdict"))
+        except ValueError as exc:
+            raise ModelError(f"{path}: corrupt model header (tagdict {exc})") from None
+        bits = head["hash_bits"] = int(head["hash_bits"])
         kind = head.get("weights_dtype", "float32")
-        if kind not in ("float32", "float16", "q8"):
-            raise ModelError(f"{path}: unknown weight type {kind!r}")
         width = {"float32": 4, "float16": 2, "q8": 1}[kind]
         half = kind != "float32"
         offset = 16 + hlen
@@ -295,17 +326,52 @@ class Model:
             raise ModelError(f"{path}: corrupt model file (weights checksum mismatch)")
         codes = None
         if kind == "q8":
-            book = np.asarray(head.pop("codebook"), dtype=np.float32)
-            if book.shape != (256,):
-                raise ModelError(f"{path}: a q8 model needs a codebook of 256 values")
+            book = np.asarray(head.pop("codebook"), dtype=np.float32)   # 256 finite numbers (check_header)
             codes, w = w, book[w]
         elif half:
             w = w.astype(np.float32)
-        tagdict = TagDictionary.from_json(head.pop("tagdict"))
         m = cls(w, bits, tagdict, head, path)
         if codes is not None:   # saving it as q8 again keeps these codes
             m._q8 = (codes, book, w)
         return m
+
+
+WEIGHT_TYPES = ("float32", "float16", "q8")
+
+
+def check_header(head: Dict[str, Any], path: str) -> None:
+    """Check the values of a model header (as :meth:`Model.read_header` returns it) before
+    the weights are read: ``feature_set`` (this wo's), ``hash_bits`` (an integer 1..31),
+    ``weights_dtype`` (one of :data:`WEIGHT_TYPES`; absent:
+    float32), ``weights_crc32`` (an integer), a q8 model's ``codebook`` (256 finite numbers),
+    ``tagdict`` (present; its entries are checked by :meth:`TagDictionary.from_json`) and the
+    decode settings (``decode``, :func:`check_decode`).  Raises ModelError "PATH: ..." naming
+    the value; returns None."""
+    from .checks import check_value
+
+    if head.get("feature_set") != FEATURE_SET:
+        raise ModelError(f"{path}: feature set {_short(head.get('feature_set'))}, expected {FEATURE_SET!r}")
+    for key, rule in (("hash_bits", "model_hash_bits"), ("weights_crc32", "crc32")):
+        if key not in head:
+            raise ModelError(f"{path}: corrupt model header (no {key})")
+        try:
+            check_value(head[key], rule)
+        except ValueError as exc:
+            raise ModelError(f"{path}: corrupt model header ({key} {exc})") from None
+    kind = head.get("weights_dtype", "float32")
+    if not isinstance(kind, str) or kind not in WEIGHT_TYPES:
+        raise ModelError(f"{path}: corrupt model header (weights_dtype {_short(kind)}, not one of "
+                         f"{', '.join(WEIGHT_TYPES)})")
+    if kind == "q8":
+        book = head.get("codebook")
+        if not (isinstance(book, list) and len(book) == 256 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x) for x in book)):
+            raise ModelError(f"{path}: corrupt model header (a q8 model needs a codebook of 256 finite numbers, "
+                             f"not {_short(book)})")
+    if "tagdict" not in head:
+        raise ModelError(f"{path}: corrupt model header (no tagdict)")
+    if "decode" in head:
+        check_decode(head["decode"], path, "decode.")
 
 
 def quantize8(w: np.ndarray):
@@ -455,22 +521,92 @@ def sidecar_path(model_path: str) -> str:
     return os.path.splitext(model_path)[0] + SIDECAR
 
 
+# the decode settings a model header's ``decode`` or its decode.json may set, each with the rule
+# of the command-line option that sets it too (wo.checks.RULES: --beam-factor, --budget-factor,
+# --complete-beam, --patience, --max-pops, ...); other keys (notes, dev scores) are left as they are
+DECODE_RULES = {"beam_factor": "positive_float", "budget_factor": "positive_float",
+                "tree_beam_factor": "positive_float", "tree_budget_factor": "positive_float",
+                "complete_beam": "positive_int", "patience_factor": "nonneg_float",
+                "tree_patience_factor": "nonneg_float", "max_pops": "positive_int", "timeout": "nonneg_float"}
+# the GYRO options of a ``bag`` entry (wo.gyro.bag.GYRO_OPTIONS) and their rules (wo gyro realize's)
+BAG_RULES = {"r": "gyro_r", "beta": "positive_float", "row_cap": "positive_int", "keep": "positive_int",
+             "join_slack": "finite_float", "max_split": "nonneg_int", "dep_weight": "nonneg_float",
+             "dep_nbest": "positive_int", "dep_budget": "positive_float"}
+
+
+def check_decode(dec, where: str, prefix: str = "") -> None:
+    """Check decode settings (a model header's ``decode``, ``prefix`` "decode.", or a
+    decode.json file's object, ``prefix`` ""): ``dec`` must be a JSON object; each number of
+    :data:`DECODE_RULES` is checked by the rule of the command-line option that sets it
+    (:func:`wo.checks.check_value`: its type, finite, its range); ``bag`` must be an object
+    whose ``system`` and ``lm`` are strings and whose GYRO options follow :data:`BAG_RULES`;
+    ``tree_rerank`` an object whose ``lms`` and ``models`` are lists of [file name, finite
+    weight], ``models_top`` an integer >= 0 and ``default`` true or false.  Other keys
+    (notes, dev scores) are not checked.  Raises ModelError "WHERE: KEY must be ..." naming
+    the file ``where`` and the key; returns None."""
+    from .checks import check_value
+
+    def fail(key, msg):
+        raise ModelError(f"{where}: {prefix}{key} {msg}")
+
+    def number(key, value, rule):
+        try:
+            check_value(value, rule)
+        except ValueError as exc:
+            fail(key, str(exc))
+
+    if not isinstance(dec, dict):
+        what = f"a JSON {type(dec).__name__}, not a JSON object"
+        raise ModelError(f"{where}: {prefix.rstrip('.')} must be a JSON object, not {_short(dec)}" if prefix
+                         else f"{where}: not a decode-settings file ({what})")
+    for key, rule in DECODE_RULES.items():
+        if key in dec:
+            number(key, dec[key], rule)
+    bag = dec.get("bag")
+    if bag is not None:
+        if not isinstance(bag, dict):
+            fail("bag", f"must be a JSON object (system, lm and GYRO options), not {_short(bag)}")
+        for key in ("system", "lm"):
+            if key in bag and not isinstance(bag[key], str):
+                fail(f"bag.{key}", f"must be a string, not {_short(bag[key])}")
+        for key, rule in BAG_RULES.items():
+            if key in bag:
+                number(f"bag.{key}", bag[key], rule)
+    tr = dec.get("tree_rerank")
+    if tr is not None:
+        if not isinstance(tr, dict):
+            fail("tree_rerank", f"must be a JSON object (lms, models, models_top, default), not {_short(tr)}")
+        for key in ("lms", "models"):
+            pairs = tr.get(key, [])
+            if not isinstance(pairs, list) or not all(
+                    isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+                fail(f"tree_rerank.{key}", f"must be a list of [file name, weight], not {_short(pairs)}")
+            for name, w in pairs:
+                number(f"tree_rerank.{key} weight of {name}", w, "finite_float")
+        if "models_top" in tr:
+            number("tree_rerank.models_top", tr["models_top"], "nonneg_int")
+        if "default" in tr and not isinstance(tr["default"], bool):
+            fail("tree_rerank.default", f"must be true or false, not {_short(tr['default'])}")
+
+
 def decode_settings(model) -> dict:
     """The decode settings of a :class:`wo.model.Model`: its header's ``decode`` dict updated by
     the sidecar file beside the model (:func:`sidecar_path`), key by key (an entry that is a dict
     in both, e.g. ``bag`` or ``tree_rerank``, is merged one level down; ``tree_rerank`` replaces
     the header's ``lms`` and ``models`` lists as wholes).  Settings can so change without a new
-    copy of the model's weights.  Raises ModelError for a sidecar that is not a JSON object."""
+    copy of the model's weights.  Raises ModelError naming the sidecar file for one that is not
+    JSON, not a JSON object, or whose settings are ill-typed or out of range (naming the key,
+    :func:`check_decode`: the rules of the command-line options that set them).  (The header's
+    own settings were checked when the model was loaded, :func:`check_header`.)"""
     dec = {k: (dict(v) if isinstance(v, dict) else v) for k, v in (model.header.get("decode") or {}).items()}
     side = sidecar_path(model.path) if getattr(model, "path", None) else None
     if side and os.path.exists(side):
         try:
             with open(side, encoding="utf-8") as f:
                 extra = json.load(f)
-            if not isinstance(extra, dict):
-                raise ValueError("not a JSON object")
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:   # not UTF-8 or not JSON
             raise ModelError(f"{side}: not a decode-settings file ({exc})") from None
+        check_decode(extra, side)
         for k, v in extra.items():
             if isinstance(v, dict) and isinstance(dec.get(k), dict):
                 dec[k].update(v)
@@ -483,7 +619,7 @@ def bag_spec(model) -> Optional[dict]:
     """The bag search a :class:`wo.model.Model` names (:func:`decode_settings`' ``bag``: the
     header's ``decode.bag`` updated by the sidecar file) as a new dict, or None when it names
     none.  The entry: ``system`` (the search's name, "gyro" when left out), ``lm`` and that
-    search's own options; :func:`wo.gyro.bag.make_bag_search` checks and builds it.  Raises
-    ModelError for a sidecar that is not valid JSON."""
+    search's own options; :func:`wo.gyro.bag.make_bag_search` builds it.  Raises ModelError
+    as :func:`decode_settings` (a sidecar that is not valid JSON or has ill-typed settings)."""
     spec = dict(decode_settings(model).get("bag") or {})
     return spec or None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..checks import RULES
 from ..io.text import display_name
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USER = 0, 1, 2
@@ -66,14 +67,15 @@ def number_type(cast, ok, what):
     return parse
 
 
-positive_int = number_type(int, lambda v: v > 0, "a positive integer")
-nonneg_int = number_type(int, lambda v: v >= 0, "0 or more")
-positive_float = number_type(float, lambda v: 0 < v < float("inf"), "a positive number")
-nonneg_float = number_type(float, lambda v: 0 <= v < float("inf"), "0 or more")
-finite_float = number_type(float, lambda v: abs(v) < float("inf"), "a finite number")
-share = number_type(float, lambda v: 0 < v <= 1, "in (0, 1]")
-# weight tables of 2^b float32: 2^30 is 4 GiB of weights (and more for training's accumulators)
-hash_bits = number_type(int, lambda v: 8 <= v <= 30, "between 8 and 30 (a table of 2^b weights)")
+# one rule per kind of number, shared with the settings of model headers and decode.json files
+# (wo.checks.RULES, wo.model.check_decode): an option and its setting are refused alike
+positive_int = number_type(*RULES["positive_int"])
+nonneg_int = number_type(*RULES["nonneg_int"])
+positive_float = number_type(*RULES["positive_float"])
+nonneg_float = number_type(*RULES["nonneg_float"])
+finite_float = number_type(*RULES["finite_float"])
+share = number_type(*RULES["share"])
+hash_bits = number_type(*RULES["hash_bits"])
 
 
 def progress_bar(quiet: bool, **kw):

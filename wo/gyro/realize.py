@@ -561,7 +561,9 @@ def run(index_path: Optional[str], lm_path: Optional[str], input_path: str, outp
     shipped 4-gram.  opts: :meth:`GyroRealizer.load` parameters (dep_model: a reranking model
     file, with dep_system: its linearizer class).  Returns the batch Summary.  Raises
     ValueError for a bad option or format, PhraseIndexError/LMError/FileNotFoundError for the
-    index and LMs, FailFast / Interrupted as :func:`wo.io.batch.process`.
+    index and LMs (also for a checksum mismatch: the parent verifies every file it loads,
+    the LM, the rescoring LM, the phrase index and the reranking model), FailFast /
+    Interrupted as :func:`wo.io.batch.process`.
     """
     from ..io.batch import decode_system, load_system, process
     from ..io.items import read_items
@@ -573,7 +575,8 @@ def run(index_path: Optional[str], lm_path: Optional[str], input_path: str, outp
     if output_format not in ("text", "jsonl"):
         raise ValueError("output format: text or jsonl")
     opts = dict(opts, index=index_path, rescore_lm=rescore_path)
-    load_system(GyroRealizer, lm_path, opts, verify=False)   # fail early on the files and the options
+    # fail early on the files (their checksums verified, as wo idl realize and wo lm score do) and the options
+    load_system(GyroRealizer, lm_path, opts, verify=True)
     items, fmt = read_items(input_path, input_format)
 
     def prepare(i, it):

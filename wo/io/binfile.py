@@ -44,8 +44,9 @@ def read_header(path: str, magic: bytes, version, error: type, kind: str):
     version: the version read (int) or the versions read (tuple of int).
 
     Returns (header dict, header length in bytes).  Raises ``error`` naming the file for a
-    different magic (not a wo ``kind`` file), another version, a truncated or corrupt header;
-    FileNotFoundError.  Shared by model files, LM files and phrase indexes.
+    different magic (not a wo ``kind`` file), another version, a truncated or corrupt header
+    (not UTF-8, not JSON, or JSON that is not an object); FileNotFoundError.  Shared by model
+    files, LM files and phrase indexes.
     """
     with open(path, "rb") as fh:
         pre = fh.read(16)
@@ -60,9 +61,12 @@ def read_header(path: str, magic: bytes, version, error: type, kind: str):
         if len(hb) < hlen:
             raise error(f"{path}: truncated {kind} file (header incomplete)")
     try:
-        return json.loads(hb.decode("utf-8")), hlen
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        head = json.loads(hb.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise error(f"{path}: corrupt {kind} header ({exc})") from None
+    if not isinstance(head, dict):
+        raise error(f"{path}: corrupt {kind} header (JSON {type(head).__name__}, not a JSON object)")
+    return head, hlen
 
 
 def write_sections(path: str, magic: bytes, version: int, header: dict,
@@ -109,12 +113,18 @@ def write_sections(path: str, magic: bytes, version: int, header: dict,
 def open_sections(path: str, magic: bytes, version, error: type, kind: str, verify: bool = True):
     """Open a sectioned file: returns (header dict, {name: uint8 memmap of the section}).
 
-    Raises ``error`` for a file of another kind or version, a truncated file, or (``verify``)
-    a checksum mismatch; FileNotFoundError.
+    Raises ``error`` naming the file for a file of another kind or version, a header whose
+    ``sections`` are not {name: [offset, bytes]} of non-negative integers or whose ``crc32`` is
+    not an integer, a truncated file, or (``verify``) a checksum mismatch; FileNotFoundError.
     """
     size = os.path.getsize(path)
     header, _ = read_header(path, magic, version, error, kind)
     secs = header.get("sections", {})
+    if not isinstance(secs, dict) or not all(
+            isinstance(v, list) and len(v) == 2 and all(type(x) is int and x >= 0 for x in v) for v in secs.values()):
+        raise error(f"{path}: corrupt {kind} header (sections: not {{name: [offset, bytes]}})")
+    if type(header.get("crc32")) is not int:
+        raise error(f"{path}: corrupt {kind} header (crc32: {header.get('crc32')!r}, not an integer)")
     end = max((o + n for o, n in secs.values()), default=0)
     if not secs or size < end:
         raise error(f"{path}: truncated ({size} bytes, the header describes {end})")
@@ -173,9 +183,12 @@ def pack_header(header: dict, level: int = 6) -> Tuple[dict, bytes]:
 def unpack_header(stub: dict, blob: bytes) -> dict:
     """Inverse of :func:`pack_header`: the header the blob holds, arrays restored as writable
     numpy arrays (little-endian dtypes).  Raises ValueError (zlib.error, a JSON error or a
-    bad array entry) for a corrupt blob."""
+    bad array entry) for a corrupt blob, a ``header_json_bytes`` that is not a non-negative
+    integer or a JSON that is not an object."""
+    n = stub.get("header_json_bytes")
+    if type(n) is not int or n < 0:
+        raise ValueError(f"header_json_bytes: {n!r}, not a non-negative integer")
     raw = bytearray(zlib.decompress(blob))
-    n = int(stub["header_json_bytes"])
     if n > len(raw):
         raise ValueError("header blob shorter than its JSON")
     body = memoryview(raw)[n:]
@@ -187,7 +200,10 @@ def unpack_header(stub: dict, blob: bytes) -> dict:
             return np.frombuffer(body, dtype=np.dtype(dt), count=count, offset=int(off)).reshape(shape)
         return o
 
-    return json.loads(bytes(raw[:n]).decode("utf-8"), object_hook=restore)
+    full = json.loads(bytes(raw[:n]).decode("utf-8"), object_hook=restore)
+    if not isinstance(full, dict):
+        raise ValueError(f"the packed header is a JSON {type(full).__name__}, not a JSON object")
+    return full
 
 
 def read_packed_header(path: str, head: dict, hlen: int) -> Tuple[dict, int]:
@@ -195,10 +211,12 @@ def read_packed_header(path: str, head: dict, hlen: int) -> Tuple[dict, int]:
     bytes) announces a packed blob (``header_blob_bytes``): the stub's fields with the blob's
     header, and the length of stub plus blob (where the padding before the data starts).  A
     stub without a blob is returned as it is.  Raises ValueError for a truncated or corrupt
-    blob; OSError."""
+    blob or blob lengths that are not non-negative integers; OSError."""
     if "header_blob_bytes" not in head:
         return head, hlen
-    n = int(head["header_blob_bytes"])
+    n = head["header_blob_bytes"]
+    if type(n) is not int or n < 0:
+        raise ValueError(f"corrupt header (header_blob_bytes: {n!r}, not a non-negative integer)")
     with open(path, "rb") as fh:
         fh.seek(16 + hlen)
         blob = fh.read(n)
@@ -206,7 +224,7 @@ def read_packed_header(path: str, head: dict, hlen: int) -> Tuple[dict, int]:
         raise ValueError("truncated file (header blob incomplete)")
     try:
         full = unpack_header(head, blob)
-    except (zlib.error, ValueError, KeyError, TypeError) as exc:
+    except (zlib.error, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
         raise ValueError(f"corrupt header blob ({exc})") from None
     stub = {k: v for k, v in head.items() if k not in ("header_json_bytes", "header_blob_bytes")}
     stub.update(full)

@@ -342,12 +342,23 @@ class PhraseTable:
         """Read a table written by :meth:`save`.  Only the source phrases are indexed here; the
         lines of a phrase are parsed when it is first asked for (a translation needs a few
         hundred of the table's phrases, so start-up does not parse the whole table).  Raises
-        ValueError naming the file (and line) for a file that is not a wo phrase table or a
-        line without 5 columns; a malformed number in a line is found when its phrase is used
-        (or by any method that reads the whole table: ``len``, :meth:`save`)."""
+        ValueError naming the file (and line) for a file that is not a wo phrase table (not
+        gzip, a cut or corrupt gzip stream, not UTF-8, no ``#wo-phrase-table`` first line) or a
+        line without 5 columns; OSError when it cannot be read.  A malformed number in a line
+        is found when its phrase is used (or by any method that reads the whole table: ``len``,
+        :meth:`save`)."""
+        import zlib
+
         t = cls()
         with open(path, "rb") as f:
-            text = gzip.decompress(f.read()).decode("utf-8")
+            data = f.read()
+        try:
+            text = gzip.decompress(data).decode("utf-8")
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise ValueError(f"{path}: truncated or corrupt phrase table ({exc})") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: corrupt phrase table (not UTF-8: {exc.reason} at byte {exc.start} "
+                             "of the decompressed table)") from None
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()

@@ -77,7 +77,8 @@ class Translator(system.System):
     the reranker's link and EM :class:`wo.smt.lexicon.Lexicon` (default: the model's files,
     beside it); timeout: seconds per sentence of the search (0 = none; its completions stop at
     1.5 x); max_memory: the search's memory per sentence in MiB (default 1536, status "memory").
-    Raises ModelError for a model that is not an SMT model or whose files are missing.
+    Raises ModelError for a model that is not an SMT model or whose files are missing, and
+    naming the file for a phrase table that is cut, corrupt or not a wo phrase table.
     """
 
     def __init__(self, model: Optional[str] = None, lm=None, table=None, parser=None,
@@ -105,7 +106,10 @@ class Translator(system.System):
             if v is not None:
                 self.opts[k] = v
         if table is None or isinstance(table, str):
-            table = PhraseTable.load(table or _beside(m, smt["phrase_table"]))
+            try:
+                table = PhraseTable.load(table or _beside(m, smt["phrase_table"]))
+            except ValueError as exc:   # a cut, corrupt or foreign table: a bad model file, named
+                raise ModelError(str(exc)) from None
         self.table = table
         self.lm = resolve_lm(m, lm)
         self._parser = parser
