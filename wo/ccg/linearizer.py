@@ -313,7 +313,13 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: Opt
     budget_factor, max_pops, timeout, complete_beam, patience_factor, lm (a path or "none").  Raises FileNotFoundError, ModelError,
     ValueError (bad format), FailFast / Interrupted as :func:`wo.io.batch.process`.
     Returns a :class:`wo.io.batch.Summary`.
+    jobs as joblib counts them (-1 every core, -2 all but one, capped at the cores:
+    :func:`wo.io.batch.resolve_jobs`); ValueError for jobs 0, SameFileError (a ValueError) for an
+    output that is the input.
     """
+    from ..io.batch import resolve_jobs
+
+    jobs = resolve_jobs(jobs)   # -1: every core; 0 refused (ValueError) before any work
     if output_format not in OUTPUT_FORMATS:
         raise ValueError(f"unknown output format {output_format!r} (one of {OUTPUT_FORMATS})")
     # not a CCG model, a missing or unfit LM: fail before any work; loaded once here, and with

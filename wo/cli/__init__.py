@@ -10,8 +10,9 @@ One module per system adds its verbs (``register(sub)``: :mod:`wo.cli.dep`, :mod
 :mod:`wo.cli.evaluate`); :mod:`wo.cli.common` holds what they share.
 
 Exit codes: 0 success; 1 some sentences failed (their output line is the fallback, see
-``--on-error``); 2 user error (bad arguments, unreadable or malformed input, bad model); 130
-interrupted.  User errors print ``wo: file:line: message`` on stderr, never a traceback.
+``--on-error``); 2 user error (bad arguments, unreadable or malformed input, bad model, an output
+that is an input); 130 interrupted; 143 terminated (SIGTERM: temporary files removed, workers
+ended).  User errors print ``wo: file:line: message`` on stderr, never a traceback.
 """
 from __future__ import annotations
 
@@ -56,8 +57,62 @@ def build_parser(only: str = None) -> Parser:
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``wo`` console script; returns the exit code (0, 1, 2 or 130)."""
+    """Entry point of the ``wo`` console script; returns the exit code (0, 1, 2, 130, or 143
+    after SIGTERM).  SIGTERM (``kill``, a batch scheduler, a container stop) is a clean exit:
+    the temporary output files are removed, the worker processes ended, one line on stderr,
+    exit 143 (:mod:`wo.io.outputs`)."""
+    from ..io.outputs import EXIT_TERMINATED, Terminated, end_workers, remove_temps, restore_sigterm, sigterm_as_exit
+
+    state = sigterm_as_exit()
+    try:
+        return _main(argv)
+    except Terminated:
+        remove_temps()
+        end_workers()
+        err("terminated (SIGTERM): temporary files removed, worker processes stopped")
+        return EXIT_TERMINATED
+    finally:
+        restore_sigterm(state)
+
+
+def _user_paths(args):
+    """(outputs, inputs) of a parsed command: the output options (``output_files`` and a
+    ``--tok`` twin) and every other option naming a file (a string or a list of strings);
+    :func:`wo.io.outputs.check_distinct` refuses an output that is one of them."""
+    outs = list(getattr(args, "output_files", ()))
+    if getattr(args, "tok", None) is not None and "tok" not in outs:
+        outs.append("tok")
+    outputs = [getattr(args, d, None) for d in outs]
+    inputs = []
+    for dest, v in vars(args).items():
+        if dest in outs or dest in ("func", "output_files", "input_files", "cmd"):
+            continue
+        for x in v if isinstance(v, (list, tuple)) else [v]:
+            if isinstance(x, (str, os.PathLike)):
+                inputs.append(x)
+    return outputs, inputs
+
+
+def _resolve_jobs(args) -> None:
+    """``--jobs`` as joblib counts it (-1 every core, -2 all but one), capped at the cores with
+    a one-line note (not with --quiet) for local processes.  Raises ValueError (0)."""
+    from ..io.batch import resolve_jobs
+
+    jobs = getattr(args, "jobs", None)
+    if jobs is None:
+        return
+    if jobs == 0:
+        raise ValueError("--jobs 0: give 1 or more worker processes, or -1 for every core (-2 for all but one, "
+                         "as in joblib)")
+    if getattr(args, "backend", "loky") == "loky" or jobs < 0:   # a Dask cluster has its own workers
+        quiet = getattr(args, "quiet", False)
+        args.jobs = resolve_jobs(jobs, note=None if quiet else err)
+
+
+def _main(argv=None) -> int:
+    """:func:`main` without the SIGTERM handler."""
     from ..io.batch import Interrupted
+    from ..io.outputs import SameFileError, check_distinct
     from ..io.text import InputError, check_input_path, check_output_path
     from ..lm.files import LMError
     from ..model import ModelError
@@ -73,8 +128,11 @@ def main(argv=None) -> int:
         if v is not None and not 0.0 <= v <= 1.0:
             err(f"--{name.replace('_', '-')} must be in [0, 1]")
             return EXIT_USER
-    if getattr(args, "jobs", 1) < 1:
-        err("--jobs must be >= 1")
+    try:
+        _resolve_jobs(args)
+        check_distinct(*_user_paths(args))           # an output that is an input: before any work
+    except ValueError as exc:
+        err(str(exc))
         return EXIT_USER
     try:
         for dest in getattr(args, "input_files", ()):    # before the first of them is read
@@ -84,7 +142,7 @@ def main(argv=None) -> int:
         for dest in getattr(args, "output_files", ()):   # before hours of training or decoding
             check_output_path(getattr(args, dest, None))
         return args.func(args)
-    except (InputError, ModelError, LMError) as exc:
+    except (InputError, ModelError, LMError, SameFileError) as exc:
         err(str(exc))
         return EXIT_USER
     except FileNotFoundError as exc:

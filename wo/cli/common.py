@@ -136,7 +136,9 @@ def batch_options(p, formats=BATCH_FORMATS, default_format: str = "text", format
     formats = list(formats)
     if "text" not in formats or "jsonl" not in formats:
         raise ValueError(f"batch formats must include text and jsonl, got {formats}")
-    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (joblib)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="parallel worker processes, as joblib counts them: -1 every core, -2 all but one; "
+                        "at most the cores (more are capped, with a note)")
     p.add_argument("--on-error", default="fallback", choices=["fallback", "skip", "fail"],
                    help=f"record of an input that fails: {fallback} (fallback), {skip} (skip; jsonl keeps "
                         f"the record with status error), or stop with nothing written (fail)")

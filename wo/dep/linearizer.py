@@ -569,7 +569,13 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
     stop before writing).  Raises FileNotFoundError / ModelError for a missing input or a bad
     model, FailFast under ``on_error='fail'``, Interrupted on Ctrl-C.  Returns a
     :class:`wo.io.batch.Summary`.
+    jobs as joblib counts them (-1 every core, -2 all but one, capped at the cores:
+    :func:`wo.io.batch.resolve_jobs`); ValueError for jobs 0, SameFileError (a ValueError) for an
+    output that is the input.
     """
+    from ..io.batch import resolve_jobs
+
+    jobs = resolve_jobs(jobs)   # -1: every core; 0 refused (ValueError) before any work
     # the model, its LM and rerankers are loaded here, once: a bad file fails before any work,
     # and with jobs=1 this is the linearizer that decodes (wo.io.batch.load_system)
     from ..model import default_model

@@ -564,7 +564,13 @@ def run(index_path: Optional[str], lm_path: Optional[str], input_path: str, outp
     index and LMs (also for a checksum mismatch: the parent verifies every file it loads,
     the LM, the rescoring LM, the phrase index and the reranking model), FailFast /
     Interrupted as :func:`wo.io.batch.process`.
+    jobs as joblib counts them (-1 every core, -2 all but one, capped at the cores:
+    :func:`wo.io.batch.resolve_jobs`); ValueError for jobs 0, SameFileError (a ValueError) for an
+    output that is the input.
     """
+    from ..io.batch import resolve_jobs
+
+    jobs = resolve_jobs(jobs)   # -1: every core; 0 refused (ValueError) before any work
     from ..io.batch import decode_system, load_system, process
     from ..io.items import read_items
     from ..model import default_model

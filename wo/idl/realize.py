@@ -238,7 +238,13 @@ def run(lm_path: Optional[str], input_path: str, output_path: str, input_format:
     "IDL-expressions" or "bags").
     Raises ValueError for a bad format or option, LMError/FileNotFoundError for the LM,
     FailFast / Interrupted as :func:`wo.io.batch.process`.
+    jobs as joblib counts them (-1 every core, -2 all but one, capped at the cores:
+    :func:`wo.io.batch.resolve_jobs`); ValueError for jobs 0, SameFileError (a ValueError) for an
+    output that is the input.
     """
+    from ..io.batch import resolve_jobs
+
+    jobs = resolve_jobs(jobs)   # -1: every core; 0 refused (ValueError) before any work
     from ..io.batch import decode_system, load_system, process
     from ..model import default_model
 

@@ -64,6 +64,36 @@ class Summary:
         return self.sentences / self.seconds if self.seconds > 0 else 0.0
 
 
+def resolve_jobs(jobs, note: Optional[Callable[[str], None]] = None) -> int:
+    """The number of worker processes ``jobs`` asks for, as joblib counts them: a positive
+    number is that many, capped at the cores this process may use (``joblib.cpu_count()``;
+    more processes only add memory: each loads the model), with ``note(message)`` called once
+    when it is capped; -1 is every core, -2 all but one, and so on (at least 1).
+    Raises ValueError for 0 and TypeError for anything but an int (bool included)."""
+    import operator
+
+    try:
+        if isinstance(jobs, bool):
+            raise TypeError
+        jobs = operator.index(jobs)          # an int, numpy's included
+    except TypeError:
+        raise TypeError(f"jobs must be an integer (1, 2, ... or -1 for every core), not {jobs!r}") from None
+    if jobs == 0:
+        raise ValueError("jobs must not be 0: give 1 or more worker processes, or -1 for every core "
+                         "(-2 for all but one, as in joblib)")
+    import joblib
+
+    cores = max(1, int(joblib.cpu_count()))
+    if jobs < 0:
+        return max(1, cores + 1 + jobs)
+    if jobs > cores:
+        if note is not None:
+            note(f"--jobs {jobs}: this machine has {cores} core{'s' if cores > 1 else ''} for wo; "
+                 f"using {cores} worker process{'es' if cores > 1 else ''}")
+        return cores
+    return jobs
+
+
 def _ignore_sigint() -> None:
     """Initializer of the loky worker processes: Ctrl-C reaches the whole process group, but
     it is the parent's to handle (it keeps the finished records and stops the workers); a
@@ -118,7 +148,10 @@ def map_start(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, chu
     returns them in input order.  With loky processes (``jobs`` > 1) this process is free in
     between, e.g. to decode a dev set while the workers train the next epoch; otherwise (one
     job, or ``backend="dask"``) the work is done in this call by :func:`map_batches`.
-    Raises ValueError for an unknown backend; the function raises what the workers raise."""
+    ``jobs`` as :func:`resolve_jobs` counts them (-1: every core).
+    Raises ValueError for an unknown backend or ``jobs`` 0, TypeError for a non-integer
+    ``jobs``; the function raises what the workers raise."""
+    jobs = resolve_jobs(jobs)
     if backend != "loky" or jobs <= 1:
         done = map_batches(worker, args, items, jobs=jobs, chunk=chunk, backend=backend, scheduler=scheduler)
         return lambda: done
@@ -264,12 +297,16 @@ def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, c
     :func:`schedule` (windows of consecutive items, longest first inside each, after any item
     costly enough to make a tail alone), in smaller batches, so no worker is left waiting on a
     long tail and the results handed to ``on_batch`` grow as an input-order prefix (the
-    results are the same as without).  Returns the list of all results.
-    Raises ValueError for an unknown backend; KeyboardInterrupt passes through (the results
-    already handed to ``on_batch`` stand).
+    results are the same as without).  ``jobs`` as joblib counts them (:func:`resolve_jobs`:
+    -1 every core, -2 all but one; never more processes than cores).  Returns the list of
+    all results.
+    Raises ValueError for an unknown backend or ``jobs`` 0, TypeError for a non-integer
+    ``jobs``; KeyboardInterrupt passes through (the results already handed to ``on_batch``
+    stand).
     """
     if backend not in ("loky", "dask"):
         raise ValueError(f"unknown backend {backend!r} (loky or dask)")
+    jobs = resolve_jobs(jobs)
     batches = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
     results: list = []
 
@@ -406,7 +443,10 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
     with ``output_path`` (None entries are left out; SR's ``.tok`` twin): format_record and
     skipped then return a tuple of records, one per output (None paths included), and every
     output gets the same prefix on Ctrl-C.
-    Raises ValueError for a bad ``on_error``, FailFast under ``on_error='fail'`` when any item
+    Raises ValueError for a bad ``on_error``, :class:`wo.io.outputs.SameFileError` (a
+    ValueError; before any work) when an output is the input or two outputs are one file
+    (symbolic and hard links included), OSError naming the output when it cannot be written
+    (its temporary file is removed), FailFast under ``on_error='fail'`` when any item
     fails preparation (nothing is written) or decoding (nothing is written to a file; standard
     output or a pipe keeps the records before it), Interrupted on Ctrl-C: the records finished so far
     are kept (a valid prefix of the output), or, when there are none, nothing is written and a
@@ -415,10 +455,12 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
     import os
     import time
 
+    from .outputs import check_distinct
     from .text import AtomicWriter, display_name
 
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}")
+    check_distinct([output_path] + list(also), [input_path])   # before any sentence is decoded
     t0 = time.perf_counter()
     name = display_name(input_path)
     summ = summary or Summary()
@@ -501,7 +543,7 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
             if errors and on_error == "fail":
                 raise FailFast(f"{len(errors)} sentence(s) failed; nothing written (--on-error fail)")
             for p in paths:
-                writers.append(AtomicWriter(p) if p is not None else None)
+                writers.append(AtomicWriter(p, inputs=[input_path]) if p is not None else None)
             writer = writers[0]
             idx = [i for i, _ in todo]
             emit_ready()

@@ -11,7 +11,7 @@ Layout (little-endian)::
     sections  each at a 64-byte aligned offset, zero padded
 
 Files are written to a temporary file beside the target and renamed into place (atomic), with
-the permissions the umask gives.
+the permissions of the file replaced (the umask's for a new file).
 """
 from __future__ import annotations
 
@@ -32,10 +32,17 @@ def _pad(n: int) -> int:
 
 
 def publish(tmp: str, path: str) -> None:
-    """Give a finished temporary file the umask's permissions and rename it into place."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
+    """Rename a finished temporary file into place, with the permissions of the file it
+    replaces (an output of mode 0o600 stays 0o600), or the umask's for a new file.  Raises
+    OSError (from chmod or the rename)."""
+    from .outputs import target_mode
+
+    mode = target_mode(path)
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(tmp, mode)
     os.replace(tmp, path)
 
 
@@ -95,18 +102,30 @@ def write_sections(path: str, magic: bytes, version: int, header: dict,
         sections = new_sections
     hdr = json.dumps(dict(header, sections=sections, crc32=zlib.crc32(body)), sort_keys=True).encode("utf-8")
     assert 16 + len(hdr) + _pad(16 + len(hdr)) == start, "header length changed"
+    from .outputs import named_error, track_temp, untrack_temp
+
     d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=prefix)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=prefix)
+    except OSError as exc:
+        raise named_error(exc, path) from None
+    track_temp(tmp)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(magic + struct.pack("<II", version, len(hdr)) + hdr)
             fh.write(b"\0" * _pad(16 + len(hdr)))
             fh.write(body)
         publish(tmp, path)
+    except OSError as exc:     # a full disk: told with the user's path, not the temporary one
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise named_error(exc, path, tmp) from None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    finally:
+        untrack_temp(tmp)
     return json.loads(hdr)
 
 

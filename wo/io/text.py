@@ -412,33 +412,49 @@ class AtomicWriter:
 
     A path ending in ``.xz`` is written xz-compressed.  ``-``, a named pipe and a device are
     written as the records come (a pipe cannot be replaced atomically; ``abort`` then only stops
-    writing); a symbolic link's target is written (the link stays).  Raises OSError when the
-    directory does not exist or is not writable, IsADirectoryError when ``path`` is a directory
-    (here, before any work is done for it, not at the rename).
+    writing); a symbolic link's target is written (the link stays).  A file written over keeps
+    its permissions.  inputs: the run's input paths; an output that is one of them (also
+    through a symbolic or hard link) is refused before anything is created.  Every OSError
+    while writing names ``path`` as given, never the temporary file, and the temporary file is
+    removed on every failure (:meth:`abort`; on SIGTERM :func:`wo.io.outputs.remove_temps`).
+    Raises :class:`wo.io.outputs.SameFileError` (a ValueError) for an output that is an input,
+    OSError when the directory does not exist or is not writable, IsADirectoryError when
+    ``path`` is a directory (here, before any work is done for it, not at the rename).
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, inputs=()):
+        from .outputs import check_distinct, named_error, track_temp
+
         self.path = path
+        self.shown = str(path)       # as the user gave it: what error messages name
         self.raw = None
         self.tmp = None
         if str(path) == STDIO:
             self.fh = sys.stdout
             return
+        check_distinct([path], inputs)
         if os.path.islink(path):   # write the link's target; the link stays
             self.path = path = os.path.realpath(path)
         if is_stream(path):
             # a named pipe, a device, a socket: written directly (renaming over it would replace it)
-            self.raw = open(path, "wb")
+            try:
+                self.raw = open(path, "wb")
+            except OSError as exc:
+                raise named_error(exc, self.shown) from None
             self.fh = (lzma.open(self.raw, "wt", encoding="utf-8") if str(path).endswith(".xz")
                        else io.TextIOWrapper(self.raw, encoding="utf-8"))
             self.direct = True
             return
         if os.path.isdir(path):
-            raise IsADirectoryError(errno.EISDIR, "is a directory, not an output file", str(path))
+            raise IsADirectoryError(errno.EISDIR, "is a directory, not an output file", self.shown)
         d = os.path.dirname(os.path.abspath(path)) or "."
         if not os.path.isdir(d):
-            raise OSError(f"{path}: the directory {d} does not exist")
-        fd, self.tmp = tempfile.mkstemp(dir=d, prefix=".wo-out-")
+            raise OSError(f"{self.shown}: the directory {d} does not exist")
+        try:
+            fd, self.tmp = tempfile.mkstemp(dir=d, prefix=".wo-out-")
+        except OSError as exc:
+            raise named_error(exc, self.shown) from None
+        track_temp(self.tmp)
         if str(path).endswith(".xz"):
             self.raw = os.fdopen(fd, "wb")
             self.fh = lzma.open(self.raw, "wt", encoding="utf-8")
@@ -446,6 +462,13 @@ class AtomicWriter:
             self.fh = os.fdopen(fd, "w", encoding="utf-8")
 
     direct = False   # written in place (a pipe or a device), not through a temporary file
+
+    def _named(self, exc: OSError) -> OSError:
+        from .outputs import named_error
+
+        if isinstance(exc, BrokenPipeError) and self.raw is None and self.tmp is None:
+            return exc                  # standard output gone: the command line's own message
+        return named_error(exc, self.shown, self.tmp)
 
     def _close(self) -> None:
         if self.tmp is None:
@@ -461,26 +484,51 @@ class AtomicWriter:
             self.raw.close()
 
     def write(self, record: str) -> None:
-        """Append one record and a newline."""
-        self.fh.write(record + "\n")
+        """Append one record and a newline.  Raises OSError naming the output (a full disk)."""
+        try:
+            self.fh.write(record + "\n")
+        except OSError as exc:
+            raise self._named(exc) from None
 
     def flush(self) -> None:
         """Push the records written so far to the file (the temporary file until commit; an
-        ``.xz`` output keeps its compressor's buffer).  Raises OSError (BrokenPipeError for a
-        closed pipe)."""
-        self.fh.flush()
+        ``.xz`` output keeps its compressor's buffer).  Raises OSError naming the output
+        (BrokenPipeError for a closed pipe)."""
+        try:
+            self.fh.flush()
+        except OSError as exc:
+            raise self._named(exc) from None
 
     def commit(self) -> None:
-        """Close and rename the temporary file into place (raises OSError on failure)."""
-        self._close()
-        if self.tmp is None:
-            return
-        from .binfile import publish
+        """Close and rename the temporary file into place, with the permissions of the file it
+        replaces (a new file: the umask's).  Raises OSError naming the output on failure (the
+        temporary file is removed then)."""
+        try:
+            self._close()
+            if self.tmp is None:
+                return
+            from .binfile import publish
 
-        publish(self.tmp, self.path)
+            publish(self.tmp, self.path)
+        except OSError as exc:
+            self.abort()
+            raise self._named(exc) from None
+        from .outputs import untrack_temp
+
+        untrack_temp(self.tmp)
 
     def abort(self) -> None:
-        """Close and delete the temporary file; the target is left untouched."""
-        self._close()
-        if self.tmp is not None and os.path.exists(self.tmp):
-            os.unlink(self.tmp)
+        """Close and delete the temporary file; the target is left untouched.  Raises nothing
+        for the temporary file (a full disk cannot stop its removal)."""
+        from .outputs import untrack_temp
+
+        try:
+            self._close()
+        except (OSError, ValueError):
+            pass
+        if self.tmp is not None:
+            try:
+                os.unlink(self.tmp)
+            except OSError:
+                pass
+            untrack_temp(self.tmp)

@@ -25,7 +25,9 @@ format (a trie of bit-packed records, exact or quantized, magic b"WOLMTRIE") is 
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import lzma
 import os
 import tempfile
@@ -46,12 +48,20 @@ class LMError(Exception):
 
 
 # ------------------------------------------------------------------------------------------ ARPA
-def _open_write(path: str):
-    if path.endswith(".gz"):
-        return gzip.open(path, "wt", encoding="utf-8")
-    if path.endswith(".xz"):
-        return lzma.open(path, "wt", encoding="utf-8")
-    return open(path, "wt", encoding="utf-8")
+@contextlib.contextmanager
+def _open_write(path: str, fd: int):
+    """A text stream on the open descriptor ``fd`` of ``path``, gzip or xz compressed by its
+    name; the compressor and ``fd`` are closed when the block ends."""
+    with os.fdopen(fd, "wb") as raw:
+        if path.endswith(".gz"):
+            with gzip.open(raw, "wt", encoding="utf-8") as fh:
+                yield fh
+        elif path.endswith(".xz"):
+            with lzma.open(raw, "wt", encoding="utf-8") as fh:
+                yield fh
+        else:
+            with io.TextIOWrapper(raw, encoding="utf-8") as fh:
+                yield fh
 
 
 def is_arpa_name(path: str) -> bool:
@@ -65,11 +75,16 @@ def write_arpa(t: NgramTables, path: str) -> None:
     Probabilities and backoffs are log10 with 7 significant digits; the highest order has no
     backoff column.  Raises OSError when the file cannot be written.
     """
+    from ..io.outputs import named_error, track_temp, untrack_temp
+
     d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".wo-lm-", suffix=os.path.basename(path))
-    os.close(fd)
     try:
-        with _open_write(tmp) as fh:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".wo-lm-", suffix=os.path.basename(path))
+    except OSError as exc:
+        raise named_error(exc, path) from None
+    track_temp(tmp)
+    try:
+        with _open_write(tmp, fd) as fh:
             fh.write("\n\\data\\\n")
             for n, c in enumerate(t.counts(), 1):
                 fh.write(f"ngram {n}={c}\n")
@@ -88,10 +103,16 @@ def write_arpa(t: NgramTables, path: str) -> None:
                 fh.writelines(lines)
             fh.write("\n\\end\\\n")
         publish(tmp, path)
+    except OSError as exc:     # a full disk: told with the user's path, not the temporary one
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise named_error(exc, path, tmp) from None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    finally:
+        untrack_temp(tmp)
 
 
 def read_arpa(path: str) -> NgramTables:

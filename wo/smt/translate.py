@@ -343,7 +343,13 @@ def run(input_path: str, output_path: str, model: Optional[str] = None, lm=None,
     Simplified ones first (:func:`wo.smt.prep.to_simplified`).  When some sentences have source
     words without a translation, one line saying how many goes to ``report``.
     Returns the batch Summary.  Raises ModelError for model problems (before any work).
+    jobs as joblib counts them (-1 every core, -2 all but one, capped at the cores:
+    :func:`wo.io.batch.resolve_jobs`); ValueError for jobs 0, SameFileError (a ValueError) for an
+    output that is the input.
     """
+    from ..io.batch import resolve_jobs
+
+    jobs = resolve_jobs(jobs)   # -1: every core; 0 refused (ValueError) before any work
     import json
 
     from ..io.batch import decode_system, load_system, process

@@ -332,7 +332,14 @@ def run(model_path: Optional[str], input_path: str, output_path: str, *, tok: Op
     :func:`wo.io.batch.map_batches`.  opts: :class:`Realizer` options.  Returns the batch
     Summary (input_format "T1").  Raises ModelError/LMError/ValueError for the model, options
     and format (before any work), FailFast, Interrupted; ValueError (one line) for a UD file
-    given instead of T1 input."""
+    given instead of T1 input.
+    jobs as joblib counts them (-1 every core, -2 all but one, capped at the cores:
+    :func:`wo.io.batch.resolve_jobs`); ValueError for jobs 0, SameFileError (a ValueError) for an
+    output that is the input.
+    """
+    from ..io.batch import resolve_jobs
+
+    jobs = resolve_jobs(jobs)   # -1: every core; 0 refused (ValueError) before any work
     from ..io.batch import Summary, load_system, process
     from ..io.text import display_name
     from ..model import default_model
