@@ -130,6 +130,7 @@ def _main(argv=None) -> int:
             return EXIT_USER
     try:
         _resolve_jobs(args)
+        _check_backend(args)
         check_distinct(*_user_paths(args))           # an output that is an input: before any work
     except ValueError as exc:
         err(str(exc))
@@ -170,6 +171,21 @@ def _main(argv=None) -> int:
         name = exc.filename2 if exc.filename2 is not None else exc.filename   # a rename: the user's path
         err(f"{name}: {exc.strerror}" if name is not None else (exc.strerror or str(exc)))
         return EXIT_USER
+
+
+def _check_backend(args) -> None:
+    """``--scheduler`` only with ``--backend dask``, and dask's extra, the address and the
+    scheduler's answer checked before any work (:func:`wo.io.batch.check_dask`,
+    :func:`wo.io.batch.probe_scheduler`).  Raises ValueError (one line)."""
+    backend, sched = getattr(args, "backend", None), getattr(args, "scheduler", None)
+    if sched and backend != "dask":
+        raise ValueError(f"--scheduler {sched} needs --backend dask (without it, wo runs local processes)")
+    if backend == "dask":
+        from ..io.batch import DASK_CONNECT_TIMEOUT, check_dask, probe_scheduler
+
+        check_dask(sched)
+        if sched:   # a scheduler that does not answer: one line in seconds, before the model loads
+            probe_scheduler(sched, DASK_CONNECT_TIMEOUT)
 
 
 def _stdout_gone() -> None:

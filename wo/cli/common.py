@@ -83,7 +83,7 @@ def progress_bar(quiet: bool, **kw):
     from tqdm import tqdm
 
     return tqdm(unit="sent", disable=quiet or not sys.stderr.isatty(), file=sys.stderr,
-                dynamic_ncols=True, **kw)
+                dynamic_ncols=True, **kw)   # the total (percentage, ETA) once the input is read: batch.announce_total
 
 
 def err(msg: str) -> None:
@@ -103,7 +103,7 @@ def batch_run(a, go, unit: str = "sentences") -> int:
     except Interrupted as exc:
         bar.close()
         err(str(exc))                         # how many records were kept, or that nothing was written
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED if exc.reason == "interrupted" else EXIT_SOME_FAILED   # lost Dask workers: 1
     except FailFast as exc:
         bar.close()
         err(str(exc))

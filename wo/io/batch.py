@@ -29,17 +29,77 @@ class Interrupted(Exception):
     ``str()`` is the one-line message for the user.
     """
 
-    def __init__(self, done: int, total: Optional[int] = None, output: str = "", old_kept: bool = False):
+    def __init__(self, done: int, total: Optional[int] = None, output: str = "", old_kept: bool = False,
+                 reason: str = "interrupted"):
         of = f" of {total}" if total is not None else ""
         where = f" in {output}" if output else ""
         if done:
-            msg = f"interrupted: kept the first {done}{of} records{where}"
+            msg = f"{reason}: kept the first {done}{of} records{where}"
         else:
-            msg = "interrupted before the first record was finished; nothing written"
+            msg = f"{reason} before the first record was finished; nothing written"
             if output and old_kept:
                 msg += f" ({output} left as it was)"
         super().__init__(msg)
         self.done, self.total, self.output, self.old_kept = done, total, output, old_kept
+        self.reason = reason
+
+
+class WorkersLost(Exception):
+    """Every Dask worker of a run was lost (or its futures cancelled) before the run ended:
+    :func:`process` keeps the finished prefix as on Ctrl-C and raises :class:`Interrupted` with
+    this reason.  ``str()`` says what Dask reported."""
+
+
+DASK_CONNECT_TIMEOUT = 10.0   # seconds for a --scheduler to answer (a dashboard port answers HTTP, never Dask)
+
+
+def check_dask(scheduler: Optional[str]) -> None:
+    """Raise ValueError (one line) unless ``--backend dask`` can run: dask.distributed installed
+    (:class:`wo.extras.MissingExtra`), and ``scheduler`` (None: an in-process cluster) an address
+    of a protocol Dask knows (``tcp://HOST:8786``, ``tls://``, ``inproc://``, ...; ``http://`` is
+    the dashboard's, refused with that said).  Does not connect."""
+    from ..extras import require
+
+    require("dask", "--backend dask", ["dask", "distributed"])
+    if not scheduler:
+        return
+    from distributed.comm import parse_address
+    from distributed.comm.registry import backends
+
+    try:
+        scheme, loc = parse_address(scheduler)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--scheduler {scheduler}: not a Dask address ({exc}); e.g. tcp://127.0.0.1:8786") from None
+    if scheme in ("http", "https"):
+        raise ValueError(f"--scheduler {scheduler}: an HTTP address is the dashboard's; the scheduler listens on "
+                         f"tcp://HOST:8786 (the port `dask scheduler` prints)")
+    if scheme not in backends:
+        raise ValueError(f"--scheduler {scheduler}: unknown protocol {scheme!r} (one of {', '.join(sorted(backends))})")
+
+
+def dask_client(scheduler: Optional[str]):
+    """A connected ``dask.distributed.Client`` (an in-process cluster when ``scheduler`` is
+    None).  Raises ValueError (one line) for an address that is not a Dask scheduler or does
+    not answer within :data:`DASK_CONNECT_TIMEOUT` seconds."""
+    import logging
+
+    from dask.distributed import Client
+
+    for name in ("distributed", "distributed.client", "distributed.worker", "distributed.scheduler",
+                 "distributed.nanny", "distributed.core", "distributed.comm"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)   # "Sending large graph ...", reconnection errors:
+                                                             # wo reports what matters in one line
+    check_dask(scheduler)
+    if not scheduler:
+        return Client(processes=False)
+    probe_scheduler(scheduler, DASK_CONNECT_TIMEOUT)
+    try:
+        return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+    except (OSError, TimeoutError, ValueError, TypeError, MemoryError, EOFError) as exc:
+        # a port that answers something else: a garbage frame length ("Unable to allocate 2.82 EiB")
+        what = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise ValueError(f"--scheduler {scheduler}: no Dask scheduler answered within {DASK_CONNECT_TIMEOUT:g} s "
+                         f"({type(exc).__name__}: {what})") from None
 
 
 class FailFast(Exception):
@@ -316,22 +376,21 @@ def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, c
             on_batch(res)
 
     if backend == "dask":
-        import importlib.util
+        import warnings
 
-        if importlib.util.find_spec("distributed") is None:   # wo.extras' message (it imports wo.io)
-            raise ValueError("--backend dask needs dask.distributed, not installed: run  pip install 'wo[dask]'  "
-                             "(or pip install '.[dask]' in a clone of wo)")
-        import joblib
-        from dask.distributed import Client
-
-        client = Client(scheduler) if scheduler else Client(processes=False)
+        client = dask_client(scheduler)
         try:
-            with joblib.parallel_config(backend="dask"):
-                par = joblib.Parallel(n_jobs=-1, return_as="generator")
-                for res in par(joblib.delayed(worker)(*args, b) for b in batches):
-                    take(res)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", module="distributed")
+                warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
+                futures = [client.submit(worker, *args, b, pure=False) for b in batches]
+                for f in futures:   # in input order; a cluster gone cancels the futures (never a hang)
+                    take(_dask_result(client, f))
         finally:
-            client.close()
+            try:
+                client.close(timeout=DASK_CONNECT_TIMEOUT)
+            except Exception:   # noqa: BLE001 (a cluster already gone)
+                pass
         return results
     if jobs == 1:
         for b in batches:
@@ -345,6 +404,74 @@ def map_batches(worker: Callable, args: tuple, items: Sequence, jobs: int = 1, c
     for res in _loky_results(jobs, "generator", (delayed(worker)(*args, b) for b in batches)):
         take(res)
     return results
+
+
+def probe_scheduler(address: str, timeout: float) -> None:
+    """Ask ``address`` who it is (Dask's ``identity`` message) with every step bounded by
+    ``timeout`` seconds: a Client waited forever on a port that speaks HTTP (the dashboard),
+    and a port answering other bytes read them as a frame length (an 'Unable to allocate 2.82
+    EiB' MemoryError).  Raises ValueError (one line) unless a Dask scheduler answers."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def ask():
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        try:
+            await asyncio.wait_for(comm.write({"op": "identity", "reply": True}), timeout)
+            return await asyncio.wait_for(comm.read(), timeout)
+        finally:
+            comm.abort()
+
+    try:
+        msg = asyncio.run(ask())
+    except BaseException as exc:   # noqa: BLE001 (timeouts, refused, garbage frames, closed comms)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        what = (str(exc).splitlines() or [""])[0][:160] or type(exc).__name__
+        raise ValueError(f"--scheduler {address}: no Dask scheduler answered within {timeout:g} s "
+                         f"({type(exc).__name__}: {what}); the scheduler's address is tcp://HOST:8786, not the "
+                         f"dashboard's port") from None
+    if not isinstance(msg, dict) or msg.get("type") != "Scheduler":
+        raise ValueError(f"--scheduler {address}: that is not a Dask scheduler (it answered "
+                         f"{str(msg)[:80]!r})")
+
+
+def _dask_result(client, future, poll: float = 2.0):
+    """The result of a Dask future, waiting in ``poll``-second steps so that a client that lost
+    its scheduler (Dask closes it after failing to reconnect) or a cancelled future ends the
+    wait: raises :class:`WorkersLost` then; a task's own exception passes through."""
+    while True:
+        try:
+            return future.result(timeout=poll)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:   # noqa: BLE001
+            if _dask_lost(exc) and not future.done() and client.status not in ("closed", "closing"):
+                continue           # a poll timeout: the task is still running
+            if _dask_lost(exc) or future.status in ("cancelled", "lost"):
+                raise WorkersLost(f"the Dask cluster was lost ({type(exc).__name__}; scheduler "
+                                  f"{client.scheduler.address if client.scheduler else '?'})") from None
+            raise
+
+
+def _dask_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says the cluster went away (cancelled futures, killed workers, a closed
+    connection) rather than a task failing."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    return bool(names & {"FutureCancelledError", "CancelledError", "KilledWorker", "CommClosedError",
+                         "StreamClosedError", "TimeoutError", "FutureCancelledException"})
+
+
+def announce_total(progress: Optional[Callable], total: int) -> None:
+    """Give a progress bar its total once the input is read: ``progress`` is the bound
+    ``update`` method of a tqdm bar (as the CLI passes it), whose total, percentage and ETA
+    then show; anything else is left alone."""
+    bar = getattr(progress, "__self__", None)
+    if bar is not None and hasattr(bar, "total") and getattr(bar, "total", 0) in (None, 0):
+        bar.total = total
+        if hasattr(bar, "refresh"):
+            bar.refresh()
 
 
 class _DeferInterrupt:
@@ -465,6 +592,7 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
     name = display_name(input_path)
     summ = summary or Summary()
     summ.sentences = len(items)
+    announce_total(progress, len(items))
     todo, shown, errors = [], {}, {}
     writer = None
     paths = [output_path] + list(also)
@@ -553,7 +681,7 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
             for w in writers:
                 if w is not None:
                     w.commit()
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, WorkersLost) as stop:
             old_kept = False
             if writer is not None:
                 if done:
@@ -565,7 +693,8 @@ def process(items: Sequence, input_path: str, output_path: str, *, prepare: Call
                     for w in writers:   # nothing finished: existing files stay as they were
                         if w is not None:
                             w.abort()
-            raise Interrupted(done, len(items), display_name(output_path, "stdout"), old_kept) from None
+            raise Interrupted(done, len(items), display_name(output_path, "stdout"), old_kept,
+                              str(stop) if isinstance(stop, WorkersLost) else "interrupted") from None
         except BaseException:
             for w in writers:
                 if w is not None:

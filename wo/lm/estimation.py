@@ -225,15 +225,20 @@ def _map(fn: Callable, shards: List, extra: tuple, jobs: int, backend: str, sche
         from ..extras import require
 
         require("dask", "--backend dask")
-        import joblib
-        from dask.distributed import Client
+        from ..io.batch import WorkersLost, _dask_result, dask_client
 
-        client = Client(scheduler) if scheduler else Client(processes=False)
+        client = dask_client(scheduler)   # checked, probed, Dask's logging quiet
         try:
-            with joblib.parallel_config(backend="dask"):
-                return joblib.Parallel(n_jobs=-1)(joblib.delayed(fn)(sh, *extra) for sh in shards)
+            futures = [client.submit(fn, sh, *extra, pure=False) for sh in shards]
+            try:
+                return [_dask_result(client, f) for f in futures]
+            except WorkersLost as exc:
+                raise ValueError(f"{exc}: the LM was not written") from None
         finally:
-            client.close()
+            try:
+                client.close()
+            except Exception:   # noqa: BLE001 (a cluster already gone)
+                pass
     if backend != "loky":
         raise ValueError(f"unknown backend {backend!r} (loky or dask)")
     if jobs <= 1:
