@@ -275,3 +275,25 @@ def test_the_distribution_name_is_free_of_the_index_s_unrelated_wo():
     assert all(x.startswith("wo-nlg[") for x in meta["optional-dependencies"]["all"])
     assert "pip install 'wo-nlg[smt]'" in str(MissingExtra("smt", ["spaCy"]))
     assert "**`wo-nlg`**" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_progress_bars_learn_their_total_once_the_input_is_read(tmp_path):
+    """Before: `43sent [00:09, 7.07sent/s]`, no total, percentage or ETA."""
+    import io
+
+    from tqdm import tqdm
+
+    from wo.sr.realizer import run
+
+    t1 = tmp_path / "pt.t1"
+    from wo.cli import main
+
+    assert main(["sr", "make-input", "--ud", str(PT), "--out", str(t1), "--seed", "3"]) == 0
+    buf = io.StringIO()
+    bar = tqdm(unit="sent", file=buf, disable=False, mininterval=0)
+    from wo.sr.models import find_model
+
+    run(find_model("pt_bosque"), str(t1), str(tmp_path / "out.txt"), progress=bar.update)
+    bar.close()
+    assert bar.total == 40 and bar.n == 40
+    assert "100%" in buf.getvalue() and "40/40" in buf.getvalue()
