@@ -121,3 +121,34 @@ def test_version_1_compact_models_are_still_read(tmp_path):
     p.write_bytes(pre + b"\0" * ((-len(pre)) % 64) + w.tobytes())
     m = Model.load(str(p))
     assert m.header["note"] == "old" and m.hash_bits == 12
+
+
+def test_a_replaced_model_keeps_its_permissions_and_a_write_error_names_it(tmp_path, monkeypatch):
+    import os
+
+    m, p = _model(tmp_path)
+    os.chmod(p, 0o600)
+    m.save(str(p))
+    assert os.stat(p).st_mode & 0o777 == 0o600           # before: the umask's (0o644)
+    import wo.model as wm
+
+    real_fdopen = os.fdopen
+
+    class Full:   # a full disk: every write fails with ENOSPC and no file name
+        def __init__(self, fd, mode):
+            self.fh = real_fdopen(fd, mode)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            self.fh.close()
+
+        def write(self, b):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(wm.os, "fdopen", Full)
+    with pytest.raises(OSError, match="No space left on device") as exc:
+        m.save(str(tmp_path / "new.wo"))
+    assert exc.value.filename == str(tmp_path / "new.wo")
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".wo-model-")]

@@ -249,19 +249,26 @@ class Model:
         pad = (-len(pre)) % 64
         d = os.path.dirname(os.path.abspath(path)) or "."
         os.makedirs(d, exist_ok=True)
+        from .io.binfile import publish
+        from .io.outputs import named_error, track_temp, untrack_temp
+
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".wo-model-")
+        track_temp(tmp)                    # removed on SIGTERM too
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(pre + b"\0" * pad)
                 fh.write(w.tobytes())
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, path)
+            publish(tmp, path)             # a replaced model keeps its permissions
+        except OSError as exc:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise named_error(exc, path, tmp) from None   # a full disk names the model, not .wo-model-*
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
+        finally:
+            untrack_temp(tmp)
 
     @staticmethod
     def read_header(path: str):
