@@ -297,3 +297,16 @@ def test_progress_bars_learn_their_total_once_the_input_is_read(tmp_path):
     bar.close()
     assert bar.total == 40 and bar.n == 40
     assert "100%" in buf.getvalue() and "40/40" in buf.getvalue()
+
+
+def test_given_full_on_a_plain_bag_is_refused(tmp_path):
+    """Before: ignored with exit 0 (a bag has no tree to give)."""
+    import subprocess
+    import sys
+
+    bags = tmp_path / "bags.txt"
+    bags.write_text("barked dog The\n", encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "wo.cli", "linearize", "--input", str(bags), "--given", "full"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and p.stdout == ""
+    assert f"{bags}:1: --given full needs the tree" in p.stderr
