@@ -181,8 +181,10 @@ def _check_backend(args) -> None:
     if sched and backend != "dask":
         raise ValueError(f"--scheduler {sched} needs --backend dask (without it, wo runs local processes)")
     if backend == "dask":
+        from ..extras import require
         from ..io.batch import DASK_CONNECT_TIMEOUT, check_dask, probe_scheduler
 
+        require("dask", "--backend dask", ["dask", "distributed"])
         check_dask(sched)
         if sched:   # a scheduler that does not answer: one line in seconds, before the model loads
             probe_scheduler(sched, DASK_CONNECT_TIMEOUT)

@@ -58,9 +58,11 @@ def check_dask(scheduler: Optional[str]) -> None:
     (:class:`wo.extras.MissingExtra`), and ``scheduler`` (None: an in-process cluster) an address
     of a protocol Dask knows (``tcp://HOST:8786``, ``tls://``, ``inproc://``, ...; ``http://`` is
     the dashboard's, refused with that said).  Does not connect."""
-    from ..extras import require
+    import importlib.util
 
-    require("dask", "--backend dask", ["dask", "distributed"])
+    if importlib.util.find_spec("distributed") is None:   # wo.extras' message (wo.extras imports wo.io)
+        raise ValueError("--backend dask needs dask, distributed, not installed: run  pip install 'wo-nlg[dask]'  "
+                         "(or pip install '.[dask]' in a clone of wo)")
     if not scheduler:
         return
     from distributed.comm import parse_address
