@@ -310,3 +310,24 @@ def test_given_full_on_a_plain_bag_is_refused(tmp_path):
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr and p.stdout == ""
     assert f"{bags}:1: --given full needs the tree" in p.stderr
+
+
+def test_linearizer_pipes_parsed_sentences_with_their_trees():
+    from wo.dep.linearizer import Linearizer
+    from wo.io import read_conllu
+
+    lin = Linearizer.load()   # the English model: EWT sentences
+    import conllu
+    import lzma
+
+    text = lzma.open(ROOT / "corpora" / "ud-en-ewt" / "en_ewt-ud-test.conllu.xz", "rt", encoding="utf-8").read()
+    tls = conllu.parse("\n\n".join(text.split("\n\n")[:6]) + "\n\n")
+    gold = read_conllu(str(ROOT / "corpora" / "ud-en-ewt" / "en_ewt-ud-test.conllu.xz"))[:6]
+    got = list(lin.pipe(tls, batch_size=4))
+    for r, g in zip(got, gold):
+        assert sorted(r.tokens) == sorted(g.forms)
+        # the given tree: each word keeps its head
+        pos = {i: j for j, i in enumerate(r.order)}
+        assert all(r.heads[pos[i]] == (0 if h == 0 else pos[h - 1] + 1) for i, h in enumerate(g.heads))
+    with pytest.raises(TypeError, match="cannot read a int"):
+        next(lin.pipe([42]))

@@ -305,13 +305,25 @@ class Linearizer(system.System):
         return self.linearize(*item)
 
     def prepare(self, x):
-        """A :meth:`pipe` item: a bag (list of words) or a (words, pos, heads) tuple as
-        :meth:`linearize` takes them.  Raises TypeError for a string or anything else."""
+        """A :meth:`pipe` item: a bag (list of words), a (words, pos, heads) tuple as
+        :meth:`linearize` takes them, or one parsed sentence (a conllu TokenList or CoNLL-U
+        text, a spaCy Span, a stanza Sentence: :func:`wo.io.interop.to_ud`), linearized with its
+        tree and XPOS given (``--given full``).  Raises TypeError for a plain string or anything
+        else, ValueError for an item of several sentences."""
         if isinstance(x, tuple) and len(x) == 3 and not isinstance(x[0], str):
             _check_words(x[0])
             return x
-        _check_words(x)
-        return (list(x), None, None)
+        parsed = type(x).__module__.split(".")[0] in ("conllu", "spacy", "stanza")   # a TokenList is a list
+        if not parsed and (isinstance(x, (list, tuple)) or (isinstance(x, str) and "\t" not in x)):
+            _check_words(x)
+            return (list(x), None, None)
+        from ..io.interop import to_ud
+
+        got = to_ud(x)
+        if len(got) != 1:
+            raise ValueError(f"one sentence per item, got {len(got)} (iterate over doc.sents / the sentences)")
+        s = got[0]
+        return (list(s.forms), [None if t == "_" else t for t in s.xpos], list(s.heads))
 
     def fallback(self, item, message: str) -> Result:
         """The words of a failed batch item (words, pos, heads) in input order (status "error")."""
