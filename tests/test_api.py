@@ -113,6 +113,7 @@ def test_sr_realize_writes_the_realised_tree_as_conllu(tmp_path, track):
     if track == "deep":
         assert sum(len([w for w in s if isinstance(w["id"], int)]) for s in sents) > \
             sum(len([x for x in t.lemmas if x != "_"]) for t in inputs) * 1.3
+    _udapi_reads(out)
 
 
 def _pt_tokenlists():
@@ -261,6 +262,22 @@ def test_linearize_conllu_output_is_valid_ud(tmp_path, given):
             assert sorted((w["form"], w["lemma"], w["upos"]) for w in words) == sorted(zip(g.forms, g.lemmas, g.upos))
         if given == "full":   # the given tree: its relations too
             assert sorted((w["form"], w["deprel"]) for w in words) == sorted(zip(g.forms, g.deprels))
+    _udapi_reads(out)
+
+
+def _udapi_reads(path):
+    """udapi (where it installs) reads the file as trees, and its ud.MarkBugs finds no
+    punctuation relation and no structure bug in what wo generated."""
+    udapi = pytest.importorskip("udapi")
+    from udapi.block.ud.markbugs import MarkBugs
+    from udapi.core.document import Document
+
+    doc = Document(str(path))
+    assert doc.bundles and all(len(b.trees) == 1 and b.trees[0].descendants for b in doc.bundles)
+    MarkBugs().apply_on_document(doc)
+    bugs = {n.misc["Bug"] for b in doc.bundles for t in b.trees for n in t.descendants if n.misc["Bug"]}
+    assert not bugs & {"punct-deprel", "punct-child", "rel-upos-punct", "root-not-root", "multi-subj"}, bugs
+    return udapi
 
 
 def test_the_distribution_name_is_free_of_the_index_s_unrelated_wo():

@@ -249,7 +249,7 @@ def format_result(item: Item, res, fmt: str) -> str:
         upos = gold.upos[i] if gold is not None and gold.upos[i] != "_" else PTB_UPOS.get(p or "", "X")
         lemma = gold.lemmas[i] if gold is not None and gold.lemmas[i] != "_" else _lemma(w, upos, p)
         feats = gold.feats[i] if gold is not None else "_"
-        rel = "root" if h == 0 else "dep"
+        rel = "root" if h == 0 else "punct" if upos == "PUNCT" else "dep"
         if gold is not None and h > 0 and gold.heads[i] > 0 and res.order[h - 1] == gold.heads[i] - 1 \
                 and gold.deprels[i] not in ("_", "root"):
             rel = gold.deprels[i]
