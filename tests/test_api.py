@@ -348,3 +348,14 @@ def test_linearizer_pipes_parsed_sentences_with_their_trees():
         assert all(r.heads[pos[i]] == (0 if h == 0 else pos[h - 1] + 1) for i, h in enumerate(g.heads))
     with pytest.raises(TypeError, match="cannot read a int"):
         next(lin.pipe([42]))
+
+
+def test_decode_batch_refuses_items_of_the_wrong_kind():
+    """Before: decode_batch([["dog", "The"]]) failed with a TypeError from inside."""
+    from wo.dep.linearizer import Linearizer
+
+    lin = Linearizer.load()
+    with pytest.raises(TypeError, match=r"decode_batch takes prepared \(words, pos, heads\) items.*pipe\(bags\)"):
+        lin.decode_batch([["dog", "The"]])
+    got = lin.decode_batch([lin.prepare(["dog", "The", "barked"])])
+    assert sorted(got[0].tokens) == ["The", "barked", "dog"]

@@ -102,6 +102,10 @@ class System:
         """The result of an item that failed with ``message`` (status "error")."""
         raise NotImplementedError(f"{type(self).__name__}.fallback")
 
+    def check_item(self, item) -> None:
+        """Raise TypeError unless ``item`` is what :meth:`decode_item` takes (the base class
+        takes anything); :meth:`decode_batch` checks every item before decoding any."""
+
     def prepare(self, x):
         """One item of :meth:`pipe`'s input as :meth:`decode_item` takes it (the base class:
         unchanged; a system that takes friendlier input converts it here).  Raises TypeError for
@@ -155,11 +159,14 @@ class System:
 
     def decode_batch(self, batch: Sequence) -> List[Result]:
         """One result per item of ``batch``, in order; an item raising one of ``errors`` gets
-        :meth:`fallback` with the exception's text, the others are unaffected.  Any other
+        :meth:`fallback` with the exception's text, the others are unaffected (an item of the
+        wrong kind raises TypeError first: :meth:`check_item`).  Any other
         exception (a bug here or in a library the system calls, e.g. lemminflect's IndexError on
         an empty lemma) is kept to its item too: :meth:`fallback` with ``internal error
         (TYPE: text)``, so one sentence never loses the others; KeyboardInterrupt and
         SystemExit go through."""
+        for item in batch:   # a wrong kind of item is the caller's error, not a sentence's
+            self.check_item(item)
         out = []
         for item in batch:
             try:

@@ -304,6 +304,14 @@ class Linearizer(system.System):
         """:meth:`linearize` of a batch item (words, pos, heads)."""
         return self.linearize(*item)
 
+    def check_item(self, item) -> None:
+        """A batch item is a prepared (words, pos, heads) triple (:meth:`prepare` makes one).
+        Raises TypeError naming what to call instead."""
+        if not (isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], (list, tuple))
+                and all(isinstance(w, str) for w in item[0])):
+            raise TypeError(f"decode_batch takes prepared (words, pos, heads) items, not {type(item).__name__} "
+                            f"{str(item)[:40]}: use linearize(words) or pipe(bags)")
+
     def prepare(self, x):
         """A :meth:`pipe` item: a bag (list of words), a (words, pos, heads) tuple as
         :meth:`linearize` takes them, or one parsed sentence (a conllu TokenList or CoNLL-U

@@ -157,6 +157,13 @@ class Realizer(system.System):
         """:meth:`realize` of one T1 sentence."""
         return self.realize(item)
 
+    def check_item(self, item) -> None:
+        """A batch item is an :class:`wo.sr.t1.SRSentence`.  Raises TypeError naming what to
+        call instead."""
+        if not isinstance(item, SRSentence):
+            raise TypeError(f"decode_batch takes SRSentence items, not {type(item).__name__}: use realize(x) or "
+                            f"pipe(items), which also take parses")
+
     def prepare(self, x) -> SRSentence:
         """A :meth:`pipe` item as T1 input: an :class:`wo.sr.t1.SRSentence` (read by
         :func:`wo.sr.t1.read_t1`), or one sentence of a parse: a ``conllu.TokenList`` or
