@@ -317,7 +317,8 @@ def test_progress_bars_learn_their_total_once_the_input_is_read(tmp_path):
 
 
 def test_given_full_on_a_plain_bag_is_refused(tmp_path):
-    """Before: ignored with exit 0 (a bag has no tree to give)."""
+    """Before: ignored with exit 0 (a bag has no tree to give); now each bag line is that
+    sentence's error (exit 1, its words in input order)."""
     import subprocess
     import sys
 
@@ -325,8 +326,8 @@ def test_given_full_on_a_plain_bag_is_refused(tmp_path):
     bags.write_text("barked dog The\n", encoding="utf-8")
     p = subprocess.run([sys.executable, "-m", "wo.cli", "linearize", "--input", str(bags), "--given", "full"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert p.returncode == 2 and "Traceback" not in p.stderr and p.stdout == ""
-    assert f"{bags}:1: --given full needs the tree" in p.stderr
+    assert p.returncode == 1 and "Traceback" not in p.stderr and p.stdout.split() == ["barked", "dog", "The"]
+    assert f"{bags}:1: --given full needs the tree" in p.stderr   # the sentence's error, its words as given
 
 
 def test_linearizer_pipes_parsed_sentences_with_their_trees():

@@ -603,16 +603,14 @@ def run(model_path: str, input_path: str, output_path: str, *, input_format: str
     model_path = model_path or default_model("dep")
     model = load_system(Linearizer, model_path, decode_opts, verify=True).model
     items, fmt = read_items(input_path, input_format)
-    if given == "full" and fmt == "bag":   # a bag has no tree to give: --given full would be ignored
-        from ..io.text import InputError
-
-        raise InputError(input_path, 1, "--given full needs the tree of each sentence (CoNLL-U or ZGen input); "
-                                        "this is a bag, which has none (--given pos takes word/TAG bags)")
     known = model.tagdict.all_tags() if given in ("pos", "full") else None
 
     def prepare(i, it):
         if it.error:
             return it.error
+        if given == "full" and fmt == "bag":   # a bag has no tree to give: --given full would be ignored
+            return ("--given full needs the tree of each sentence (CoNLL-U or ZGen input); a bag line has none "
+                    "(--given pos takes word/TAG bags)")
         if given == "none":   # only FORM is read: a bad tree or tag cannot fail the sentence
             n = len(it.forms)
             it = dataclasses.replace(it, heads=[-1] * n, pos=[None] * n)
