@@ -360,3 +360,11 @@ def test_decode_batch_refuses_items_of_the_wrong_kind():
         lin.decode_batch([["dog", "The"]])
     got = lin.decode_batch([lin.prepare(["dog", "The", "barked"])])
     assert sorted(got[0].tokens) == ["The", "barked", "dog"]
+
+
+def test_every_loaded_system_names_its_model_in_its_repr():
+    from wo.dep.linearizer import Linearizer
+    from wo.idl.realize import IDLRealizer
+
+    assert repr(Linearizer.load()) == "<Linearizer wo-ewt-dep-lm.wo>"
+    assert repr(IDLRealizer.load()) == "<IDLRealizer wo-en-4gram.wolm>"

@@ -102,6 +102,12 @@ class System:
         """The result of an item that failed with ``message`` (status "error")."""
         raise NotImplementedError(f"{type(self).__name__}.fallback")
 
+    def __repr__(self) -> str:
+        """``<Class FILE>``: the system's class and the model or LM file it decodes with."""
+        src = getattr(self, "model", None) or getattr(self, "lm", None)
+        path = getattr(src, "path", None)
+        return f"<{type(self).__name__} {os.path.basename(path) if path else '(in memory)'}>"
+
     def check_item(self, item) -> None:
         """Raise TypeError unless ``item`` is what :meth:`decode_item` takes (the base class
         takes anything); :meth:`decode_batch` checks every item before decoding any."""
