@@ -144,7 +144,7 @@ def test_realizer_takes_a_conllu_tokenlist_conllu_text_and_a_spacy_doc():
                   tags=[t["xpos"] or "_" for t in ws], lemmas=[t["lemma"] for t in ws],
                   morphs=[("|".join(f"{k}={v}" for k, v in t["feats"].items()) if t["feats"] else "") for t in ws])
         assert r.realize(doc[:]).tokens == r.realize(tl).tokens                    # a Span, the same T1 input
-    with pytest.raises(TypeError, match="cannot realise a builtins|cannot realise a int|cannot realise"):
+    with pytest.raises(TypeError, match="cannot read a int as a sentence"):
         r.realize(42)
     with pytest.raises(ValueError, match="one sentence per item"):
         r.realize("".join(tl.serialize() for tl in tls[:2]))

@@ -229,19 +229,18 @@ def cmd_sr_realize(a) -> int:
     (:func:`wo.sr.realizer.run`: ``--on-error``, atomic outputs, the finished prefix on Ctrl-C)."""
     from ..lm.model import LMError
     from ..model import ModelError
-    from ..sr.models import find_model
+    from ..sr.models import resolve_model
     from ..sr.realizer import run
 
     want = a.model or a.lang
     if want:
         from ..sr.t1 import peek_track
 
-        path = find_model(want, peek_track(a.input))
-        if path is None:
-            err(f"{want}: no such model file, and no shipped SR model for that treebank or language "
-                f"(`wo sr models` lists them)")
+        try:
+            a.model = resolve_model(want, peek_track(a.input))
+        except FileNotFoundError as exc:
+            err(str(exc))
             return EXIT_USER
-        a.model = path
     from ..sr.stages import parse_settings
 
     try:

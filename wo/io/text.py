@@ -100,6 +100,12 @@ def exists(path: str) -> bool:
 _MEMORY: dict = {}   # "<name>" -> bytes of an input given as an open file or as text (input_source)
 
 
+def in_memory(name: str) -> bool:
+    """True for the name of an input :func:`input_source` holds in memory (only this process
+    can read it: worker processes cannot)."""
+    return name in _MEMORY
+
+
 @contextlib.contextmanager
 def input_source(x, what: str = "input"):
     """What a reader reads, as the name the reading layer takes: a path (str or os.PathLike;

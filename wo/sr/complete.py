@@ -138,27 +138,6 @@ class Perceptron:
         self._set_rows(feats, classes, indptr, np.array(cls, dtype=np.int32), np.array(ws, dtype=np.float32))
         return self
 
-    def prune(self, threshold: float) -> "Perceptron":
-        """Drop the compiled weights whose magnitude is below ``threshold`` (features left with
-        no weight go too; classes stay).  A size/quality trade-off measured in NOTES.md
-        ("Deep track"); 0 keeps everything.  Returns self.  Raises ValueError for a negative
-        threshold or an uncompiled perceptron."""
-        if threshold < 0:
-            raise ValueError(f"prune threshold must be >= 0, not {threshold}")
-        if not hasattr(self, "fid"):
-            raise ValueError("prune works on the compiled form (call compile() first)")
-        if threshold == 0:
-            return self
-        keep = np.abs(self.w) >= threshold
-        row = np.repeat(np.arange(len(self.fid), dtype=np.int64), np.diff(self.indptr))
-        counts = np.bincount(row[keep], minlength=len(self.fid))
-        live = counts > 0
-        feats = [f for f, ok in zip(self.fid, live) if ok]
-        indptr = np.zeros(len(feats) + 1, dtype=np.int64)
-        np.cumsum(counts[live], out=indptr[1:])
-        self._set_rows(feats, self.classes, indptr, self.cls[keep].copy(), self.w[keep].copy())
-        return self
-
     def _set_rows(self, feats, classes, indptr, cls, w) -> None:
         self.fid = {f: i for i, f in enumerate(feats)}
         self.classes = list(classes)

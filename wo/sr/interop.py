@@ -26,10 +26,6 @@ def to_sentences(x, seed: int = 1, index: int = 0) -> List[SRSentence]:
         return [x]
     if isinstance(x, (list, tuple)) and x and all(isinstance(y, SRSentence) for y in x):
         return list(x)
-    if not isinstance(x, (str, list, tuple)) and type(x).__module__.split(".")[0] not in ("conllu", "spacy", "stanza",
-                                                                                            "wo"):
-        raise TypeError(f"cannot realise a {type(x).__name__}: pass SRSentence, a conllu TokenList or CoNLL-U text, "
-                        "a spaCy Doc/Span or a stanza Document/Sentence")
     out = []
     for k, s in enumerate(to_ud(x, index)):
         if any(h < 0 for h in s.heads):

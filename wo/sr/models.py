@@ -59,6 +59,17 @@ def shipped() -> Dict[str, str]:
 DEEP_SUFFIX = "-deep"   # a deep-track (T2) model's code: its treebank's code with this suffix
 
 
+def resolve_model(name: str, track: str = "shallow") -> str:
+    """:func:`find_model`, or FileNotFoundError (its message the one line ``wo sr realize``
+    prints: what was asked and how to list the shipped models).  Used by the command line and
+    by :meth:`wo.sr.realizer.Realizer.load` alike."""
+    found = find_model(name, track)
+    if found is None:
+        raise FileNotFoundError(f"{name}: no such model file, and no shipped {track}-track SR model for that treebank "
+                                f"or language (`wo sr models` and wo.sr.models.list_models() list them)")
+    return found
+
+
 def find_model(name: str, track: str = "shallow") -> Optional[str]:
     """The model file for ``name``: an existing path, a model code (``pt_bosque``,
     ``en_partut-deep``), a treebank code or a language code (``pt``: :data:`DEFAULT_TREEBANK`,

@@ -127,24 +127,13 @@ class Realizer(system.System):
         neither: the shipped English model.  verify: check the weights' checksum.  Raises
         FileNotFoundError (naming what was asked and how to list the shipped models) when
         nothing matches, ModelError / ValueError for a bad model or option."""
-        import os
-
         from ..model import Model, default_model
-        from .models import find_model
+        from .models import resolve_model
 
         if track not in ("shallow", "deep"):
             raise ValueError(f"track: shallow or deep, not {track!r}")
         want = path if path is not None else lang
-        if want is None:
-            found = default_model("sr")
-        elif os.path.exists(want):
-            found = want
-        else:
-            found = find_model(want, track)
-            if found is None:
-                raise FileNotFoundError(f"{want}: no such model file, and no shipped {track}-track SR model for that "
-                                        f"treebank or language (wo.sr.models.list_models() and `wo sr models` list "
-                                        f"them; the wo-models-sr package holds them)")
+        found = default_model("sr") if want is None else resolve_model(want, track)
         return cls(Model.load(found, verify=verify), **options)
 
     def __repr__(self) -> str:

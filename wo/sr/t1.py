@@ -182,12 +182,10 @@ def read_t1(path, jobs: int = 1) -> List[SRSentence]:
     sentences, indices and line numbers as one process reads; the workers are left running
     for the caller's next tasks).  Raises FileNotFoundError for a missing file.
     """
-    from ..io.text import input_source
+    from ..io.text import in_memory, input_source
 
-    if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and ("\n" in path or "\r" in path)):
-        with input_source(path, "read_t1") as src:   # in memory: read here (workers could not see it)
-            return _read_t1(src, 1)
-    return _read_t1(os.fspath(path), jobs)
+    with input_source(path, "read_t1") as src:
+        return _read_t1(src, 1 if in_memory(src) else jobs)   # in memory: read here (workers could not see it)
 
 
 def _read_t1(path: str, jobs: int) -> List[SRSentence]:
