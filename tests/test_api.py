@@ -113,7 +113,10 @@ def test_sr_realize_writes_the_realised_tree_as_conllu(tmp_path, track):
     if track == "deep":
         assert sum(len([w for w in s if isinstance(w["id"], int)]) for s in sents) > \
             sum(len([x for x in t.lemmas if x != "_"]) for t in inputs) * 1.3
+    else:   # Portuguese contractions (de + o -> do) as multiword-token ranges
+        assert any(isinstance(w["id"], tuple) for s in sents for w in s)
     _udapi_reads(out)
+    _ud_validates(out, lang.split("_")[0])   # before: 'SpaceAfter=No' missing, a # text without its ranges
 
 
 def _pt_tokenlists():
@@ -263,6 +266,22 @@ def test_linearize_conllu_output_is_valid_ud(tmp_path, given):
         if given == "full":   # the given tree: its relations too
             assert sorted((w["form"], w["deprel"]) for w in words) == sorted(zip(g.forms, g.deprels))
     _udapi_reads(out)
+    _ud_validates(out, "en")   # before: 'SpaceAfter=No' missing where # text glues words
+
+
+def _ud_validates(path, lang: str):
+    """The UD project's own validator (udtools' ``udvalidate``, where it installs) passes the
+    file at level 2: the format, the tree, multiword-token ranges, and the ``# text`` that the
+    token lines spell with their ``SpaceAfter=No`` marks (levels 3 and up check the annotation
+    wo copies from its input)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("udtools")
+    p = subprocess.run([sys.executable, "-c", "import sys; from udtools.cli import main; sys.exit(main())",
+                        "--lang", lang, "--level", "2", "--max-err", "5", str(path)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "PASSED" in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]
 
 
 def _udapi_reads(path):

@@ -312,3 +312,21 @@ def test_utf8_check_finds_what_the_decoder_finds():
     cases = [c.encode() if isinstance(c, str) else c for c in cases]
     assert sum(decoder(c) >= 0 for c in cases) > 10000
     assert [utf8_error_offset(c) for c in cases] == [decoder(c) for c in cases]
+
+
+@pytest.mark.parametrize("path", ["binary", "corpora/models/wo-en-wiki-4gram.wolm"])
+def test_word_ids_from_the_core_equal_the_vocabulary_dict(ewt_lm, ewt_text, path):
+    """word_ids maps tokens through the core's vocabulary hash (no dict of the whole vocabulary
+    is built); the ids are the dict's, unknown, empty and non-ASCII words and the boundary
+    symbols included, for the probing and the trie formats."""
+    from tests.conftest import ROOT
+
+    lm = LanguageModel.load(ewt_lm[2] if path == "binary" else str(ROOT / path))
+    words = open(ewt_text[1], encoding="utf-8").read().split()[:3000]
+    toks = words + ["qqzxqq", "", "naïve", "東京", "<s>", "</s>", "<unk>", "a b"]
+    got = lm.word_ids(toks)
+    assert lm._ids is None                                   # the core did it
+    want = np.array([lm.ids.get(t, 0) for t in toks], dtype=np.int32)
+    assert got.dtype == np.int32 and np.array_equal(got, want) and (want > 0).sum() > 2000
+    assert np.array_equal(lm.word_ids(["x\ny", "the"]), [0, lm.ids["the"]])   # a newline inside: the dict
+    assert lm.word_ids([]).shape == (0,)

@@ -84,13 +84,25 @@ def _source_tree_models() -> Path:
     return Path(__file__).resolve().parent.parent / "corpora" / "models"
 
 
+_EP_CACHE: dict = {}
+
+
 def _entry_points():
+    """The model packages' entry points, read once per ``sys.path`` (scanning every installed
+    distribution's metadata is 20 ms, and one model load asks two or three times)."""
     from importlib.metadata import entry_points
 
-    eps = entry_points()
-    if hasattr(eps, "select"):                      # Python >= 3.10
-        return list(eps.select(group=ENTRY_POINT_GROUP))
-    return list(eps.get(ENTRY_POINT_GROUP, []))     # pragma: no cover - Python 3.9
+    key = tuple(sys.path)
+    got = _EP_CACHE.get(key)
+    if got is None:
+        eps = entry_points()
+        if hasattr(eps, "select"):                      # Python >= 3.10
+            got = list(eps.select(group=ENTRY_POINT_GROUP))
+        else:                                           # pragma: no cover - Python 3.9
+            got = list(eps.get(ENTRY_POINT_GROUP, []))
+        _EP_CACHE.clear()
+        _EP_CACHE[key] = got
+    return list(got)
 
 
 def package_dirs() -> List[tuple]:

@@ -126,6 +126,31 @@ cdef class NgramModel:
                 return i
             j = (j + 1) & (self.vcap - 1)
 
+    def word_ids(self, const unsigned char[::1] data, Py_ssize_t n):
+        """int32[n] ids (``<unk>`` for unknown words) of the n words in ``data``: UTF-8, one
+        word per line (b"\\n" between words, none after the last); the vocabulary look-up of
+        :meth:`score_text`, for callers that hold tokens.  Raises ValueError when the vocabulary
+        is not indexed (:meth:`set_vocab`) or ``data`` holds another number of words."""
+        out = np.empty(n, dtype=np.int32)
+        cdef int32_t[::1] o = out
+        cdef Py_ssize_t L = data.shape[0], pos = 0, k = 0, st
+        cdef const unsigned char* d = &data[0] if L else NULL
+        if self.vtab == NULL:
+            raise ValueError("the vocabulary is not indexed (set_vocab)")
+        if n == 0:
+            return out
+        with nogil:
+            while k < n and pos <= L:
+                st = pos
+                while pos < L and d[pos] != 10:
+                    pos += 1
+                o[k] = self.word_id(d + st, <int>(pos - st))
+                k += 1
+                pos += 1
+        if k != n or pos != L + 1:
+            raise ValueError("word_ids: the data does not hold n words")
+        return out
+
     def score_text(self, const unsigned char[::1] data):
         """Score UTF-8 text, one sentence per line, tokens separated by spaces or tabs
         (KenLM's query: ``<s>`` and ``</s>`` added per line; a final newline ends the last line).

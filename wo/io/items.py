@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from .conllu import Sentence, parse_block
-from .text import detokenize, exists, read_blocks
+from .text import detokenize, exists, read_blocks, space_after
 
 FORMATS = ("auto", "conllu", "bag", "zgen")
 OUTPUT_FORMATS = ("text", "detok", "conllu", "jsonl")
@@ -243,8 +243,13 @@ def format_result(item: Item, res, fmt: str) -> str:
     # conllu: valid UD (UPOS from the given tree, else from the predicted PTB tag; DEPREL root,
     # the given relation where the word kept its given head, else dep; LEMMA given, else English)
     gold = item.gold if item.gold is not None and not item.units and len(item.gold) == len(res.tokens) else None
-    lines = [f"# sent_id = {item.sent_id}", f"# text = {detokenize(words)}"]
-    for j, (w, h, p) in enumerate(zip(res.tokens, res.heads, res.pos), 1):
+    toks = [" ".join(w.split()) or "_" for w in res.tokens]
+    text = " ".join(detokenize(words).split())
+    glued = space_after(text, toks)
+    if glued is None:   # the detokenizer rewrote a token: the text the token lines spell
+        text, glued = " ".join(toks), [False] * len(toks)
+    lines = [f"# sent_id = {item.sent_id}", f"# text = {text}"]
+    for j, (w, h, p) in enumerate(zip(toks, res.heads, res.pos), 1):
         i = res.order[j - 1] if gold is not None else -1
         upos = gold.upos[i] if gold is not None and gold.upos[i] != "_" else PTB_UPOS.get(p or "", "X")
         lemma = gold.lemmas[i] if gold is not None and gold.lemmas[i] != "_" else _lemma(w, upos, p)
@@ -253,7 +258,8 @@ def format_result(item: Item, res, fmt: str) -> str:
         if gold is not None and h > 0 and gold.heads[i] > 0 and res.order[h - 1] == gold.heads[i] - 1 \
                 and gold.deprels[i] not in ("_", "root"):
             rel = gold.deprels[i]
-        lines.append("\t".join([str(j), w, lemma, upos, p or "_", feats, str(h), rel, "_", "_"]))
+        lines.append("\t".join([str(j), w, lemma, upos, p or "_", feats, str(h), rel, "_",
+                                "SpaceAfter=No" if glued[j - 1] else "_"]))
     return "\n".join(lines) + "\n"
 
 

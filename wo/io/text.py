@@ -374,6 +374,27 @@ def detokenize(tokens: Sequence[str]) -> str:
     return MosesDetokenizer(lang="en").detokenize(list(tokens))
 
 
+def space_after(text: str, tokens: Sequence[str]) -> Optional[List[bool]]:
+    """UD's ``SpaceAfter=No`` of a CoNLL-U sentence whose ``# text`` is ``text``: per token
+    (n str), True when ``text`` has no space after it (False for the last token); None when
+    ``text`` does not spell the tokens in order with only single spaces between (a
+    detokenizer that rewrote a token: the caller then writes the tokens space-joined).
+    Raises nothing."""
+    out, pos = [], 0
+    for t in tokens:
+        if not text.startswith(t, pos):
+            return None
+        pos += len(t)
+        out.append(pos < len(text) and text[pos] != " ")
+        while pos < len(text) and text[pos] == " ":
+            pos += 1
+    if pos != len(text):
+        return None
+    if out:
+        out[-1] = False
+    return out
+
+
 def check_input_path(path: Optional[str]) -> None:
     """Raise now what reading ``path`` later would raise for the path itself (a CLI checks the
     training command's input files before reading the first of them): FileNotFoundError for a

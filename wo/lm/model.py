@@ -159,7 +159,17 @@ class LanguageModel:
         return dict(self._fp)
 
     def word_ids(self, tokens: Sequence[str]) -> np.ndarray:
-        """int32 ids of tokens (``<unk>`` = 0 for unknown words); mapped once per sentence."""
+        """int32 ids of tokens (``<unk>`` = 0 for unknown words); mapped once per sentence, by
+        the core's vocabulary hash (no Python dict of the whole vocabulary is built)."""
+        if not tokens:
+            return np.zeros(0, dtype=np.int32)
+        if self._ids is None:
+            text = "\n".join(tokens)
+            if text.count("\n") == len(tokens) - 1:   # no token holds a newline
+                try:
+                    return self.core.word_ids(text.encode("utf-8"), len(tokens))
+                except UnicodeEncodeError:   # a lone surrogate: the dict says <unk> for it
+                    pass
         get = self.ids.get
         return np.fromiter((get(t, UNK_ID) for t in tokens), dtype=np.int32, count=len(tokens))
 

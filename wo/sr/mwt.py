@@ -115,21 +115,28 @@ class Contractions:
     def __len__(self) -> int:
         return len(self.table)
 
-    def apply(self, tokens: Sequence[str]) -> List[str]:
-        """Surface tokens of realised syntactic words: the longest known sequence at each position
-        is replaced by its surface form (a capital on the first word is kept)."""
+    def ranges(self, tokens: Sequence[str]) -> List[Tuple[int, int, str]]:
+        """The multiword tokens of realised syntactic words: (first, last word, 0-based and
+        inclusive, surface form) for the longest known sequence at each position, left to right
+        (a capital on the first word is kept); the ranges of :func:`read_ranges`."""
+        out: List[Tuple[int, int, str]] = []
         if not self.table:
-            return list(tokens)
-        out, i, n = [], 0, len(tokens)
+            return out
+        i, n = 0, len(tokens)
         while i < n:
             for k in range(min(MAX_WORDS, n - i), 1, -1):
                 s = self.table.get(" ".join(t.lower() for t in tokens[i:i + k]))
                 if s is not None:
                     first = tokens[i]
-                    out.append(s[:1].upper() + s[1:] if first[:1].isupper() and first[:1] != first[:1].lower() else s)
+                    out.append((i, i + k - 1, s[:1].upper() + s[1:] if first[:1].isupper()
+                                and first[:1] != first[:1].lower() else s))
                     i += k
                     break
             else:
-                out.append(tokens[i])
                 i += 1
         return out
+
+    def apply(self, tokens: Sequence[str]) -> List[str]:
+        """Surface tokens of realised syntactic words: each of :meth:`ranges` replaced by its
+        surface form."""
+        return surface_tokens(tokens, self.ranges(tokens)) if self.table else list(tokens)

@@ -30,10 +30,13 @@ class SRResult(system.Result):
     edges: int = 0
     surface: Optional[List[str]] = None
     words: Optional[List[tuple]] = None
+    ranges: Optional[List[tuple]] = None
 
     # words: per output token (lemma, UPOS, XPOS, FEATS) of the realised tree (a deep-track
     # sentence's completed tree: generated words and predicted features included), for
-    # ``--format conllu``; None when unknown.
+    # ``--format conllu``; None when unknown.  ranges: the multiword tokens, (first, last
+    # output position, 0-based and inclusive, surface form); None when the model has no
+    # contractions.
 
     def surface_tokens(self) -> List[str]:
         """The surface tokens: multiword tokens contracted (:mod:`wo.sr.mwt`); the syntactic
@@ -198,6 +201,7 @@ class Realizer(system.System):
         return SRResult(state.tokens, list(state.order), state.output_heads(),
                         [t.deprels[i] for i in state.order],
                         state.edges, state.surface, [(t.lemmas[i], t.upos[i], t.xpos[i], t.feats[i]) for i in state.order],
+                        state.extra.get("ranges"),
                         score=float(state.score), status=state.status, pops=state.pops,
                         seconds=time.perf_counter() - t0)
 
@@ -298,13 +302,33 @@ def conllu_record(s: SRSentence, r: SRResult, detok) -> str:
         x = " ".join(str(x if x is not None else "").split()) if x else ""
         return x or "_"
 
-    lines = [f"# sent_id = {s.sent_id}", f"# text = {detok(r.surface_tokens())}"]
+    from ..io.text import space_after
+    from .mwt import surface_tokens
+
+    ranges = [(a, b, sf) for a, b, sf in (r.ranges or ()) if 0 <= a < b < len(r.tokens)]
+    surface = [f(x) for x in surface_tokens(r.tokens, ranges)]
+    text = " ".join(detok(surface).split())
+    glued = space_after(text, surface)
+    if glued is None:   # the detokenizer changed a token: the text the token lines spell
+        text, glued = " ".join(surface), [False] * len(surface)
+    lines = [f"# sent_id = {s.sent_id}", f"# text = {text}"]
     if r.status != "ok":
         lines.append(f"# wo_status = {r.status}")
     words = r.words or [(t, None, None, None) for t in r.tokens]
     labels = r.labels if r.status != "error" else ["root"] + ["dep"] * (len(r.tokens) - 1)   # the flat fallback tree
-    for j, (tok, (lemma, upos, xpos, feats), head, rel) in enumerate(zip(r.tokens, words, r.heads, labels), 1):
-        lines.append("\t".join([str(j), f(tok), f(lemma), f(upos), f(xpos), f(feats), str(head), f(rel), "_", "_"]))
+    first = {a: (b, sf) for a, b, sf in ranges}
+    inside, k = -1, 0   # the last word of the multiword token being written; surface token index
+    for j, (tok, (lemma, upos, xpos, feats), head, rel) in enumerate(zip(r.tokens, words, r.heads, labels)):
+        misc = "_"
+        if j in first:
+            inside = first[j][0]
+            lines.append("\t".join([f"{j + 1}-{inside + 1}", surface[k], *["_"] * 7,
+                                    "SpaceAfter=No" if glued[k] else "_"]))
+            k += 1
+        elif j > inside:
+            misc = "SpaceAfter=No" if glued[k] else "_"
+            k += 1
+        lines.append("\t".join([str(j + 1), f(tok), f(lemma), f(upos), f(xpos), f(feats), str(head), f(rel), "_", misc]))
     return "\n".join(lines) + "\n"
 
 

@@ -815,7 +815,14 @@ class ContractionStage(Stage):
         self.sources = list(files)
 
     def __call__(self, state: SRState) -> None:
-        state.surface = self.table.apply(state.tokens) if len(self.table) else None
+        from .mwt import surface_tokens
+
+        if len(self.table):
+            ranges = self.table.ranges(state.tokens)
+            state.surface = surface_tokens(state.tokens, ranges)
+            state.extra["ranges"] = ranges
+        else:
+            state.surface = None
 
     def fit(self, data: "TrainingData", log=lambda m: None) -> dict:
         """Learn the table from ``data.mwt_files`` (UD CoNLL-U paths)."""
