@@ -7,7 +7,7 @@ SRMODEL ?= corpora/models/wo-ewt-sr.wo
 TEST = corpora/ud-en-ewt/en_ewt-ud-test.conllu.xz
 OUT = out
 
-.PHONY: install demo test bench bench-quick lm lm-en lm-wiki sr-models wheels clean
+.PHONY: install demo test bench bench-quick lm lm-en lm-wiki sr-models spacy-ewt wheels clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -15,6 +15,7 @@ $(BIN)/python:
 
 install: $(BIN)/python
 	$(BIN)/pip install -e '.[all]'
+	$(BIN)/pip install -q ./corpora/packages/en_wo_ud_ewt
 
 demo: install
 	mkdir -p $(OUT)
@@ -80,6 +81,11 @@ sr-models: install
 	$(BIN)/python bench/sr_multi.py eval
 	$(BIN)/python bench/sr_multi.py ship
 	$(BIN)/python bench/sr_multi.py table
+
+# the spaCy pipeline of the parse-and-regenerate example (corpora/packages/en_wo_ud_ewt; a UD
+# tagger, morphologizer, parser and lemmatizer trained on EWT train; about half an hour on one core)
+spacy-ewt: install
+	bench/spacy_ewt/build.sh
 
 # the distribution wheel and the three model wheels (their files are links into corpora/models), in out/wheels
 wheels: install

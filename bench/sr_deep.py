@@ -57,6 +57,19 @@ def sources(tb: str) -> dict:
         return {"train": f"{w}/train.t2", "dev": f"{d}/T2-en_partut-ud-dev.conllu",
                 "dev_ref": f"{d}/UD-en_partut-ud-dev.conllu", "lang": "en",
                 "data": "UD English-ParTUT train converted by wo sr make-input --track deep"}
+    if tb == "en_partut+ewt":   # the official train with its references inline, then EWT train converted
+        d = os.path.join(SHARED, "corpora", "sr19-en_partut")
+        _with_gold(f"{d}/T2-en_partut-ud-train.conllu", f"{d}/UD-en_partut-ud-train.conllu", f"{w}/partut.t2")
+        _convert(os.path.join(ROOT, "corpora", "ud-en-ewt", "en_ewt-ud-train.conllu.xz"), f"{w}/ewt.t2", gold=True)
+        if not os.path.exists(f"{w}/train.t2"):
+            with open(f"{w}/train.t2", "w", encoding="utf-8") as out:
+                for part in ("partut", "ewt"):
+                    out.write(open(f"{w}/{part}.t2", encoding="utf-8").read())
+        off = sources("en_partut")
+        return {"train": f"{w}/train.t2", "dev": off["dev"], "dev_ref": off["dev_ref"], "test": off["test"],
+                "test_ref": off["test_ref"], "lang": "en",
+                "data": "the official SR'19 English-ParTUT T2 train (1,781 sentences) + UD English-EWT train "
+                        "converted by wo sr make-input --track deep (12,544 sentences)"}
     import sr_multi
 
     ud = os.path.join(sr_multi.WORK, tb)   # the shallow track's splits (dev-only treebanks: 90 % of dev trains)
@@ -70,6 +83,27 @@ def sources(tb: str) -> dict:
             "test_ref": files["test"], "lang": tb.split("_")[0],
             "data": f"UD {tb} converted by wo sr make-input --track deep",
             "trained_on": json.load(open(os.path.join(ud, "data.json")))["trained_on"]}
+
+
+def _with_gold(t2: str, ud: str, out: str) -> None:
+    """An official T2 file with its UD references inline, as ``make-input --track deep
+    --with-gold`` writes them (``# gold``, forms in column 3), so that it joins converted files
+    in one training file.  Raises SystemExit when the files do not align."""
+    from wo.io import read_conllu
+    from wo.sr.t1 import format_t1, read_t1
+
+    if os.path.exists(out):
+        return
+    xs, refs = read_t1(t2), read_conllu(ud)
+    if len(xs) != len(refs):
+        raise SystemExit(f"{t2}: {len(xs)} sentences, {ud}: {len(refs)}")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        for k, (x, ref) in enumerate(zip(xs, refs)):
+            x.ref = ref
+            x.forms = [ref.forms[o - 1] if o else "_" for o in x.orig]
+            x.sent_id = f"partut-{x.sent_id or k + 1}"
+            fh.write(format_t1(x, with_gold=True) + "\n\n")
 
 
 def _convert(ud: str, out: str, gold: bool) -> None:

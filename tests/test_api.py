@@ -387,3 +387,20 @@ def test_every_loaded_system_names_its_model_in_its_repr():
 
     assert repr(Linearizer.load()) == "<Linearizer wo-ewt-dep-lm.wo>"
     assert repr(IDLRealizer.load()) == "<IDLRealizer wo-en-4gram.wolm>"
+
+
+def test_realizer_detokenize_is_the_submission_text(tmp_path):
+    """Realizer.detokenize gives the running text the submission's ``# text`` line has:
+    contractions made (pt de + o -> do) and the Moses detokenizer's spacing."""
+    from wo.cli import main
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import read_t1
+
+    src, out = tmp_path / "pt.t1", tmp_path / "pt.txt"
+    assert main(["sr", "make-input", "--ud", str(PT), "--out", str(src), "--seed", "3"]) == 0
+    assert main(["sr", "realize", "--lang", "pt_bosque", "--input", str(src), "--output", str(out), "--quiet"]) == 0
+    texts = [ln[len("# text = "):] for ln in out.read_text(encoding="utf-8").splitlines() if ln.startswith("# text = ")]
+    sr = Realizer.load("pt_bosque")
+    got = [sr.detokenize(r) for r in sr.pipe(read_t1(str(src)))]
+    assert got == texts and any(r.ranges for r in sr.pipe(read_t1(str(src))))
+    assert sum(" do " in " " + t + " " or " da " in " " + t + " " for t in got) >= 5

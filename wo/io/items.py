@@ -246,8 +246,10 @@ def format_result(item: Item, res, fmt: str) -> str:
     toks = [" ".join(w.split()) or "_" for w in res.tokens]
     text = " ".join(detokenize(words).split())
     glued = space_after(text, toks)
-    if glued is None:   # the detokenizer rewrote a token: the text the token lines spell
-        text, glued = " ".join(toks), [False] * len(toks)
+    if glued is None:   # base-NP units (the text is their words), or the detokenizer rewrote a token
+        if not item.units:
+            text = " ".join(toks)   # the text the token lines spell
+        glued = [False] * len(toks)
     lines = [f"# sent_id = {item.sent_id}", f"# text = {text}"]
     for j, (w, h, p) in enumerate(zip(toks, res.heads, res.pos), 1):
         i = res.order[j - 1] if gold is not None else -1

@@ -120,6 +120,15 @@ class Realizer(system.System):
         st = self.stage("language")
         return st.lang if st is not None else self.lexicon.lang
 
+    def detokenize(self, r: "SRResult") -> str:
+        """A realised sentence as running text, as the submission file's ``# text`` line gives
+        it: its surface tokens (multiword tokens contracted) detokenized for the model's
+        language (:meth:`wo.sr.lang.Language.detokenize`: sacremoses' Moses detokenizer, or
+        the tokens joined without spaces in scripts written so).  Raises nothing of its own."""
+        from .lang import language
+
+        return language(self.lang).detokenize(r.surface_tokens())
+
     @classmethod
     def load(cls, path: Optional[str] = None, verify: bool = True, lang: Optional[str] = None,
              track: str = "shallow", **options) -> "Realizer":
