@@ -304,8 +304,12 @@ def conllu_record(s: SRSentence, r: SRResult, detok) -> str:
     (the surface tokens detokenized by ``detok``), ``# wo_status`` when it is not "ok", then one
     line per syntactic word in output order: ID, FORM (the realised word), LEMMA, UPOS, XPOS,
     FEATS (a deep-track sentence's completed tree: generated words, predicted relations and
-    features), HEAD (output position, 0 root), DEPREL, ``_``, ``_``.  A failed sentence (status
-    error) is its lemmas in input order attached flat to the first (root, dep).  Tabs and line
+    features), HEAD (output position, 0 root), DEPREL, ``_``, MISC (``SpaceAfter=No`` where
+    ``# text`` glues the token to the next; :func:`wo.io.text.space_after`), and before the
+    words of each multiword token (:attr:`SRResult.ranges`) its range line with the surface
+    form: valid at the UD validator's level 2.  When the detokenizer rewrote a token, ``# text``
+    is the surface tokens joined by spaces.  A failed sentence (status error) is its lemmas in
+    input order attached flat to the first (root, dep).  Tabs and line
     breaks inside a field become spaces; an empty field is ``_``."""
     def f(x) -> str:
         x = " ".join(str(x if x is not None else "").split()) if x else ""
