@@ -338,3 +338,42 @@ def test_a_damaged_phrase_table_is_one_line_naming_it(case, tmp_path):
     rc, err = wo("smt", "translate", "--model", model, "--input", tmp_path / "zh.txt", "--output",
                  tmp_path / "out.txt", "--tokenized", "--quiet")
     assert_refused(rc, err, table, what)
+
+
+# ---------------------------------------------------------------------------------- SR stage settings
+SR_STAGE_SETTINGS = {   # case -> (stage, key, value, what the message says); before: a traceback, a bare
+    # "could not convert string to float", a MemoryError per sentence, or silently taken
+    "forms_penalty_null": ("forms", "penalty", None, "penalty = null is not a finite number"),
+    "lift_threshold_word": ("lift", "threshold", "x", "threshold = \"x\" is not a finite number"),
+    "order_beam_negative": ("order-local", "beam", -3, "beam = -3 is not an integer of at least 1"),
+    "order_beam_fraction": ("order-local", "beam", 2.5, "beam = 2.5 is not an integer"),
+    "order_words_weight_nan": ("order-local", "words_weight", float("nan"), "words_weight = NaN"),
+    "language_rules_string": ("language", "rules", "yes", "rules = \"yes\" is not true or false"),
+}
+
+
+@pytest.fixture(scope="module")
+def sr_slice(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sr-settings")
+    t1 = d / "pt.t1"
+    rc, err = wo("sr", "make-input", "--ud", ROOT / "tests" / "data" / "sr" / "pt_bosque-test-40.conllu.xz", "--out", t1)
+    assert rc == 0, err
+    return t1
+
+
+@pytest.mark.parametrize("case", sorted(SR_STAGE_SETTINGS))
+def test_a_bad_sr_stage_setting_in_the_header_is_one_line_naming_the_model_and_key(case, sr_slice, tmp_path):
+    from wo.model import Model
+
+    stage, key, value, what = SR_STAGE_SETTINGS[case]
+    m = Model.load(str(MODELS / "sr" / "pt_bosque.wo"), mmap=False)
+    hit = [d for d in m.header["sr"]["stages"] if d["stage"] == stage]
+    assert hit, stage
+    hit[0][key] = value
+    bad = tmp_path / "bad.wo"
+    m.save(str(bad), compact=m.header.get("weights_dtype") or False)
+    for lm in (MODELS / "sr").glob("pt_bosque.*.wolm"):   # the LMs the header names, beside it
+        (tmp_path / lm.name).symlink_to(lm)
+    rc, err = wo("sr", "realize", "--model", bad, "--input", sr_slice, "--output", tmp_path / "out.txt", "--quiet")
+    assert_refused(rc, err, bad, f"stage '{stage}': setting " + re.escape(what))
+    assert not (tmp_path / "out.txt").exists()

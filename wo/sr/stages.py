@@ -36,6 +36,7 @@ docs/extending.md).  Models written before the stage list (``sr.lexicon``, ``sr.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -949,16 +950,44 @@ def apply_settings(stages: Sequence[Stage], settings: Dict[str, Dict[str, Any]])
             setattr(st, k, value)
 
 
+def check_stage_settings(cls: Type["Stage"], d: dict, where: str) -> None:
+    """The settings a model header gives stage ``cls`` (its dict ``d``), checked as ``--set``
+    would take them: an int setting a JSON integer (at least 1 for a beam, else at least 0), a
+    float setting a finite number, a switch true or false; any other number in ``d`` finite.
+    Raises ModelError naming ``where`` (the model file), the stage and the key."""
+    from ..model import ModelError
+
+    for k, v in d.items():
+        cast = cls.SETTINGS.get(k)
+        bad = None
+        if cast is int:
+            if not isinstance(v, int) or isinstance(v, bool) or v < (1 if "beam" in k else 0):
+                bad = f"an integer of at least {1 if 'beam' in k else 0}"
+        elif cast is float:
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+                bad = "a finite number"
+        elif cast is flag:
+            if not isinstance(v, bool):
+                bad = "true or false"
+        elif isinstance(v, float) and not math.isfinite(v):
+            bad = "a finite number"
+        if bad:
+            raise ModelError(f"{where}: stage {d.get('stage')!r}: setting {k} = {json.dumps(v)} is not {bad} "
+                             "(a damaged or hand-edited model header)")
+
+
 def load_stages(model, options: Optional[dict] = None) -> List[Stage]:
     """The stages of an SR model, in the order they run, loaded with the realiser's keyword
-    ``options``.  Raises ValueError for an unknown stage name or a stage's bad settings,
-    ModelError/LMError for a missing or bad file it names."""
+    ``options``.  Raises ValueError for an unknown stage name, ModelError for a stage setting
+    of the wrong type (:func:`check_stage_settings`), ModelError/LMError for a missing or bad
+    file it names."""
     stages = []
     for d in stage_list(model.header):
         cls = STAGES.get(d.get("stage"))
         if cls is None:
             raise ValueError(f"{model.path or 'model'}: unknown stage {d.get('stage')!r} (known: {', '.join(STAGES)}): "
                              f"import the module that registers it (wo.sr.stages.register) before loading the model")
+        check_stage_settings(cls, d, model.path or "model")
         stages.append(cls.from_json(d, model, options or {}))
     for st in stages:
         st.bind(stages)
