@@ -43,10 +43,8 @@ EWT = os.path.join(ROOT, "corpora", "ud-en-ewt", "en_ewt-ud-{split}.conllu.xz")
 def regenerate(nlp, realizer, texts, batch_size: int = 64):
     """(per text: detokenized realisation, realised tokens) through the pipeline and the
     realiser; and (parse seconds, realise seconds, sentences parsed)."""
-    from wo.sr.lang import language
     from wo.sr.interop import to_sentences
 
-    detok = language("en").detokenize
     t0 = time.perf_counter()
     docs = list(nlp.pipe(texts, batch_size=batch_size))
     t1 = time.perf_counter()
@@ -60,7 +58,7 @@ def regenerate(nlp, realizer, texts, batch_size: int = 64):
     text = [[] for _ in texts]
     toks = [[] for _ in texts]
     for k, r in zip(owner, results):
-        text[k].append(detok(r.surface_tokens()))
+        text[k].append(realizer.detokenize(r))
         toks[k].extend(r.tokens)
     return [" ".join(x) for x in text], toks, (t1 - t0, t2 - t1, len(sents))
 

@@ -404,3 +404,33 @@ def test_realizer_detokenize_is_the_submission_text(tmp_path):
     got = [sr.detokenize(r) for r in sr.pipe(read_t1(str(src)))]
     assert got == texts and any(r.ranges for r in sr.pipe(read_t1(str(src))))
     assert sum(" do " in " " + t + " " or " da " in " " + t + " " for t in got) >= 5
+
+
+def test_an_intra_word_hyphen_is_written_without_spaces(tmp_path):
+    """A hyphen tagged HYPH (UD English's intra-word hyphen) is joined to its neighbours in the
+    running text: the submission's ``# text``, the CoNLL-U output (``SpaceAfter=No`` on both
+    sides, valid for the UD validator) and Realizer.detokenize; the tokens are unchanged.
+    Before: "a 15 - year term"."""
+    import lzma
+    import re
+
+    from wo.cli import main
+    from wo.sr.lang import language
+
+    en = language("en")
+    assert en.detokenize(["a", "15", "-", "year", "term"], ["DT", "CD", "HYPH", "NN", "NN"]) == "a 15-year term"
+    assert en.detokenize(["a", "15", "-", "year", "term"]) == "a 15 - year term"            # no tags: as Moses
+    assert en.detokenize(["yes", "-", "no"], ["UH", ":", "UH"]) == "yes - no"                 # a dash stays apart
+    blocks = lzma.open(ROOT / "corpora" / "ud-en-ewt" / "en_ewt-ud-test.conllu.xz", "rt", encoding="utf-8").read()
+    hyph = [b for b in blocks.split("\n\n") if "\tHYPH\t" in b][:20]
+    ud = tmp_path / "hyph.conllu"
+    ud.write_text("\n\n".join(hyph) + "\n\n", encoding="utf-8")
+    src, out, conl = tmp_path / "in.t1", tmp_path / "out.txt", tmp_path / "out.conllu"
+    assert main(["sr", "make-input", "--ud", str(ud), "--out", str(src)]) == 0
+    assert main(["sr", "realize", "--input", str(src), "--output", str(out), "--quiet"]) == 0
+    texts = [ln for ln in out.read_text(encoding="utf-8").splitlines() if ln.startswith("# text = ")]
+    glued = sum(len(re.findall(r"\w-\w", t)) for t in texts)
+    assert glued >= 15, texts                                        # before: 0 (" - " everywhere)
+    assert main(["sr", "realize", "--input", str(src), "--output", str(conl), "--format", "conllu", "--quiet"]) == 0
+    assert [ln for ln in conl.read_text(encoding="utf-8").splitlines() if ln.startswith("# text = ")] == texts
+    _ud_validates(conl, "en")

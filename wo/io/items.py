@@ -232,7 +232,7 @@ def format_result(item: Item, res, fmt: str) -> str:
     if fmt == "text":
         return " ".join(words)
     if fmt == "detok":
-        return detokenize(words)
+        return detokenize(words, None if item.units else res.pos)
     if fmt == "jsonl":   # tokens, heads and pos align (a base-NP unit is one token; ``words`` expands it)
         rec = {"sent_id": item.sent_id, "tokens": list(res.tokens), "heads": res.heads, "pos": res.pos,
                "score": res.score, "status": res.status, "seconds": round(res.seconds, 6),
@@ -244,7 +244,7 @@ def format_result(item: Item, res, fmt: str) -> str:
     # the given relation where the word kept its given head, else dep; LEMMA given, else English)
     gold = item.gold if item.gold is not None and not item.units and len(item.gold) == len(res.tokens) else None
     toks = [" ".join(w.split()) or "_" for w in res.tokens]
-    text = " ".join(detokenize(words).split())
+    text = " ".join(detokenize(words, None if item.units else res.pos).split())
     glued = space_after(text, toks)
     if glued is None:   # base-NP units (the text is their words), or the detokenizer rewrote a token
         if not item.units:

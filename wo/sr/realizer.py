@@ -38,6 +38,15 @@ class SRResult(system.Result):
     # output position, 0-based and inclusive, surface form); None when the model has no
     # contractions.
 
+    def surface_xpos(self) -> Optional[List[str]]:
+        """The XPOS of each surface token (for the detokenizer's intra-word hyphens), or None
+        when unknown or when multiword tokens were contracted (a surface token is then not one
+        word)."""
+        if self.ranges or self.surface is not None and len(self.surface) != len(self.tokens) or not self.words \
+                or len(self.words) != len(self.tokens):
+            return None
+        return [w[2] or "_" for w in self.words]
+
     def surface_tokens(self) -> List[str]:
         """The surface tokens: multiword tokens contracted (:mod:`wo.sr.mwt`); the syntactic
         words when the model has no contractions."""
@@ -127,7 +136,7 @@ class Realizer(system.System):
         the tokens joined without spaces in scripts written so).  Raises nothing of its own."""
         from .lang import language
 
-        return language(self.lang).detokenize(r.surface_tokens())
+        return language(self.lang).detokenize(r.surface_tokens(), r.surface_xpos())
 
     @classmethod
     def load(cls, path: Optional[str] = None, verify: bool = True, lang: Optional[str] = None,
@@ -269,7 +278,7 @@ def realize_many(model_path: Optional[str], sents: Sequence[SRSentence], jobs: i
 def submission_record(s: SRSentence, r: SRResult, detok) -> str:
     """The SR submission record of a sentence (no final newline): ``# sent_id`` and ``# text``
     (the surface tokens detokenized by ``detok``), then the blank line that ends it."""
-    return f"# sent_id = {s.sent_id}\n# text = {detok(r.surface_tokens())}\n"
+    return f"# sent_id = {s.sent_id}\n# text = {detok(r.surface_tokens(), r.surface_xpos())}\n"
 
 
 def tok_path(output: str, tok: Optional[str] = "auto") -> Optional[str]:
@@ -294,7 +303,7 @@ def json_record(s: SRSentence, r: SRResult, detok) -> str:
     edges."""
     import json
 
-    return json.dumps({"sent_id": s.sent_id, "text": detok(r.surface_tokens()), **r.base_record(),
+    return json.dumps({"sent_id": s.sent_id, "text": detok(r.surface_tokens(), r.surface_xpos()), **r.base_record(),
                        "surface": r.surface_tokens(), "order": list(r.order), "heads": list(r.heads),
                        "labels": list(r.labels), "edges": r.edges}, ensure_ascii=False)
 
@@ -320,7 +329,7 @@ def conllu_record(s: SRSentence, r: SRResult, detok) -> str:
 
     ranges = [(a, b, sf) for a, b, sf in (r.ranges or ()) if 0 <= a < b < len(r.tokens)]
     surface = [f(x) for x in surface_tokens(r.tokens, ranges)]
-    text = " ".join(detok(surface).split())
+    text = " ".join(detok(surface, r.surface_xpos() if not ranges else None).split())
     glued = space_after(text, surface)
     if glued is None:   # the detokenizer changed a token: the text the token lines spell
         text, glued = " ".join(surface), [False] * len(surface)

@@ -76,16 +76,21 @@ class Language:
         """Upper case of ``s`` in this language."""
         return s.upper()
 
-    def detokenize(self, tokens: Sequence[str]) -> str:
+    def detokenize(self, tokens: Sequence[str], xpos: Optional[Sequence[str]] = None) -> str:
         """Running text from tokens: joined without spaces for scripts written so
-        (:data:`NO_SPACE`), else sacremoses' Moses detokenizer for the language."""
+        (:data:`NO_SPACE`), else sacremoses' Moses detokenizer for the language.  xpos: per
+        token its XPOS (n str), or None; a hyphen tagged ``HYPH`` (UD English's intra-word
+        hyphen: *15 - year* -> *15-year*) is joined to its neighbours
+        (:func:`wo.io.text.hyphens_joined`)."""
         if self.code in NO_SPACE:
             return "".join(tokens)
         if self._detok is None:
             from sacremoses import MosesDetokenizer
 
             self._detok = MosesDetokenizer(lang=self.code)
-        return self._detok.detokenize(list(tokens))
+        from ...io.text import hyphens_joined
+
+        return self._detok.detokenize(hyphens_joined(tokens, xpos))
 
 
 _CACHE: Dict[str, Language] = {}
