@@ -421,6 +421,10 @@ def test_an_intra_word_hyphen_is_written_without_spaces(tmp_path):
     assert en.detokenize(["a", "15", "-", "year", "term"], ["DT", "CD", "HYPH", "NN", "NN"]) == "a 15-year term"
     assert en.detokenize(["a", "15", "-", "year", "term"]) == "a 15 - year term"            # no tags: as Moses
     assert en.detokenize(["yes", "-", "no"], ["UH", ":", "UH"]) == "yes - no"                 # a dash stays apart
+    from wo.io.text import detokenize
+
+    for f in (en.detokenize, detokenize):   # UD's "do n't": Moses alone writes "do n't"
+        assert f(["I", "do", "n't", "know", ",", "they", "ca", "n't", "."]) == "I don't know, they can't."
     blocks = lzma.open(ROOT / "corpora" / "ud-en-ewt" / "en_ewt-ud-test.conllu.xz", "rt", encoding="utf-8").read()
     hyph = [b for b in blocks.split("\n\n") if "\tHYPH\t" in b][:20]
     ud = tmp_path / "hyph.conllu"

@@ -367,24 +367,35 @@ def read_blocks(path: str) -> Iterator[Tuple[int, List[Tuple[int, Optional[str]]
         yield start, cur
 
 
-def hyphens_joined(tokens: Sequence[str], xpos: Optional[Sequence[str]]) -> List[str]:
-    """``tokens`` (n str) for sacremoses' Moses detokenizer with every hyphen tagged ``HYPH`` in
-    ``xpos`` (n str, or None: unchanged) between two tokens written ``@-@``, Moses' mark of an
-    intra-word hyphen, so that *15 - year* comes out *15-year* (UD English tags such a hyphen
-    HYPH; on EWT dev 87 of its 91 are written without spaces).  Raises nothing."""
+def moses_tokens(tokens: Sequence[str], xpos: Optional[Sequence[str]] = None, lang: str = "en") -> List[str]:
+    """``tokens`` (n str) prepared for sacremoses' Moses detokenizer, which keeps two things of
+    UD's tokenization apart that the text writes together: every hyphen tagged ``HYPH`` in
+    ``xpos`` (n str, or None) between two tokens becomes ``@-@``, Moses' mark of an intra-word
+    hyphen (*15 - year* -> *15-year*: UD English tags such a hyphen HYPH, and 87 of EWT dev's 91
+    are glued); for English, the negation clitic *n't* joins the word before it (*do n't* ->
+    *don't*, *ca n't* -> *can't*: Moses knows the apostrophe clitics *'s*, *'re*, but splits
+    negation as *don 't*).  Returns a new list (maybe shorter).  Raises nothing."""
     toks = list(tokens)
-    if xpos is None or len(xpos) != len(toks):
-        return toks
-    return ["@-@" if x == "HYPH" and t == "-" and 0 < j < len(toks) - 1 else t
-            for j, (t, x) in enumerate(zip(toks, xpos))]
+    if xpos is not None and len(xpos) == len(toks):
+        toks = ["@-@" if x == "HYPH" and t == "-" and 0 < j < len(toks) - 1 else t
+                for j, (t, x) in enumerate(zip(toks, xpos))]
+    if lang == "en":
+        out: List[str] = []
+        for t in toks:
+            if out and t.lower() in ("n't", "n’t") and out[-1][-1:].isalpha():
+                out[-1] += t
+            else:
+                out.append(t)
+        toks = out
+    return toks
 
 
 def detokenize(tokens: Sequence[str], xpos: Optional[Sequence[str]] = None) -> str:
-    """Detokenized English text (sacremoses' Moses detokenizer); xpos: the tokens' PTB tags,
-    whose HYPH hyphens are joined (:func:`hyphens_joined`)."""
+    """Detokenized English text (sacremoses' Moses detokenizer, after :func:`moses_tokens`);
+    xpos: the tokens' PTB tags (HYPH hyphens are glued), or None."""
     from sacremoses import MosesDetokenizer
 
-    return MosesDetokenizer(lang="en").detokenize(hyphens_joined(tokens, xpos))
+    return MosesDetokenizer(lang="en").detokenize(moses_tokens(tokens, xpos))
 
 
 def space_after(text: str, tokens: Sequence[str]) -> Optional[List[bool]]:

@@ -39,13 +39,18 @@ class SRResult(system.Result):
     # contractions.
 
     def surface_xpos(self) -> Optional[List[str]]:
-        """The XPOS of each surface token (for the detokenizer's intra-word hyphens), or None
-        when unknown or when multiword tokens were contracted (a surface token is then not one
-        word)."""
-        if self.ranges or self.surface is not None and len(self.surface) != len(self.tokens) or not self.words \
-                or len(self.words) != len(self.tokens):
+        """The XPOS of each surface token (for the detokenizer's intra-word hyphens; ``_`` for
+        a multiword token), or None when unknown."""
+        if not self.words or len(self.words) != len(self.tokens):
             return None
-        return [w[2] or "_" for w in self.words]
+        xpos = [w[2] or "_" for w in self.words]
+        if self.ranges:
+            from .mwt import surface_tokens
+
+            xpos = surface_tokens(xpos, [(a, b, "_") for a, b, _ in self.ranges])
+        if self.surface is not None and len(self.surface) != len(xpos):
+            return None
+        return xpos
 
     def surface_tokens(self) -> List[str]:
         """The surface tokens: multiword tokens contracted (:mod:`wo.sr.mwt`); the syntactic
@@ -329,7 +334,7 @@ def conllu_record(s: SRSentence, r: SRResult, detok) -> str:
 
     ranges = [(a, b, sf) for a, b, sf in (r.ranges or ()) if 0 <= a < b < len(r.tokens)]
     surface = [f(x) for x in surface_tokens(r.tokens, ranges)]
-    text = " ".join(detok(surface, r.surface_xpos() if not ranges else None).split())
+    text = " ".join(detok(surface, r.surface_xpos()).split())
     glued = space_after(text, surface)
     if glued is None:   # the detokenizer changed a token: the text the token lines spell
         text, glued = " ".join(surface), [False] * len(surface)

@@ -81,16 +81,16 @@ class Language:
         (:data:`NO_SPACE`), else sacremoses' Moses detokenizer for the language.  xpos: per
         token its XPOS (n str), or None; a hyphen tagged ``HYPH`` (UD English's intra-word
         hyphen: *15 - year* -> *15-year*) is joined to its neighbours
-        (:func:`wo.io.text.hyphens_joined`)."""
+        (:func:`wo.io.text.moses_tokens`, which also joins English *n't*)."""
         if self.code in NO_SPACE:
             return "".join(tokens)
         if self._detok is None:
             from sacremoses import MosesDetokenizer
 
             self._detok = MosesDetokenizer(lang=self.code)
-        from ...io.text import hyphens_joined
+        from ...io.text import moses_tokens
 
-        return self._detok.detokenize(hyphens_joined(tokens, xpos))
+        return self._detok.detokenize(moses_tokens(tokens, xpos, self.code))
 
 
 _CACHE: Dict[str, Language] = {}
