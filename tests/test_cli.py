@@ -168,6 +168,9 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(args, says,
     (["train", "--train", "TESTFILE", "--train-budget", "nan", "--model", "OUT"], "a positive number"),
     (["linearize", "--input", "TESTFILE", "--rerank-weight", "nan", "--output", "OUT"], "a finite number"),
     (["sr", "realize", "--input", "TESTFILE", "--set", "lift.threshold=nan", "--output", "OUT"], "a finite number"),
+    # the rule a model header's stage settings follow (before: a MemoryError for every sentence)
+    (["sr", "realize", "--input", "TESTFILE", "--set", "order.beam=-3", "--output", "OUT"],
+     "not an integer of at least 1"),
 ])
 def test_a_number_out_of_range_is_a_usage_error(args, says, tmp_path):
     """--hash-bits 40 asked numpy for 4 TiB and ended in a traceback, and so did --train-budget

@@ -224,7 +224,7 @@ class Realizer(system.System):
         return SRResult(state.tokens, list(state.order), state.output_heads(),
                         [t.deprels[i] for i in state.order],
                         state.edges, state.surface, [(t.lemmas[i], t.upos[i], t.xpos[i], t.feats[i]) for i in state.order],
-                        state.extra.get("ranges"),
+                        state.ranges,
                         score=float(state.score), status=state.status, pops=state.pops,
                         seconds=time.perf_counter() - t0)
 

@@ -69,7 +69,8 @@ class SRState:
     each output position (list of n str) before the language rules; tokens: the realised
     tokens (list of n str: language rules applied, sentence-initial capital); surface: the
     surface tokens (multiword tokens contracted) or None when the model has no contractions;
-    score: the order stage's model score; status: "ok" or "timeout"; pops, edges: the search
+    ranges: the multiword tokens, (first, last output position, 0-based and inclusive, surface
+    form), or None likewise; score: the order stage's model score; status: "ok" or "timeout"; pops, edges: the search
     orderer's counts (0 for the local orderer).
     """
 
@@ -82,6 +83,7 @@ class SRState:
     forms: Optional[List[str]] = None
     tokens: Optional[List[str]] = None
     surface: Optional[List[str]] = None
+    ranges: Optional[List[tuple]] = None
     score: float = 0.0
     status: str = "ok"
     pops: int = 0
@@ -821,9 +823,9 @@ class ContractionStage(Stage):
         if len(self.table):
             ranges = self.table.ranges(state.tokens)
             state.surface = surface_tokens(state.tokens, ranges)
-            state.extra["ranges"] = ranges
+            state.ranges = ranges
         else:
-            state.surface = None
+            state.surface = state.ranges = None
 
     def fit(self, data: "TrainingData", log=lambda m: None) -> dict:
         """Learn the table from ``data.mwt_files`` (UD CoNLL-U paths)."""
@@ -943,34 +945,40 @@ def apply_settings(stages: Sequence[Stage], settings: Dict[str, Dict[str, Any]])
             except (TypeError, ValueError) as e:
                 raise ValueError(f"--set {role}.{k}={v}: not a {getattr(cast, '__name__', 'value')}"
                                  f"{': ' + str(e) if cast in (lm_setting, view_lms_setting) else ''}") from None
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"--set {role}.{k}={v}: not a finite number")
+            bad = _bad_setting(cast, k, value)
+            if bad:
+                raise ValueError(f"--set {role}.{k}={v}: not {bad}")
             if k == "context_weight" and value and getattr(st, "context", None) is None:
                 raise ValueError("--set forms.context_weight: this model has no form context model")
             setattr(st, k, value)
 
 
+def _bad_setting(cast, key: str, v) -> Optional[str]:
+    """What a typed stage setting ``key`` = ``v`` should be but is not, or None when it is
+    fine: an int setting an integer (at least 1 for a beam, else at least 0), a float setting
+    a finite number, a switch true or false; any other float finite.  One rule for ``--set``
+    (:func:`apply_settings`, after the cast) and for a model header
+    (:func:`check_stage_settings`)."""
+    if cast is int:
+        low = 1 if "beam" in key else 0
+        if not isinstance(v, int) or isinstance(v, bool) or v < low:
+            return f"an integer of at least {low}"
+    elif cast is float or (cast is None and isinstance(v, float)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            return "a finite number"
+    elif cast is flag and not isinstance(v, bool):
+        return "true or false"
+    return None
+
+
 def check_stage_settings(cls: Type["Stage"], d: dict, where: str) -> None:
-    """The settings a model header gives stage ``cls`` (its dict ``d``), checked as ``--set``
-    would take them: an int setting a JSON integer (at least 1 for a beam, else at least 0), a
-    float setting a finite number, a switch true or false; any other number in ``d`` finite.
-    Raises ModelError naming ``where`` (the model file), the stage and the key."""
+    """The settings a model header gives stage ``cls`` (its dict ``d``), checked by the rule of
+    ``--set`` (:func:`_bad_setting`).  Raises ModelError naming ``where`` (the model file), the
+    stage and the key."""
     from ..model import ModelError
 
     for k, v in d.items():
-        cast = cls.SETTINGS.get(k)
-        bad = None
-        if cast is int:
-            if not isinstance(v, int) or isinstance(v, bool) or v < (1 if "beam" in k else 0):
-                bad = f"an integer of at least {1 if 'beam' in k else 0}"
-        elif cast is float:
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
-                bad = "a finite number"
-        elif cast is flag:
-            if not isinstance(v, bool):
-                bad = "true or false"
-        elif isinstance(v, float) and not math.isfinite(v):
-            bad = "a finite number"
+        bad = _bad_setting(cls.SETTINGS.get(k), k, v)
         if bad:
             raise ModelError(f"{where}: stage {d.get('stage')!r}: setting {k} = {json.dumps(v)} is not {bad} "
                              "(a damaged or hand-edited model header)")
