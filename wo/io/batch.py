@@ -143,6 +143,8 @@ def resolve_jobs(jobs, note: Optional[Callable[[str], None]] = None) -> int:
     if jobs == 0:
         raise ValueError("jobs must not be 0: give 1 or more worker processes, or -1 for every core "
                          "(-2 for all but one, as in joblib)")
+    if jobs == 1:
+        return 1                             # at most the cores, whatever they are (joblib's import is 0.08 s)
     import joblib
 
     cores = max(1, int(joblib.cpu_count()))
