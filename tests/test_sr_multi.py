@@ -256,6 +256,18 @@ def test_language_modules():
     assert language("pt").inflect("andar", "VERB", "Tense=Past") is None    # no dictionary: learned only
 
 
+def test_an_english_lemma_that_is_already_a_plural_is_not_pluralised_again():
+    """ParTUT lemmatizes *fungi* to itself; lemminflect alone writes *fungis* (11 tokens of the
+    official en_partut T2 dev)."""
+    en = language("en")
+    plur = "Number=Plur"
+    assert [en.inflect(w, "NOUN", plur) for w in ("fungi", "bacteria", "criteria", "children")] == [
+        "fungi", "bacteria", "criteria", "children"]
+    assert [en.inflect(w, "NOUN", plur) for w in ("fungus", "dog", "glass", "bus", "lens", "people")] == [
+        "fungi", "dogs", "glasses", "buses", "lenses", "people"]
+    assert en.inflect("fungi", "NOUN", "Number=Sing") == "fungi"      # only the plural is guarded
+
+
 def test_greek_enclitic_accent():
     from wo.sr.lang.el import enclitic_accent
 

@@ -135,6 +135,17 @@ def import_lemminflect():
     return lemminflect
 
 
+def plural_lemma(lemminflect, lemma: str) -> bool:
+    """Whether ``lemma`` is itself the plural of a noun in lemminflect's dictionary (*fungi*,
+    *bacteria*, *criteria*, *people*): some treebanks (ParTUT) lemmatize such plurals to
+    themselves, and inflecting them again gives *fungis*.  Words outside the dictionary are not
+    guessed at (*bus*, *lens*)."""
+    for base in lemminflect.getAllLemmas(lemma, upos="NOUN").get("NOUN", ()):
+        if base != lemma and lemma in lemminflect.getAllInflections(base, upos="NOUN").get("NNS", ()):
+            return True
+    return False
+
+
 class English(Language):
     """English rules: lemminflect, context candidates, a/an agreement."""
 
@@ -149,7 +160,10 @@ class English(Language):
             return None
         if self._lemminflect is None:
             self._lemminflect = import_lemminflect()
-        out = self._lemminflect.getInflection(lemma, tag=tag)
+        L = self._lemminflect
+        if tag in ("NNS", "NNPS") and plural_lemma(L, lemma):
+            return lemma
+        out = L.getInflection(lemma, tag=tag)
         return out[0] if out else None
 
     def extra_candidates(self, lemma: str, upos: str, forms: Sequence[str]) -> List[str]:
