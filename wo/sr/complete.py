@@ -349,12 +349,18 @@ class DeepExample:
     words: List[Tuple[int, str, str]]
 
 
-def align_deep(t: SRSentence, ud: Sentence, skip: str = "") -> DeepExample:
+def _marks(skip) -> frozenset:
+    """``skip`` of :func:`align_deep` / :func:`gold_t1` as a set of lemmas ("" or None: none)."""
+    return frozenset([skip] if isinstance(skip, str) else skip or ()) - {""}
+
+
+def align_deep(t: SRSentence, ud: Sentence, skip="") -> DeepExample:
     """The :class:`DeepExample` of a deep sentence ``t`` whose nodes carry ``original_id``
     (``t.orig``: 1-based positions in ``ud``, 0 for ``_`` nodes) and its UD sentence ``ud``.
-    A removed word hangs from its nearest kept ancestor; punctuation with lemma ``skip`` (the
-    mark :mod:`wo.sr.punct` inserts) is left out.  Raises ValueError when ``t`` has no
-    alignment or it does not fit ``ud``."""
+    A removed word hangs from its nearest kept ancestor; punctuation whose lemma is ``skip``
+    (a str, or a collection of them: the marks :mod:`wo.sr.punct` inserts) is left out.
+    Raises ValueError when ``t`` has no alignment or it does not fit ``ud``."""
+    skip = _marks(skip)
     if not t.orig:
         raise ValueError("no original_id: the deep sentence is not aligned to its reference")
     n, m = len(t), len(ud)
@@ -372,7 +378,7 @@ def align_deep(t: SRSentence, ud: Sentence, skip: str = "") -> DeepExample:
     groups: List[Dict[str, List[str]]] = [defaultdict(list) for _ in range(n)]
     raw: List[Tuple[int, str, str]] = []
     for j in range(m):
-        if j in node_of or (skip and ud.lemmas[j] == skip and ud.upos[j] == "PUNCT"):
+        if j in node_of or (ud.lemmas[j] in skip and ud.upos[j] == "PUNCT"):
             continue
         h, seen = ud.heads[j], 0
         while h > 0 and (h - 1) not in node_of and seen <= m:
@@ -672,15 +678,16 @@ def rerank_lin(heads: Sequence[int], lin: Sequence[int]) -> List[int]:
     return out
 
 
-def without_mark(s, mark: str):
-    """The UD sentence ``s`` (:class:`wo.io.conllu.Sentence`) without its ``mark`` tokens that
-    are leaves (heads renumbered), and per kept token its old index.  A sentence whose root
-    would go is returned whole."""
+def without_mark(s, mark):
+    """The UD sentence ``s`` (:class:`wo.io.conllu.Sentence`) without its ``mark`` tokens (a
+    lemma, or a collection of them) that are leaves (heads renumbered), and per kept token its
+    old index.  A sentence whose root would go is returned whole."""
     import dataclasses
 
+    marks = _marks(mark)
     n = len(s)
     has_deps = {h - 1 for h in s.heads if h > 0}
-    keep = [i for i in range(n) if not (s.lemmas[i] == mark and s.upos[i] == "PUNCT" and i not in has_deps
+    keep = [i for i in range(n) if not (s.lemmas[i] in marks and s.upos[i] == "PUNCT" and i not in has_deps
                                         and s.heads[i] != 0)]
     if len(keep) == n:
         return s, keep
@@ -692,15 +699,15 @@ def without_mark(s, mark: str):
                                deprels=pick(s.deprels), misc=pick(s.misc)), keep
 
 
-def gold_t1(ex: DeepExample, ud: Sentence, seed: int, index: int, skip: str = "") -> SRSentence:
+def gold_t1(ex: DeepExample, ud: Sentence, seed: int, index: int, skip="") -> SRSentence:
     """The T1 training sentence of an aligned pair, as completion would ideally make it: the UD
     sentence as T1 input with gold forms (:func:`wo.sr.t1.make_input`) without the punctuation
-    ``skip`` (inserted after ordering, :mod:`wo.sr.punct`), ``lin`` kept only on the words the
-    deep input keeps (re-ranked, :func:`rerank_lin`)."""
+    ``skip`` (a lemma or a collection; inserted after ordering, :mod:`wo.sr.punct`), ``lin``
+    kept only on the words the deep input keeps (re-ranked, :func:`rerank_lin`)."""
     from .t1 import make_input
 
     old = list(range(len(ud)))
-    if skip:
+    if _marks(skip):
         ud, old = without_mark(ud, skip)
     s = make_input(ud, seed, index, with_gold=True)
     kept = {o for o in ex.t.orig if o}

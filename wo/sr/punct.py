@@ -18,8 +18,9 @@ starts after it (relation ``punct``).
 from __future__ import annotations
 
 import random
+import unicodedata
 from collections import Counter
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .complete import SEP, Perceptron
 
@@ -34,6 +35,26 @@ def choose_mark(sents: Sequence) -> Optional[str]:
         return None
     mark, n = c.most_common(1)[0]
     return mark if n >= 20 else None
+
+
+def is_dash(mark: str) -> bool:
+    """Whether ``mark`` is a hyphen or a dash (Unicode category Pd: ``-``, ``–``, ``—``, ``‐``)."""
+    return len(mark) == 1 and unicodedata.category(mark) == "Pd"
+
+
+def choose_marks(sents: Sequence, min_count: int = 20) -> List[str]:
+    """The marks inserted between ordered words: :func:`choose_mark` (the comma), then the
+    hyphens and dashes (:func:`is_dash`) seen as PUNCT at least ``min_count`` times in the UD
+    sentences ``sents``, most frequent first.  A hyphen joins the parts of a compound the
+    tokenization split (*part - session*, *old - growth*): it goes between two words the order
+    put side by side, as the comma does; the completion's slots place few of them (3 of the 21
+    of the official en_partut T2 dev).  Other marks (quotes, brackets: paired; colons,
+    semicolons) are the completion's alone."""
+    first = choose_mark(sents)
+    if first is None:
+        return []
+    c = Counter(s.lemmas[i] for s in sents for i in range(len(s)) if s.upos[i] == "PUNCT" and is_dash(s.lemmas[i]))
+    return [first] + [m for m, n in c.most_common() if n >= min_count and m != first]
 
 
 def spans(heads: Sequence[int]) -> Tuple[List[int], List[int]]:
@@ -86,24 +107,60 @@ def gap_features(p: int, lemmas: Sequence[str], upos: Sequence[str], deprels: Se
              "ryn" + ry + SEP + str(min(nconj, 4)), "side" + side + SEP + ry, "sx" + rx + SEP + str(size_x),
              "sy" + ry + SEP + str(size_y), "ryhu" + ry + SEP + hu + SEP + side, "ux" + upos[x] + SEP + rx,
              "uy" + upos[y] + SEP + ry, "start" + str(min(lo[x], 3)) + SEP + rx + SEP + side,
-             "rblb" + deprels[b] + SEP + lb, "ralb" + deprels[a] + SEP + la]
+             "rblb" + deprels[b] + SEP + lb, "ralb" + deprels[a] + SEP + la, "lab" + la + SEP + lb]
     return feats
 
 
 class PunctModel:
-    """The insertion model (module docstring): ``mark`` (str) and a binary
-    :class:`wo.sr.complete.Perceptron` (classes "1" and "0"); ``bias``: added to the score of
-    inserting (tuned on dev).  Raises nothing of its own."""
+    """The insertion model (module docstring): per mark (``marks``: the comma first, then the
+    hyphens and dashes, :func:`choose_marks`) a binary :class:`wo.sr.complete.Perceptron`
+    (classes "1" and "0") and a bias added to its score of inserting (tuned on dev).  At a gap
+    the mark with the largest positive margin goes in, if any.  ``mark``, ``perceptron`` and
+    ``bias`` are the first mark's (models written before the other marks have only it).
+    Raises nothing of its own."""
 
     EPOCHS = 6
 
-    def __init__(self, mark: str, perceptron: Perceptron, bias: float = 0.0):
+    def __init__(self, mark: str, perceptron: Perceptron, bias: float = 0.0,
+                 others: Sequence[Tuple[str, Perceptron, float]] = ()):
         self.mark, self.perceptron, self.bias = mark, perceptron, bias
+        self.others = [list(o) for o in others]
+        self._table: Optional[Dict[str, List[Tuple[int, float]]]] = None
+
+    def table(self) -> Dict[str, List[Tuple[int, float]]]:
+        """Every mark's weights in one dict (built once): feature -> [(2 k + (class == "1"),
+        weight)] for the k-th mark of :attr:`marks`, so that a gap's features are looked up
+        once whatever the number of marks."""
+        if self._table is None:
+            t: Dict[str, List[Tuple[int, float]]] = {}
+            for k, W in enumerate([self.perceptron] + [o[1] for o in self.others]):
+                for f, row in W.weights.items():
+                    cell = t.setdefault(f, [])
+                    cell.extend((2 * k + (c == "1"), v) for c, v in row.items())
+            self._table = t
+        return self._table
+
+    @property
+    def marks(self) -> List[str]:
+        """Every mark the model inserts, the first (``mark``) first."""
+        return [self.mark] + [o[0] for o in self.others]
+
+    def set_bias(self, mark: str, bias: float) -> None:
+        """Set the bias of ``mark`` (one of :attr:`marks`).  Raises KeyError for another mark."""
+        if mark == self.mark:
+            self.bias = bias
+            return
+        for o in self.others:
+            if o[0] == mark:
+                o[2] = bias
+                return
+        raise KeyError(mark)
 
     def gaps(self, lemmas: Sequence[str], upos: Sequence[str], deprels: Sequence[str],
-             heads: Sequence[int], bias: Optional[float] = None) -> List[int]:
-        """The output positions p before which the mark goes (ordered sentence, lists in
-        output order, heads 1-based output positions); bias: instead of the model's."""
+             heads: Sequence[int], bias: Optional[float] = None) -> List[Tuple[int, str]]:
+        """The marks to insert: (output position p before which it goes, mark), p ascending
+        (ordered sentence, lists in output order, heads 1-based output positions); bias: the
+        first mark's instead of the model's."""
         bias = self.bias if bias is None else bias
         n = len(lemmas)
         if n < 3:
@@ -111,26 +168,39 @@ class PunctModel:
         lo, hi = spans(heads)
         root = next((i for i in range(n) if heads[i] == 0), 0)
         out = []
-        W = self.perceptron
+        marks = self.marks
+        biases = [bias] + [o[2] for o in self.others]
+        T = self.table()
         for p in range(1, n):
             if upos[p - 1] == "PUNCT" or upos[p] == "PUNCT":
                 continue
-            sc = W.scores(gap_features(p, lemmas, upos, deprels, heads, lo, hi, root))
-            if sc.get("1", 0.0) + bias > sc.get("0", 0.0):
-                out.append(p)
+            sc = [0.0] * (2 * len(marks))
+            for f in gap_features(p, lemmas, upos, deprels, heads, lo, hi, root):
+                for j, v in T.get(f, ()):
+                    sc[j] += v
+            best, margin = None, 0.0
+            for k, b in enumerate(biases):
+                v = sc[2 * k + 1] + b - sc[2 * k]
+                if v > margin:
+                    best, margin = marks[k], v
+            if best is not None:
+                out.append((p, best))
         return out
 
     @classmethod
-    def fit(cls, sents: Sequence, mark: str, epochs: int = EPOCHS, seed: int = 1,
+    def fit(cls, sents: Sequence, marks, epochs: int = EPOCHS, seed: int = 1,
             log: Callable[[str], None] = lambda m: None) -> "PunctModel":
-        """Train on UD sentences (reference order) whose ``mark`` tokens are leaves: each gap of
-        the sentence without them is an instance."""
+        """Train on UD sentences (reference order) whose ``marks`` tokens (a str: one mark, or
+        a list, the first being the model's ``mark``) are leaves: each gap of the sentence
+        without them is an instance of each mark's perceptron (1 when that mark stood there)."""
+        marks = [marks] if isinstance(marks, str) else list(marks)
+        mset = set(marks)
         insts = []
         for s in sents:
             n = len(s)
             if n < 3:
                 continue
-            is_mark = [s.lemmas[i] == mark and s.upos[i] == "PUNCT" for i in range(n)]
+            is_mark = [s.lemmas[i] in mset and s.upos[i] == "PUNCT" for i in range(n)]
             if any(is_mark[h - 1] for h in s.heads if h > 0):
                 continue   # a mark with dependents: not a leaf
             keep = [i for i in range(n) if not is_mark[i]]
@@ -140,32 +210,39 @@ class PunctModel:
                 heads.append(0 if s.heads[i] == 0 else at[s.heads[i] - 1] + 1)
             if sum(1 for h in heads if h == 0) != 1:
                 continue
-            before = set()
+            before = {}
             for j, i in enumerate(keep):
                 if i > 0 and is_mark[i - 1] and j > 0:
-                    before.add(j)
+                    before[j] = s.lemmas[i - 1]
             lem, up, rel = [s.lemmas[i] for i in keep], [s.upos[i] for i in keep], [s.deprels[i] for i in keep]
             lo, hi = spans(heads)
             root = heads.index(0)
             for p in range(1, len(keep)):
                 if up[p - 1] == "PUNCT" or up[p] == "PUNCT":
                     continue
-                insts.append((gap_features(p, lem, up, rel, heads, lo, hi, root), "1" if p in before else "0"))
-        m = cls(mark, Perceptron())
+                insts.append((gap_features(p, lem, up, rel, heads, lo, hi, root), before.get(p)))
         rng = random.Random(seed)
-        idx = list(range(len(insts)))
-        for e in range(epochs):
-            rng.shuffle(idx)
-            ok = sum(m.perceptron.step(insts[j][0], insts[j][1], ("0", "1")) for j in idx)
-            log(f"punctuation epoch {e + 1}: train accuracy {ok / max(1, len(idx)):.4f} ({len(idx)} gaps)")
-        m.perceptron.average()
-        return m
+        trained = []
+        for mark in marks:
+            W = Perceptron()
+            idx = list(range(len(insts)))
+            for e in range(epochs):
+                rng.shuffle(idx)
+                ok = sum(W.step(insts[j][0], "1" if insts[j][1] == mark else "0", ("0", "1")) for j in idx)
+                log(f"punctuation {mark!r} epoch {e + 1}: train accuracy {ok / max(1, len(idx)):.4f} ({len(idx)} gaps)")
+            W.average()
+            trained.append(W)
+        return cls(marks[0], trained[0], 0.0, [(m, W, 0.0) for m, W in zip(marks[1:], trained[1:])])
 
     def to_json(self) -> dict:
         """JSON-serialisable form (the punctuation stage's entry in the model header)."""
-        return {"mark": self.mark, "weights": self.perceptron.weights, "bias": self.bias}
+        d = {"mark": self.mark, "weights": self.perceptron.weights, "bias": self.bias}
+        if self.others:
+            d["others"] = [{"mark": m, "weights": W.weights, "bias": b} for m, W, b in self.others]
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "PunctModel":
         """Inverse of :meth:`to_json`.  Raises KeyError for a malformed form."""
-        return cls(d["mark"], Perceptron(d["weights"]), float(d.get("bias", 0.0)))
+        return cls(d["mark"], Perceptron(d["weights"]), float(d.get("bias", 0.0)),
+                   [(o["mark"], Perceptron(o["weights"]), float(o.get("bias", 0.0))) for o in d.get("others", ())])

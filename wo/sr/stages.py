@@ -634,9 +634,10 @@ class SearchOrderStage(Stage):
 @register
 class PunctuationStage(Stage):
     """Punctuation inserted into the ordered sentence (:class:`wo.sr.punct.PunctModel`): at
-    each gap the model's mark (the comma) or nothing; an inserted mark becomes a token of the
-    state's sentence (relation ``punct``, attached to the subtree after it) with itself as its
-    only candidate form.  Settings: bias (added to the score of inserting; above 0 more marks)."""
+    each gap one of the model's marks (the comma; hyphens and dashes) or nothing; an inserted
+    mark becomes a token of the state's sentence (relation ``punct``, attached to the subtree
+    after it) with itself as its only candidate form.  Settings: bias (added to the first mark's score of inserting; above 0
+    more commas)."""
 
     role, name = "punctuation", "punctuation"
     SETTINGS = {"bias": float}
@@ -653,20 +654,21 @@ class PunctuationStage(Stage):
             return
         heads = state.output_heads()
         lem, up, rel = [s.lemmas[i] for i in order], [s.upos[i] for i in order], [s.deprels[i] for i in order]
-        gaps = self.model.gaps(lem, up, rel, heads, self.bias)
-        if not gaps:
+        found = self.model.gaps(lem, up, rel, heads, self.bias)
+        if not found:
             return
         lo, _ = spans(heads)
-        mark, n = self.model.mark, len(s)
+        gaps, marks = [p for p, _ in found], [m for _, m in found]
+        n = len(s)
         new_heads = [order[right_subtree(p, heads, lo)] + 1 for p in gaps]
         k = len(gaps)
         state.sentence = dataclasses.replace(
-            s, lemmas=s.lemmas + [mark] * k, upos=s.upos + ["PUNCT"] * k, xpos=s.xpos + ["_"] * k,
+            s, lemmas=s.lemmas + marks, upos=s.upos + ["PUNCT"] * k, xpos=s.xpos + ["_"] * k,
             feats=s.feats + ["_"] * k, heads=s.heads + new_heads, deprels=s.deprels + ["punct"] * k,
             lin=s.lin + [0] * k, forms=s.forms + [None] * k, orig=None)
         state.heads = list(state.heads) + new_heads
         if state.cands is not None:
-            state.cands = list(state.cands) + [[mark] for _ in range(k)]
+            state.cands = list(state.cands) + [[m] for m in marks]
         at = set(gaps)
         out, j = [], 0
         for p, t in enumerate(order):
