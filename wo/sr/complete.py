@@ -237,16 +237,107 @@ class _Tree:
                 self.kids[h - 1].append(i)
         self.fd = [parse_feats(f) for f in t.feats]
         self.low = [x.lower() for x in t.lemmas]
+        self.assoc: Dict[int, List[str]] = {}
 
     def tam(self, i: int) -> str:
         d = self.fd[i]
         return ",".join(d.get(k, "") for k in _TAM)
 
 
-def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None) -> List[str]:
+class Assoc:
+    """Lexical association of the case and mark words, counted on a large parsed corpus
+    (``bench/sr_deep_assoc.py count``): per table and key the top words and two coarse
+    figures, which :func:`node_features` turns into string features the slot perceptron weighs.
+
+    Tables (keys of lower-cased lemmas and UPOS joined by U+001F): ``hd`` (head lemma, node
+    lemma), ``h`` (head lemma, head UPOS), ``d`` (node lemma, node UPOS) for the node's
+    ``case`` children; ``mhd``, ``mh``, ``md`` the same for the ``mark`` children of a clausal
+    node.  tables: name -> key -> [count bucket (log10 of the key's count), share of keys with
+    a word (0..4 quarters), share of the top word among them (0..4), word 1, word 2...].
+    Build with :meth:`from_counts`; JSON as is (:meth:`to_json`).  Raises nothing of its own.
+    """
+
+    CASE, MARK = ("hd", "h", "d"), ("mhd", "mh", "md")
+
+    def __init__(self, tables: Dict[str, Dict[str, list]]):
+        self.tables = tables
+        self.source: dict = {}   # how from_counts pruned which counts (for the training record)
+
+    @classmethod
+    def from_counts(cls, counts, min_count: int = 20, min_word: int = 3, top: int = 2,
+                    keys: Sequence[str] = CASE + MARK) -> "Assoc":
+        """Prune a count file (path of ``bench/sr_deep_assoc.py``'s gzipped JSON, or its dict):
+        the keys counted ``min_count`` times or more, their ``top`` words (``_``, no word, aside)
+        counted ``min_word`` times or more.  Raises OSError/ValueError for an unreadable file."""
+        import math
+
+        if isinstance(counts, str):
+            import gzip
+            import json
+
+            with gzip.open(counts, "rt", encoding="utf-8") as f:
+                counts = json.load(f)
+        out: Dict[str, Dict[str, list]] = {}
+        for name in keys:
+            tab = {}
+            for k, c in counts["tables"].get(name, {}).items():
+                n = sum(c.values())
+                if n < min_count:
+                    continue
+                some = n - c.get("_", 0)
+                ws = sorted((w for w, v in c.items() if w != "_" and v >= min_word), key=lambda w: (-c[w], w))[:top]
+                q = int(4 * some / n + 0.5)
+                tab[k] = [min(5, int(math.log10(n))), q, int(4 * c[ws[0]] / some + 0.5) if ws else 0, *ws]
+            out[name] = tab
+        a = cls(out)
+        a.source = {"min_count": min_count, "min_word": min_word, "top": top, "keys": list(keys),
+                    **{k: v for k, v in counts.get("meta", {}).items() if k in ("sentences", "tokens", "paragraphs")}}
+        return a
+
+    def features(self, T: "_Tree", i: int) -> List[str]:
+        """The association features of node ``i`` (those of each table; ``?`` for a key the
+        table lacks); cached on ``T``."""
+        got = T.assoc.get(i)
+        if got is not None:
+            return got
+        t = T.t
+        L, U, R = T.low[i], t.upos[i], t.deprels[i]
+        h = t.heads[i] - 1
+        HL, HU = (T.low[h], t.upos[h]) if h >= 0 else (None, None)
+        out = []
+        for name, key in (("hd", HL and HL + SEP + L), ("h", HL and HL + SEP + HU), ("d", L + SEP + U),
+                          ("mhd", HL and HL + SEP + L), ("mh", HL and HL + SEP + HU), ("md", L + SEP + U)):
+            tab = self.tables.get(name)
+            if tab is None or key is None:
+                continue
+            v = tab.get(key)
+            a = "a" + name
+            if v is None:
+                out.append(a + "?" + U)
+                continue
+            b, q, s1, ws = v[0], v[1], v[2], v[3:]
+            out += [a + "q" + str(q) + SEP + U + SEP + R, a + "qb" + str(q) + SEP + str(b)]
+            if ws:
+                out += [a + "=" + ws[0], a + "=" + ws[0] + SEP + str(s1), a + "=" + ws[0] + SEP + R]
+                if len(ws) > 1:
+                    out.append(a + "2=" + ws[1])
+        T.assoc[i] = out
+        return out
+
+    def to_json(self) -> dict:
+        return self.tables
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Assoc":
+        return cls(d)
+
+
+def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None, assoc: Optional[Assoc] = None
+                  ) -> List[str]:
     """The feature strings of node ``i`` of a deep sentence (see the module docstring);
     deprels: the UD relations predicted for every node (list of str, None for the relation
-    classifier itself) add features of the node's and its children's relations."""
+    classifier itself) add features of the node's and its children's relations; assoc: the
+    association table's features (:class:`Assoc`), when the model has one."""
     t = T.t
     L, U, R = T.low[i], t.upos[i], t.deprels[i]
     h = t.heads[i] - 1
@@ -288,6 +379,8 @@ def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None) -> 
             out += ["kd" + U + SEP + deprels[k], "kdl" + deprels[k] + SEP + T.low[k]]
         for k, v in fd.items():
             out.append("Df" + D + SEP + k + "=" + v)
+    if assoc is not None:
+        out += assoc.features(T, i)
     return out
 
 
@@ -415,6 +508,7 @@ class Completer:
         self._tables: Dict[str, tuple] = {}
         self._relations = frozenset(k[1:] for k in rel_cands if k.startswith(SEP)) | DEEP_RELATIONS
         self.fill = 0.0   # added to every slot class but "no word" (tuned on dev: recall against precision)
+        self.assoc: Optional[Assoc] = None   # lexical association features (Assoc), when trained with them
         self.rel_cands, self.slot_cands, self.feat_cands, self.word_cands = rel_cands, slot_cands, feat_cands, word_cands
 
     def slot_classes(self, ex: DeepExample, i: int) -> Dict[str, str]:
@@ -465,12 +559,12 @@ class Completer:
                     deprels[i] = "root"
                 else:
                     c = self._rels(t.upos[i], t.deprels[i])
-                    deprels[i] = c[0] if len(c) == 1 else rel.pick_vector(rel.vector(node_features(T, i)), c)
+                    deprels[i] = c[0] if len(c) == 1 else rel.pick_vector(rel.vector(node_features(T, i, None, self.assoc)), c)
         feats, items, wfeats = ["_"] * n, [[] for _ in range(n)], []
         for i in range(n):
             if not keep[i]:
                 continue
-            phi = node_features(T, i, deprels)
+            phi = node_features(T, i, deprels, self.assoc)
             U = t.upos[i]
             sc = slot.vector(phi)
             lists, ids, starts, is_word = self._slot_table(U)
@@ -528,10 +622,11 @@ class Completer:
     # ---- training
     @classmethod
     def fit(cls, examples: Sequence[DeepExample], epochs: int = EPOCHS, seed: int = 1,
-            log: Callable[[str], None] = lambda m: None) -> "Completer":
+            log: Callable[[str], None] = lambda m: None, assoc: Optional[Assoc] = None) -> "Completer":
         """Train on aligned examples (:func:`align_deep`): the candidate tables from their
         counts, then ``epochs`` passes of each perceptron over a shuffle fixed by ``seed``.
-        The relation perceptron trains first; the others see the gold relations."""
+        The relation perceptron trains first; the others see the gold relations.  assoc: an
+        association table (:class:`Assoc`) whose features the model uses and carries."""
         pk = Counter(k for ex in examples for g in ex.groups for k in g if k.startswith("p:"))
         slots = list(SLOTS) + sorted(k for k, c in pk.items() if c >= cls.PUNCT_SLOT_MIN) + ["punct"]
         probe = cls(Perceptron(), Perceptron(), Perceptron(), Perceptron(), {}, {}, {}, {}, slots)
@@ -566,6 +661,7 @@ class Completer:
         word_cands = {k: order(v) for k, v in wc.items()}
         m = cls(Perceptron(), Perceptron(), Perceptron(), Perceptron(), rel_cands, slot_cands, feat_cands, word_cands,
                 slots)
+        m.assoc = assoc
         # per example: the gold features of each generated item, in the order the slots list them
         gold_wf: Dict[int, Dict[Tuple[int, str], List[str]]] = {}
         for ex in examples:
@@ -574,7 +670,8 @@ class Completer:
                 d[(host, item)].append(f)
             gold_wf[id(ex)] = d
         rng = random.Random(seed)
-        phis = [(node_features(T, i), node_features(T, i, ex.deprels)) for T, i, ex, _ in node_insts]
+        phis = [(node_features(T, i, None, assoc), node_features(T, i, ex.deprels, assoc))
+                for T, i, ex, _ in node_insts]
         wphis = []
         used: Dict[Tuple[int, int, str], int] = defaultdict(int)
         for T, host, it, c, r, ex in word_insts:
@@ -621,7 +718,8 @@ class Completer:
         """JSON-serialisable form (the completion stage's entry in the model header)."""
         return {"rel": self.rel.to_json(), "slot": self.slot.to_json(), "feat": self.feat.to_json(),
                 "word": self.word.to_json(), "rel_cands": self.rel_cands, "slot_cands": self.slot_cands,
-                "feat_cands": self.feat_cands, "word_cands": self.word_cands, "slots": self.slots, "fill": self.fill}
+                "feat_cands": self.feat_cands, "word_cands": self.word_cands, "slots": self.slots, "fill": self.fill,
+                **({"assoc": self.assoc.to_json()} if self.assoc is not None else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "Completer":
@@ -630,6 +728,8 @@ class Completer:
                 Perceptron.from_json(d["word"]),
                    d["rel_cands"], d["slot_cands"], d["feat_cands"], d["word_cands"], d["slots"])
         m.fill = float(d.get("fill", 0.0))
+        if d.get("assoc") is not None:
+            m.assoc = Assoc.from_json(d["assoc"])
         return m
 
 

@@ -456,7 +456,7 @@ FILL_GRID = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0)   # completion's bonus for a word in
 
 
 def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str], out: str,
-                     lang: str, *, ref_ud=None, seed: int = 1, punctuation: bool = True,
+                     lang: str, *, ref_ud=None, seed: int = 1, punctuation: bool = True, assoc=None,
                      log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), **kw) -> dict:
     """The whole recipe of a deep-track (SR'19 T2) model, written to ``out``.
 
@@ -469,6 +469,7 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
        tuning see what decoding will see).
     3. The completion stage is put first in the model's stage list (``sr.track`` = "deep").
 
+    assoc: the completion's association table (:class:`wo.sr.complete.Assoc`) or None.
     kw: :func:`train_model`'s keyword options.  Returns the training record.  Raises
     ValueError when no training sentence can be aligned, OSError if ``out`` cannot be written.
     """
@@ -505,7 +506,7 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
                          "needs original_id on its nodes and a reference (its # gold comments, from `wo sr make-input "
                          "--track deep --with-gold`, or --train-ref UD.conllu)")
     log(f"completion: {len(examples)} aligned training sentences" + (f", left out {dict(dropped)}" if dropped else ""))
-    stage = CompletionStage()
+    stage = CompletionStage(assoc=assoc)
     crec = stage.fit(TrainingData([], [], [], deep=examples), log=log)
     pstage = PunctuationStage(PunctModel.fit(gold_ud, mark, seed=seed, log=log)) if mark else None
     t1_dev, refs, deep_dev = [], [], []
