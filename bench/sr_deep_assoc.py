@@ -4,7 +4,8 @@ track's completion stage (:mod:`wo.sr.complete`, the ``case`` and ``mark`` slots
     python bench/sr_deep_assoc.py count [--paragraphs 180000] [--seconds 1200] [--stride 2]
                                         [--out out/assoc/counts.json.gz]
     python bench/sr_deep_assoc.py show [--out out/assoc/counts.json.gz] [--key h|hd|d|mh|mhd|md] [--n 20]
-    python bench/sr_deep_assoc.py eval MODEL.wo   # the completion's case/mark words on en_partut dev (P/R/F1)
+    python bench/sr_deep_assoc.py eval MODEL.wo [--fill X]   # the completion's case/mark... words on en_partut dev (P/R/F1)
+    python bench/sr_deep_assoc.py swap BASE.wo MODEL.wo [--grid]   # dev BLEU of BASE with MODEL's completion
 
 ``count`` parses paragraphs of ``../shared/corpora/text-en-wiki/wiki-NN.txt.xz`` (filtered
 against ParTUT dev/test, see its README; every ``stride``-th paragraph, files in order, until
@@ -135,8 +136,10 @@ def evaluate(args) -> None:
     inputs = read_t1(f"{d}/T2-en_partut-ud-dev.conllu")
     refs = read_conllu(f"{d}/UD-en_partut-ud-dev.conllu")
     comp = Realizer(Model.load(args.model)).stage("completion").completer
-    res = {}
-    for rel in ("case", "mark"):
+    if args.fill is not None:
+        comp.fill = args.fill
+    res = {"fill": comp.fill}
+    for rel in ("case", "mark", "det", "aux", "cop", "punct", "all"):
         tp = fp = fn = 0
         over, under = Counter(), Counter()
         for t, ref in zip(inputs, refs):
@@ -144,8 +147,11 @@ def evaluate(args) -> None:
                 items = comp.predict(t)[2]
             except ValueError:
                 items = []
-            p = Counter(it.split(S)[1].lower() for its in items for it in its if it.split(S)[0].split(":")[0] == rel)
-            g = Counter(lem.lower() for lem, r in zip(ref.lemmas, ref.deprels) if r.split(":")[0] == rel)
+            p = Counter(it.split(S)[1].lower() for its in items for it in its
+                        if rel == "all" or it.split(S)[0].split(":")[0] == rel)
+            g = Counter(lem.lower() for lem, r in zip(ref.lemmas, ref.deprels) if rel == "all" or r.split(":")[0] == rel)
+            if rel == "all":   # the function words: the reference's words minus the input's
+                g -= Counter(x.lower() for x in t.lemmas if x != "_")
             tp += sum((p & g).values())
             fp += sum((p - g).values())
             fn += sum((g - p).values())
@@ -153,11 +159,35 @@ def evaluate(args) -> None:
             under.update(g - p)
         P, R = 100 * tp / max(1, tp + fp), 100 * tp / max(1, tp + fn)
         res[rel] = {"P": round(P, 1), "R": round(R, 1), "F1": round(2 * P * R / max(1e-9, P + R), 1),
-                    "over": over.most_common(6), "under": under.most_common(6)}
+                    **({"over": over.most_common(6), "under": under.most_common(6)} if rel in ("case", "mark") else {})}
     h = Model.read_header(args.model)[0]["training"]
     res.update(model=args.model, dev_bleu_deep=h.get("dev_bleu_deep"), model_bytes=os.path.getsize(args.model),
                assoc=h.get("completion", {}).get("assoc"))
     print(json.dumps(res))
+
+
+def swap(args) -> None:
+    """Dev BLEU of model BASE with its completion stage replaced by MODEL's (the fill bonus
+    chosen on dev over the training grid), so that two completions are compared under the same
+    ordering and inflection stages (their own dev choices of epoch and LMs aside)."""
+    sys.path.insert(0, ROOT)
+    from wo.model import Model
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import read_references, read_t1
+    from wo.sr.train import FILL_GRID
+    from wo.sr.tune import dev_bleu
+
+    d = os.path.join(SHARED, "corpora", "sr19-en_partut")
+    dev = read_t1(f"{d}/T2-en_partut-ud-dev.conllu")
+    refs = read_references(f"{d}/UD-en_partut-ud-dev.conllu")
+    r = Realizer(Model.load(args.base))
+    comp = Realizer(Model.load(args.model)).stage("completion").completer
+    r.stage("completion").completer = comp
+    grid = {}
+    for fill in FILL_GRID if args.grid else (comp.fill,):
+        comp.fill = fill
+        grid[fill] = dev_bleu(r, dev, refs)
+    print(json.dumps({"base": args.base, "completion": args.model, "dev_bleu": grid, "best": max(grid.values())}))
 
 
 def main() -> None:
@@ -175,8 +205,13 @@ def main() -> None:
     s.add_argument("--n", type=int, default=20)
     e = sub.add_parser("eval")
     e.add_argument("model")
+    e.add_argument("--fill", type=float, help="the completion's fill bonus (default: the model's, chosen on dev)")
+    w = sub.add_parser("swap")
+    w.add_argument("base")
+    w.add_argument("model")
+    w.add_argument("--grid", action="store_true", help="every fill bonus of the training grid (else MODEL's)")
     a = ap.parse_args()
-    {"count": count, "show": show, "eval": evaluate}[a.cmd](a)
+    {"count": count, "show": show, "eval": evaluate, "swap": swap}[a.cmd](a)
 
 
 if __name__ == "__main__":

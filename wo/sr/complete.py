@@ -247,7 +247,9 @@ class _Tree:
 class Assoc:
     """Lexical association of the case and mark words, counted on a large parsed corpus
     (``bench/sr_deep_assoc.py count``): per table and key the top words and two coarse
-    figures, which :func:`node_features` turns into string features the slot perceptron weighs.
+    figures, as string features of a node (:meth:`features`) that the slot perceptron weighs for
+    for the ``case`` slot (tables ``hd``, ``h``, ``d``) and the ``mark`` slot (``mhd``, ``mh``,
+    ``md``) only (:attr:`Completer.ASSOC_SLOTS`; the other slots and decisions do not see them).
 
     Tables (keys of lower-cased lemmas and UPOS joined by U+001F): ``hd`` (head lemma, node
     lemma), ``h`` (head lemma, head UPOS), ``d`` (node lemma, node UPOS) for the node's
@@ -332,12 +334,10 @@ class Assoc:
         return cls(d)
 
 
-def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None, assoc: Optional[Assoc] = None
-                  ) -> List[str]:
+def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None) -> List[str]:
     """The feature strings of node ``i`` of a deep sentence (see the module docstring);
     deprels: the UD relations predicted for every node (list of str, None for the relation
-    classifier itself) add features of the node's and its children's relations; assoc: the
-    association table's features (:class:`Assoc`), when the model has one."""
+    classifier itself) add features of the node's and its children's relations."""
     t = T.t
     L, U, R = T.low[i], t.upos[i], t.deprels[i]
     h = t.heads[i] - 1
@@ -379,8 +379,6 @@ def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None, ass
             out += ["kd" + U + SEP + deprels[k], "kdl" + deprels[k] + SEP + T.low[k]]
         for k, v in fd.items():
             out.append("Df" + D + SEP + k + "=" + v)
-    if assoc is not None:
-        out += assoc.features(T, i)
     return out
 
 
@@ -495,6 +493,7 @@ class Completer:
 
     ALT_SLOTS = ("case", "mark", "other")   # slots whose lone word the forms stage's LM may replace by a runner-up
     ALT_K = 4
+    ASSOC_SLOTS = ("case", "mark")   # the slots the association features (Assoc) weigh: case tables, mark tables
     DEFAULT_FILL = 4.0   # the fill bonus before the dev set chooses it (en_partut dev chose 8 of 0..16)
     PUNCT_SLOT_MIN = 30   # hosts with a punctuation lemma for it to get a slot of its own
 
@@ -510,6 +509,12 @@ class Completer:
         self.fill = 0.0   # added to every slot class but "no word" (tuned on dev: recall against precision)
         self.assoc: Optional[Assoc] = None   # lexical association features (Assoc), when trained with them
         self.rel_cands, self.slot_cands, self.feat_cands, self.word_cands = rel_cands, slot_cands, feat_cands, word_cands
+
+    @staticmethod
+    def _assoc_split(feats: List[str]) -> Tuple[List[str], List[str]]:
+        """An :class:`Assoc` feature list as (case features, mark features)."""
+        mark = [f for f in feats if f.startswith("am")]
+        return [f for f in feats if not f.startswith("am")], mark
 
     def slot_classes(self, ex: DeepExample, i: int) -> Dict[str, str]:
         """The gold class of each slot of node ``i`` of an aligned example."""
@@ -559,14 +564,14 @@ class Completer:
                     deprels[i] = "root"
                 else:
                     c = self._rels(t.upos[i], t.deprels[i])
-                    deprels[i] = c[0] if len(c) == 1 else rel.pick_vector(rel.vector(node_features(T, i, None, self.assoc)), c)
+                    deprels[i] = c[0] if len(c) == 1 else rel.pick_vector(rel.vector(node_features(T, i)), c)
         feats, items, wfeats = ["_"] * n, [[] for _ in range(n)], []
         for i in range(n):
             if not keep[i]:
                 continue
-            phi = node_features(T, i, deprels, self.assoc)
+            phi = node_features(T, i, deprels)
             U = t.upos[i]
-            sc = slot.vector(phi)
+            sc = slot.vector(phi + self.assoc.features(T, i) if self.assoc is not None else phi)
             lists, ids, starts, is_word = self._slot_table(U)
             best = pick_segments(sc, ids, starts, is_word, self.fill)
             chosen = [lists[si][best[si]] for si in range(len(self.slots))]
@@ -670,8 +675,8 @@ class Completer:
                 d[(host, item)].append(f)
             gold_wf[id(ex)] = d
         rng = random.Random(seed)
-        phis = [(node_features(T, i, None, assoc), node_features(T, i, ex.deprels, assoc))
-                for T, i, ex, _ in node_insts]
+        phis = [(node_features(T, i), node_features(T, i, ex.deprels)) for T, i, ex, _ in node_insts]
+        aphis = [cls._assoc_split(assoc.features(T, i)) if assoc is not None else () for T, i, _, _ in node_insts]
         wphis = []
         used: Dict[Tuple[int, int, str], int] = defaultdict(int)
         for T, host, it, c, r, ex in word_insts:
@@ -694,13 +699,15 @@ class Completer:
                 ok["feat"] += m.feat.step(p1 + slot_features(slots, [gs[sl] for sl in slots]), ex.feats[i],
                                           m._feats(U, feats_key(t.feats[i])))
                 m.slot.i += 1
-                sc = m.slot.scores(p1)
+                aj = aphis[j]
+                sc = m.slot.scores(p1 + aj[0] + aj[1] if aj else p1)
                 for s in slots:
                     guess = Perceptron.pick(sc, m._slots(s, U), s + SEP)
                     if guess == gs[s]:
                         ok["slot"] += 1
-                    else:
-                        m.slot.update(p1, s + SEP + gs[s], s + SEP + guess)
+                    else:   # the case features weigh the case classes only, the mark features the mark ones
+                        m.slot.update(p1 + aj[s == "mark"] if aj and s in cls.ASSOC_SLOTS else p1,
+                                      s + SEP + gs[s], s + SEP + guess)
             for j in widx:
                 phi, gold, it = wphis[j]
                 ok["word"] += m.word.step(phi, gold, m._wfeats(it))
