@@ -6,6 +6,8 @@ track's completion stage (:mod:`wo.sr.complete`, the ``case`` and ``mark`` slots
     python bench/sr_deep_assoc.py show [--out out/assoc/counts.json.gz] [--key h|hd|d|mh|mhd|md] [--n 20]
     python bench/sr_deep_assoc.py eval MODEL.wo [--fill X]   # the completion's case/mark... words on en_partut dev (P/R/F1)
     python bench/sr_deep_assoc.py swap BASE.wo MODEL.wo [--grid]   # dev BLEU of BASE with MODEL's completion
+    python bench/sr_deep_assoc.py refit BASE.wo [--seed N] [--assoc COUNTS [--keys hd,h,d] [--min 20]]
+                                    # a completion fitted alone (shuffle N), dev BLEU under BASE's stages
 
 ``count`` parses paragraphs of ``../shared/corpora/text-en-wiki/wiki-NN.txt.xz`` (filtered
 against ParTUT dev/test, see its README; every ``stride``-th paragraph, files in order, until
@@ -190,6 +192,46 @@ def swap(args) -> None:
     print(json.dumps({"base": args.base, "completion": args.model, "dev_bleu": grid, "best": max(grid.values())}))
 
 
+def refit(args) -> None:
+    """Fit a completion alone (shuffle ``--seed``; with ``--assoc COUNTS`` and ``--keys``, the
+    association features) on the official train and report the dev BLEU of model BASE with it
+    in place of its own (the fill bonus chosen on dev over the training grid): the completion's
+    share of a difference, with the later stages fixed, over shuffles."""
+    sys.path.insert(0, ROOT)
+    from wo.io import read_conllu
+    from wo.model import Model
+    from wo.sr.complete import Assoc, Completer, align_deep
+    from wo.sr.punct import choose_mark
+    from wo.sr.realizer import Realizer
+    from wo.sr.t1 import read_references, read_t1
+    from wo.sr.train import FILL_GRID
+    from wo.sr.tune import dev_bleu
+
+    d = os.path.join(SHARED, "corpora", "sr19-en_partut")
+    train, ud = read_t1(f"{d}/T2-en_partut-ud-train.conllu"), read_conllu(f"{d}/UD-en_partut-ud-train.conllu")
+    mark = choose_mark(ud) or ""
+    ex = []
+    for t, u in zip(train, ud):
+        try:
+            ex.append(align_deep(t, u, skip=mark))
+        except ValueError:
+            pass
+    assoc = Assoc.from_counts(args.assoc, min_count=args.min, keys=args.keys.split(",")) if args.assoc else None
+    t0 = time.perf_counter()
+    comp = Completer.fit(ex, seed=args.seed, assoc=assoc)
+    secs = time.perf_counter() - t0
+    dev = read_t1(f"{d}/T2-en_partut-ud-dev.conllu")
+    refs = read_references(f"{d}/UD-en_partut-ud-dev.conllu")
+    r = Realizer(Model.load(args.base))
+    r.stage("completion").completer = comp
+    grid = {}
+    for fill in FILL_GRID:
+        comp.fill = fill
+        grid[fill] = dev_bleu(r, dev, refs)
+    print(json.dumps({"base": args.base, "seed": args.seed, "assoc": args.assoc and assoc.source, "fit_seconds":
+                      round(secs, 1), "dev_bleu": grid, "best": max(grid.values())}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -210,8 +252,14 @@ def main() -> None:
     w.add_argument("base")
     w.add_argument("model")
     w.add_argument("--grid", action="store_true", help="every fill bonus of the training grid (else MODEL's)")
+    f = sub.add_parser("refit")
+    f.add_argument("base")
+    f.add_argument("--seed", type=int, default=1)
+    f.add_argument("--assoc", default="", help="a count file (count's --out); none: no association features")
+    f.add_argument("--keys", default="hd,h,d")
+    f.add_argument("--min", type=int, default=20)
     a = ap.parse_args()
-    {"count": count, "show": show, "eval": evaluate, "swap": swap}[a.cmd](a)
+    {"count": count, "show": show, "eval": evaluate, "swap": swap, "refit": refit}[a.cmd](a)
 
 
 if __name__ == "__main__":

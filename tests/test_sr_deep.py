@@ -133,13 +133,18 @@ def test_association_table_prunes_counts_and_travels_with_the_completer(official
     path = tmp_path / "counts.json.gz"
     with gzip.open(path, "wt", encoding="utf-8") as f:
         json.dump(counts, f)
-    a = Assoc.from_counts(str(path), min_count=20)
+    a = Assoc.from_counts(str(path), min_count=20, keys=Assoc.CASE + Assoc.MARK)
     assert a.tables["hd"] == {"depend" + SEP + "country": [1, 4, 3, "on", "in"]}   # "of" under min_word, "rare" out
     assert a.source["sentences"] == 9 and Assoc.from_counts(counts, keys=("h",)).tables.keys() == {"h"}
     ex = [align_deep(t, u) for t, u in zip(official["t2"][:200], official["ud"][:200])]
     m = Completer.fit(ex, epochs=1, assoc=a)
     feats = a.features(_Tree(ex[0].t), 0)
     assert feats and all(f.startswith("a") for f in feats)
+    slot = m.slot   # the case tables weigh only case classes, the mark tables only mark classes
+    for f, r in slot.fid.items():
+        if f.startswith("a"):
+            want = "mark" + SEP if f.startswith("am") else "case" + SEP
+            assert all(slot.classes[c].startswith(want) for c in slot.cls[slot.indptr[r]:slot.indptr[r + 1]]), f
     d = m.to_json()
     d["assoc"] = json.loads(json.dumps(d["assoc"]))
     back = Completer.from_json(d)

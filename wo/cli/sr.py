@@ -98,8 +98,8 @@ TRAIN_SETTINGS = {
     "deep.assoc": (str, "", "deep track: a count file of case/mark word association (bench/sr_deep_assoc.py count) "
                             "whose pruned table gives the completion features and travels in the model (empty: none)"),
     "deep.assoc_min": (int, 20, "deep track, deep.assoc: keys counted at least this often are kept"),
-    "deep.assoc_keys": (str, "hd,h,d,mhd,mh,md", "deep track, deep.assoc: the tables kept (hd, h, d: case words by "
-                                                 "head and node lemma, head, node; mhd, mh, md: mark words)"),
+    "deep.assoc_keys": (str, "hd,h,d", "deep track, deep.assoc: the tables kept (hd, h, d: case words by head and "
+                                       "node lemma, head, node; mhd, mh, md: mark words, which lost on dev)"),
     "train.dev_limit": (int, 0, "use only the first N dev sentences (0: all)"),
     "train.compact": (str, "q8", "weights as none (float32), float16 or q8 (8-bit log-scale codes)"),
     "tune.lms": (_flag, True, "choose LMs, weights, the lifting threshold, allomorphs and form context on dev"),

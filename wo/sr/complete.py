@@ -267,7 +267,7 @@ class Assoc:
 
     @classmethod
     def from_counts(cls, counts, min_count: int = 20, min_word: int = 3, top: int = 2,
-                    keys: Sequence[str] = CASE + MARK) -> "Assoc":
+                    keys: Sequence[str] = CASE) -> "Assoc":
         """Prune a count file (path of ``bench/sr_deep_assoc.py``'s gzipped JSON, or its dict):
         the keys counted ``min_count`` times or more, their ``top`` words (``_``, no word, aside)
         counted ``min_word`` times or more.  Raises OSError/ValueError for an unreadable file."""
