@@ -118,6 +118,41 @@ def test_completed_sentence_is_a_t1_tree(official):
         assert len(s) >= sum(1 for x in t.lemmas if x != "_")
 
 
+def test_association_table_prunes_counts_and_travels_with_the_completer(official, tmp_path):
+    """The case/mark association (``--set deep.assoc=COUNTS``): counts pruned by key count and
+    word count, node features from it, kept through the completer's JSON with the same output."""
+    import gzip
+    import json
+
+    from wo.sr.complete import SEP, Assoc, Completer, _Tree, align_deep
+
+    counts = {"meta": {"sentences": 9}, "tables": {
+        "hd": {"depend" + SEP + "country": {"on": 30, "_": 5, "in": 4, "of": 2}, "rare" + SEP + "x": {"of": 3}},
+        "h": {"depend" + SEP + "VERB": {"on": 300, "_": 500, "in": 40}},
+        "d": {"country" + SEP + "NOUN": {"_": 900, "of": 60, "in": 40}}, "mh": {}, "mhd": {}, "md": {}}}
+    path = tmp_path / "counts.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        json.dump(counts, f)
+    a = Assoc.from_counts(str(path), min_count=20, keys=Assoc.CASE + Assoc.MARK)
+    assert a.tables["hd"] == {"depend" + SEP + "country": [1, 4, 3, "on", "in"]}   # "of" under min_word, "rare" out
+    assert a.source["sentences"] == 9 and Assoc.from_counts(counts, keys=("h",)).tables.keys() == {"h"}
+    ex = [align_deep(t, u) for t, u in zip(official["t2"][:200], official["ud"][:200])]
+    m = Completer.fit(ex, epochs=1, assoc=a)
+    feats = a.features(_Tree(ex[0].t), 0)
+    assert feats and all(f.startswith("a") for f in feats)
+    slot = m.slot   # the case tables weigh only case classes, the mark tables only mark classes
+    for f, r in slot.fid.items():
+        if f.startswith("a"):
+            want = "mark" + SEP if f.startswith("am") else "case" + SEP
+            assert all(slot.classes[c].startswith(want) for c in slot.cls[slot.indptr[r]:slot.indptr[r + 1]]), f
+    d = m.to_json()
+    d["assoc"] = json.loads(json.dumps(d["assoc"]))
+    back = Completer.from_json(d)
+    assert back.assoc.tables == a.tables and "assoc" not in Completer.fit(ex[:20], epochs=1).to_json()
+    for t in official["t2_dev"][:20]:
+        assert back.predict(t)[2] == m.predict(t)[2]
+
+
 def test_a_deep_model_realises_held_out_t2_input(deep_model):
     """wo sr train on T2 input makes a model whose first stage is completion; wo sr realize on
     held-out T2 input writes every sentence with function words the input lacks, and wo sr

@@ -95,6 +95,11 @@ TRAIN_SETTINGS = {
     "order.lm": (str, "", "search: n-gram LM over lower-cased forms as real-valued features"),
     "deep.punctuation": (_flag, True, "deep track: the comma inserted after ordering (false: generated with the "
                                       "other function words, before ordering)"),
+    "deep.assoc": (str, "", "deep track: a count file of case/mark word association (bench/sr_deep_assoc.py count) "
+                            "whose pruned table gives the completion features and travels in the model (empty: none)"),
+    "deep.assoc_min": (int, 20, "deep track, deep.assoc: keys counted at least this often are kept"),
+    "deep.assoc_keys": (str, "hd,h,d", "deep track, deep.assoc: the tables kept (hd, h, d: case words by head and "
+                                       "node lemma, head, node; mhd, mh, md: mark words, which lost on dev)"),
     "train.dev_limit": (int, 0, "use only the first N dev sentences (0: all)"),
     "train.compact": (str, "q8", "weights as none (float32), float16 or q8 (8-bit log-scale codes)"),
     "tune.lms": (_flag, True, "choose LMs, weights, the lifting threshold, allomorphs and form context on dev"),
@@ -203,6 +208,17 @@ def cmd_sr_train(a) -> int:
         return EXIT_USER
     log = (lambda m: None) if a.quiet else (lambda m: print(f"wo: {m}", file=sys.stderr))
     punct = opts.pop("deep.punctuation")
+    assoc = None
+    assoc_spec = (opts.pop("deep.assoc"), opts.pop("deep.assoc_min"), opts.pop("deep.assoc_keys"))
+    if assoc_spec[0] and deep:
+        from ..sr.complete import Assoc
+
+        try:
+            assoc = Assoc.from_counts(assoc_spec[0], min_count=assoc_spec[1],
+                                      keys=[k for k in assoc_spec[2].split(",") if k])
+        except (OSError, ValueError, KeyError) as exc:
+            err(f"--set deep.assoc={assoc_spec[0]}: {exc}")
+            return EXIT_USER
     kw = dict(epochs=a.epochs, mwt_files=a.mwt or ([a.train_ref] if a.train_ref else []), opts=opts, seed=a.seed,
               jobs=a.jobs, backend=a.backend, scheduler=a.scheduler, log=log)
     if deep:
@@ -210,7 +226,7 @@ def cmd_sr_train(a) -> int:
 
         try:
             rec = train_deep_model(train, dev, dev_refs, a.model, a.lang, ref_ud=ref_ud,
-                                   punctuation=punct, **kw)
+                                   punctuation=punct, assoc=assoc, **kw)
         except ValueError as exc:
             err(str(exc))
             return EXIT_USER

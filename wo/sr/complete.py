@@ -237,10 +237,101 @@ class _Tree:
                 self.kids[h - 1].append(i)
         self.fd = [parse_feats(f) for f in t.feats]
         self.low = [x.lower() for x in t.lemmas]
+        self.assoc: Dict[int, List[str]] = {}
 
     def tam(self, i: int) -> str:
         d = self.fd[i]
         return ",".join(d.get(k, "") for k in _TAM)
+
+
+class Assoc:
+    """Lexical association of the case and mark words, counted on a large parsed corpus
+    (``bench/sr_deep_assoc.py count``): per table and key the top words and two coarse
+    figures, as string features of a node (:meth:`features`) that the slot perceptron weighs for
+    for the ``case`` slot (tables ``hd``, ``h``, ``d``) and the ``mark`` slot (``mhd``, ``mh``,
+    ``md``) only (:attr:`Completer.ASSOC_SLOTS`; the other slots and decisions do not see them).
+
+    Tables (keys of lower-cased lemmas and UPOS joined by U+001F): ``hd`` (head lemma, node
+    lemma), ``h`` (head lemma, head UPOS), ``d`` (node lemma, node UPOS) for the node's
+    ``case`` children; ``mhd``, ``mh``, ``md`` the same for the ``mark`` children of a clausal
+    node.  tables: name -> key -> [count bucket (log10 of the key's count), share of keys with
+    a word (0..4 quarters), share of the top word among them (0..4), word 1, word 2...].
+    Build with :meth:`from_counts`; JSON as is (:meth:`to_json`).  Raises nothing of its own.
+    """
+
+    CASE, MARK = ("hd", "h", "d"), ("mhd", "mh", "md")
+
+    def __init__(self, tables: Dict[str, Dict[str, list]]):
+        self.tables = tables
+        self.source: dict = {}   # how from_counts pruned which counts (for the training record)
+
+    @classmethod
+    def from_counts(cls, counts, min_count: int = 20, min_word: int = 3, top: int = 2,
+                    keys: Sequence[str] = CASE) -> "Assoc":
+        """Prune a count file (path of ``bench/sr_deep_assoc.py``'s gzipped JSON, or its dict):
+        the keys counted ``min_count`` times or more, their ``top`` words (``_``, no word, aside)
+        counted ``min_word`` times or more.  Raises OSError/ValueError for an unreadable file."""
+        import math
+
+        if isinstance(counts, str):
+            import gzip
+            import json
+
+            with gzip.open(counts, "rt", encoding="utf-8") as f:
+                counts = json.load(f)
+        out: Dict[str, Dict[str, list]] = {}
+        for name in keys:
+            tab = {}
+            for k, c in counts["tables"].get(name, {}).items():
+                n = sum(c.values())
+                if n < min_count:
+                    continue
+                some = n - c.get("_", 0)
+                ws = sorted((w for w, v in c.items() if w != "_" and v >= min_word), key=lambda w: (-c[w], w))[:top]
+                q = int(4 * some / n + 0.5)
+                tab[k] = [min(5, int(math.log10(n))), q, int(4 * c[ws[0]] / some + 0.5) if ws else 0, *ws]
+            out[name] = tab
+        a = cls(out)
+        a.source = {"min_count": min_count, "min_word": min_word, "top": top, "keys": list(keys),
+                    **{k: v for k, v in counts.get("meta", {}).items() if k in ("sentences", "tokens", "paragraphs")}}
+        return a
+
+    def features(self, T: "_Tree", i: int) -> List[str]:
+        """The association features of node ``i`` (those of each table; ``?`` for a key the
+        table lacks); cached on ``T``."""
+        got = T.assoc.get(i)
+        if got is not None:
+            return got
+        t = T.t
+        L, U, R = T.low[i], t.upos[i], t.deprels[i]
+        h = t.heads[i] - 1
+        HL, HU = (T.low[h], t.upos[h]) if h >= 0 else (None, None)
+        out = []
+        for name, key in (("hd", HL and HL + SEP + L), ("h", HL and HL + SEP + HU), ("d", L + SEP + U),
+                          ("mhd", HL and HL + SEP + L), ("mh", HL and HL + SEP + HU), ("md", L + SEP + U)):
+            tab = self.tables.get(name)
+            if tab is None or key is None:
+                continue
+            v = tab.get(key)
+            a = "a" + name
+            if v is None:
+                out.append(a + "?" + U)
+                continue
+            b, q, s1, ws = v[0], v[1], v[2], v[3:]
+            out += [a + "q" + str(q) + SEP + U + SEP + R, a + "qb" + str(q) + SEP + str(b)]
+            if ws:
+                out += [a + "=" + ws[0], a + "=" + ws[0] + SEP + str(s1), a + "=" + ws[0] + SEP + R]
+                if len(ws) > 1:
+                    out.append(a + "2=" + ws[1])
+        T.assoc[i] = out
+        return out
+
+    def to_json(self) -> dict:
+        return self.tables
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Assoc":
+        return cls(d)
 
 
 def node_features(T: _Tree, i: int, deprels: Optional[Sequence[str]] = None) -> List[str]:
@@ -408,6 +499,7 @@ class Completer:
 
     ALT_SLOTS = ("case", "mark", "other")   # slots whose lone word the forms stage's LM may replace by a runner-up
     ALT_K = 4
+    ASSOC_SLOTS = ("case", "mark")   # the slots the association features (Assoc) weigh: case tables, mark tables
     DEFAULT_FILL = 4.0   # the fill bonus before the dev set chooses it (en_partut dev chose 8 of 0..16)
     PUNCT_SLOT_MIN = 30   # hosts with a punctuation lemma for it to get a slot of its own
 
@@ -421,7 +513,14 @@ class Completer:
         self._tables: Dict[str, tuple] = {}
         self._relations = frozenset(k[1:] for k in rel_cands if k.startswith(SEP)) | DEEP_RELATIONS
         self.fill = 0.0   # added to every slot class but "no word" (tuned on dev: recall against precision)
+        self.assoc: Optional[Assoc] = None   # lexical association features (Assoc), when trained with them
         self.rel_cands, self.slot_cands, self.feat_cands, self.word_cands = rel_cands, slot_cands, feat_cands, word_cands
+
+    @staticmethod
+    def _assoc_split(feats: List[str]) -> Tuple[List[str], List[str]]:
+        """An :class:`Assoc` feature list as (case features, mark features)."""
+        mark = [f for f in feats if f.startswith("am")]
+        return [f for f in feats if not f.startswith("am")], mark
 
     def slot_classes(self, ex: DeepExample, i: int) -> Dict[str, str]:
         """The gold class of each slot of node ``i`` of an aligned example."""
@@ -478,7 +577,7 @@ class Completer:
                 continue
             phi = node_features(T, i, deprels)
             U = t.upos[i]
-            sc = slot.vector(phi)
+            sc = slot.vector(phi + self.assoc.features(T, i) if self.assoc is not None else phi)
             lists, ids, starts, is_word = self._slot_table(U)
             best = pick_segments(sc, ids, starts, is_word, self.fill)
             chosen = [lists[si][best[si]] for si in range(len(self.slots))]
@@ -534,10 +633,11 @@ class Completer:
     # ---- training
     @classmethod
     def fit(cls, examples: Sequence[DeepExample], epochs: int = EPOCHS, seed: int = 1,
-            log: Callable[[str], None] = lambda m: None) -> "Completer":
+            log: Callable[[str], None] = lambda m: None, assoc: Optional[Assoc] = None) -> "Completer":
         """Train on aligned examples (:func:`align_deep`): the candidate tables from their
         counts, then ``epochs`` passes of each perceptron over a shuffle fixed by ``seed``.
-        The relation perceptron trains first; the others see the gold relations."""
+        The relation perceptron trains first; the others see the gold relations.  assoc: an
+        association table (:class:`Assoc`) whose features the model uses and carries."""
         pk = Counter(k for ex in examples for g in ex.groups for k in g if k.startswith("p:"))
         slots = list(SLOTS) + sorted(k for k, c in pk.items() if c >= cls.PUNCT_SLOT_MIN) + ["punct"]
         probe = cls(Perceptron(), Perceptron(), Perceptron(), Perceptron(), {}, {}, {}, {}, slots)
@@ -572,6 +672,7 @@ class Completer:
         word_cands = {k: order(v) for k, v in wc.items()}
         m = cls(Perceptron(), Perceptron(), Perceptron(), Perceptron(), rel_cands, slot_cands, feat_cands, word_cands,
                 slots)
+        m.assoc = assoc
         # per example: the gold features of each generated item, in the order the slots list them
         gold_wf: Dict[int, Dict[Tuple[int, str], List[str]]] = {}
         for ex in examples:
@@ -581,6 +682,7 @@ class Completer:
             gold_wf[id(ex)] = d
         rng = random.Random(seed)
         phis = [(node_features(T, i), node_features(T, i, ex.deprels)) for T, i, ex, _ in node_insts]
+        aphis = [cls._assoc_split(assoc.features(T, i)) if assoc is not None else () for T, i, _, _ in node_insts]
         wphis = []
         used: Dict[Tuple[int, int, str], int] = defaultdict(int)
         for T, host, it, c, r, ex in word_insts:
@@ -603,13 +705,15 @@ class Completer:
                 ok["feat"] += m.feat.step(p1 + slot_features(slots, [gs[sl] for sl in slots]), ex.feats[i],
                                           m._feats(U, feats_key(t.feats[i])))
                 m.slot.i += 1
-                sc = m.slot.scores(p1)
+                aj = aphis[j]
+                sc = m.slot.scores(p1 + aj[0] + aj[1] if aj else p1)
                 for s in slots:
                     guess = Perceptron.pick(sc, m._slots(s, U), s + SEP)
                     if guess == gs[s]:
                         ok["slot"] += 1
-                    else:
-                        m.slot.update(p1, s + SEP + gs[s], s + SEP + guess)
+                    else:   # the case features weigh the case classes only, the mark features the mark ones
+                        m.slot.update(p1 + aj[s == "mark"] if aj and s in cls.ASSOC_SLOTS else p1,
+                                      s + SEP + gs[s], s + SEP + guess)
             for j in widx:
                 phi, gold, it = wphis[j]
                 ok["word"] += m.word.step(phi, gold, m._wfeats(it))
@@ -627,7 +731,8 @@ class Completer:
         """JSON-serialisable form (the completion stage's entry in the model header)."""
         return {"rel": self.rel.to_json(), "slot": self.slot.to_json(), "feat": self.feat.to_json(),
                 "word": self.word.to_json(), "rel_cands": self.rel_cands, "slot_cands": self.slot_cands,
-                "feat_cands": self.feat_cands, "word_cands": self.word_cands, "slots": self.slots, "fill": self.fill}
+                "feat_cands": self.feat_cands, "word_cands": self.word_cands, "slots": self.slots, "fill": self.fill,
+                **({"assoc": self.assoc.to_json()} if self.assoc is not None else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "Completer":
@@ -636,6 +741,8 @@ class Completer:
                 Perceptron.from_json(d["word"]),
                    d["rel_cands"], d["slot_cands"], d["feat_cands"], d["word_cands"], d["slots"])
         m.fill = float(d.get("fill", 0.0))
+        if d.get("assoc") is not None:
+            m.assoc = Assoc.from_json(d["assoc"])
         return m
 
 

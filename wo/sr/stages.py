@@ -239,9 +239,10 @@ class CompletionStage(Stage):
     role, name = "completion", "completion"
     SETTINGS = {"alternatives": flag}
 
-    def __init__(self, completer=None, alternatives: bool = True):
+    def __init__(self, completer=None, alternatives: bool = True, assoc=None):
         self.completer = completer
         self.alternatives = bool(alternatives)
+        self.assoc = assoc   # for fit: the association table (wo.sr.complete.Assoc) the completer learns to use
 
     def __call__(self, state: SRState) -> None:
         from .complete import check_deep
@@ -259,8 +260,11 @@ class CompletionStage(Stage):
         from .complete import Completer
 
         t0 = time.perf_counter()
-        self.completer = Completer.fit(data.deep, log=log)
-        return {"examples": len(data.deep), "seconds": round(time.perf_counter() - t0, 1)}
+        self.completer = Completer.fit(data.deep, log=log, assoc=self.assoc)
+        rec = {"examples": len(data.deep), "seconds": round(time.perf_counter() - t0, 1)}
+        if self.assoc is not None:
+            rec["assoc"] = dict(self.assoc.source, kept={k: len(v) for k, v in self.assoc.tables.items()})
+        return rec
 
     def to_json(self) -> dict:
         return {"stage": self.name, "alternatives": self.alternatives, **self.completer.to_json()}

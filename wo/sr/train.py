@@ -457,7 +457,7 @@ PUNCT_BIAS_GRID = (-2.0, 0.0, 2.0, 4.0, 8.0)   # a punctuation mark's bias for i
 
 
 def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev_refs: Sequence[str], out: str,
-                     lang: str, *, ref_ud=None, seed: int = 1, punctuation: bool = True,
+                     lang: str, *, ref_ud=None, seed: int = 1, punctuation: bool = True, assoc=None,
                      log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), **kw) -> dict:
     """The whole recipe of a deep-track (SR'19 T2) model, written to ``out``.
 
@@ -470,6 +470,7 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
        tuning see what decoding will see).
     3. The completion stage is put first in the model's stage list (``sr.track`` = "deep").
 
+    assoc: the completion's association table (:class:`wo.sr.complete.Assoc`) or None.
     kw: :func:`train_model`'s keyword options.  Returns the training record.  Raises
     ValueError when no training sentence can be aligned, OSError if ``out`` cannot be written.
     """
@@ -508,7 +509,7 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
                          "needs original_id on its nodes and a reference (its # gold comments, from `wo sr make-input "
                          "--track deep --with-gold`, or --train-ref UD.conllu)")
     log(f"completion: {len(examples)} aligned training sentences" + (f", left out {dict(dropped)}" if dropped else ""))
-    stage = CompletionStage()
+    stage = CompletionStage(assoc=assoc)
     crec = stage.fit(TrainingData([], [], [], deep=examples), log=log)
     pstage = PunctuationStage(PunctModel.fit(gold_ud, marks, seed=seed, log=log)) if marks else None
     t1_dev, refs, deep_dev = [], [], []
