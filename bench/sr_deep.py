@@ -37,6 +37,8 @@ WORK = os.path.join(ROOT, "out", "sr-deep")
 RES = os.path.join(ROOT, "bench", "results", "sr_deep")
 SHIP = os.path.join(ROOT, "corpora", "models", "sr")
 IMS = os.environ.get("IMS_SRC", os.path.expanduser("~/imsurreal-src"))
+# the completion's preposition association table per language (bench/sr_deep_assoc.py; English only)
+ASSOC = {"en": os.path.join(ROOT, "corpora", "assoc", "en-wiki-case.json.gz")}
 LICENCE = {"en_partut": "CC BY-NC-SA 4.0", "en_ewt": "CC BY-SA 4.0", "en_lines": "CC BY-NC-SA 4.0",
            "fr_sequoia": "LGPL-LR", "fr_partut": "CC BY-NC-SA 4.0", "es_gsd": "CC BY-SA 4.0"}
 
@@ -130,8 +132,9 @@ def train(tb: str, log, thorough: bool = False, jobs: int = 2) -> dict:
     model = model_path(tb)
     refs = (["--train-ref", src["train_ref"]] if "train_ref" in src else []) + (
         ["--dev-ref", src["dev_ref"]] if tb.startswith("en_partut") else [])
+    assoc = ["--set", f"deep.assoc={ASSOC[src['lang']]}"] if src["lang"] in ASSOC else []
     args = ["sr", "train", "--train", src["train"], "--dev", src["dev"], *refs, "--lang", src["lang"],
-            "--jobs", str(jobs), "--model", model, "--quiet", *(["--thorough"] if thorough else [])]
+            "--jobs", str(jobs), "--model", model, "--quiet", *assoc, *(["--thorough"] if thorough else [])]
     p, secs, rss = wo(*args)
     if p.returncode != 0:
         raise SystemExit(f"{tb}: wo sr train failed: {p.stderr[-2000:]}")

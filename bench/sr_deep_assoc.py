@@ -3,6 +3,7 @@ track's completion stage (:mod:`wo.sr.complete`, the ``case`` and ``mark`` slots
 
     python bench/sr_deep_assoc.py count [--paragraphs 180000] [--seconds 1200] [--stride 2]
                                         [--out out/assoc/counts.json.gz]
+    python bench/sr_deep_assoc.py prune [--out out/assoc/counts.json.gz] [--to corpora/assoc/en-wiki-case.json.gz]
     python bench/sr_deep_assoc.py show [--out out/assoc/counts.json.gz] [--key h|hd|d|mh|mhd|md] [--n 20]
     python bench/sr_deep_assoc.py eval MODEL.wo [--fill X]   # the completion's case/mark... words on en_partut dev (P/R/F1)
     python bench/sr_deep_assoc.py swap BASE.wo MODEL.wo [--grid]   # dev BLEU of BASE with MODEL's completion
@@ -23,8 +24,12 @@ under ``nice``) and counts, over lower-cased lemmas:
 
 Keys join their parts by U+001F.  The output is gzipped JSON ``{"meta": {...}, "tables": {name:
 {key: {class: count}}}}`` (not in git: ``out/``); ``meta`` records the paragraphs, sentences,
-tokens, parse seconds and the command.  :func:`wo.sr.complete.AssocTable.from_counts` prunes it
-to the table a model carries (``wo sr train --set completion.assoc=PATH``).
+tokens, parse seconds and the command.  :meth:`wo.sr.complete.Assoc.from_counts` prunes it
+to the table a model carries (``wo sr train --set deep.assoc=PATH``).  ``prune`` writes the
+shipped English file (``corpora/assoc/en-wiki-case.json.gz``, 0.8 MB): the case tables' keys
+counted 20 times or more, their words counted 3 times or more, the rest of a key's count as
+``~``; a model trained on it equals one trained on the whole count file (the defaults of
+``deep.assoc_min`` and of :meth:`~wo.sr.complete.Assoc.from_counts`).
 """
 from __future__ import annotations
 
@@ -109,6 +114,29 @@ def count(args) -> None:
         json.dump({"meta": meta, "tables": {k: {kk: dict(c) for kk, c in v.items()} for k, v in tables.items()}}, f)
     os.replace(args.out + ".tmp", args.out)
     print(json.dumps(meta), file=sys.stderr)
+
+
+def prune(args) -> None:
+    """The count file cut to what the default pruning keeps (module docstring)."""
+    with gzip.open(args.out, "rt", encoding="utf-8") as f:
+        d = json.load(f)
+    out = {"meta": dict(d.get("meta", {}), pruned="case tables; keys counted >= 20, words >= 3, the rest as ~"),
+           "tables": {}}
+    for name in ("hd", "h", "d"):
+        t = {}
+        for k, c in d["tables"][name].items():
+            n = sum(c.values())
+            if n < 20:
+                continue
+            t[k] = {w: v for w, v in c.items() if w == "_" or v >= 3}
+            rest = n - sum(t[k].values())
+            if rest:
+                t[k]["~"] = rest
+        out["tables"][name] = t
+    os.makedirs(os.path.dirname(os.path.abspath(args.to)), exist_ok=True)
+    with gzip.open(args.to, "wt", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, separators=(",", ":"))
+    print(f"{args.to}: {os.path.getsize(args.to)} bytes; keys {({k: len(v) for k, v in out['tables'].items()})}")
 
 
 def show(args) -> None:
@@ -241,6 +269,10 @@ def main() -> None:
     c.add_argument("--stride", type=int, default=2)
     c.add_argument("--batch", type=int, default=256)
     c.add_argument("--out", default=DEFAULT_OUT)
+    pr = sub.add_parser("prune")
+    pr.add_argument("--out", default=DEFAULT_OUT)
+    pr.add_argument("--to", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpora", "assoc",
+                                                 "en-wiki-case.json.gz"))
     s = sub.add_parser("show")
     s.add_argument("--out", default=DEFAULT_OUT)
     s.add_argument("--key", default="hd")
@@ -259,7 +291,7 @@ def main() -> None:
     f.add_argument("--keys", default="hd,h,d")
     f.add_argument("--min", type=int, default=20)
     a = ap.parse_args()
-    {"count": count, "show": show, "eval": evaluate, "swap": swap, "refit": refit}[a.cmd](a)
+    {"count": count, "prune": prune, "show": show, "eval": evaluate, "swap": swap, "refit": refit}[a.cmd](a)
 
 
 if __name__ == "__main__":

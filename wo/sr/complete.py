@@ -287,7 +287,8 @@ class Assoc:
                 if n < min_count:
                     continue
                 some = n - c.get("_", 0)
-                ws = sorted((w for w, v in c.items() if w != "_" and v >= min_word), key=lambda w: (-c[w], w))[:top]
+                ws = sorted((w for w, v in c.items() if w not in ("_", "~") and v >= min_word),
+                            key=lambda w: (-c[w], w))[:top]   # "~": the words a pruned file dropped
                 q = int(4 * some / n + 0.5)
                 tab[k] = [min(5, int(math.log10(n))), q, int(4 * c[ws[0]] / some + 0.5) if ws else 0, *ws]
             out[name] = tab

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 import unicodedata
 from collections import Counter
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from .complete import SEP, Perceptron
 
@@ -125,20 +125,6 @@ class PunctModel:
                  others: Sequence[Tuple[str, Perceptron, float]] = ()):
         self.mark, self.perceptron, self.bias = mark, perceptron, bias
         self.others = [list(o) for o in others]
-        self._table: Optional[Dict[str, List[Tuple[int, float]]]] = None
-
-    def table(self) -> Dict[str, List[Tuple[int, float]]]:
-        """Every mark's weights in one dict (built once): feature -> [(2 k + (class == "1"),
-        weight)] for the k-th mark of :attr:`marks`, so that a gap's features are looked up
-        once whatever the number of marks."""
-        if self._table is None:
-            t: Dict[str, List[Tuple[int, float]]] = {}
-            for k, W in enumerate([self.perceptron] + [o[1] for o in self.others]):
-                for f, row in W.weights.items():
-                    cell = t.setdefault(f, [])
-                    cell.extend((2 * k + (c == "1"), v) for c, v in row.items())
-            self._table = t
-        return self._table
 
     @property
     def marks(self) -> List[str]:
@@ -168,21 +154,20 @@ class PunctModel:
         lo, hi = spans(heads)
         root = next((i for i in range(n) if heads[i] == 0), 0)
         out = []
-        marks = self.marks
-        biases = [bias] + [o[2] for o in self.others]
-        T = self.table()
+        models = [(self.mark, self.perceptron.weights, bias)] + [(m, W.weights, b) for m, W, b in self.others]
         for p in range(1, n):
             if upos[p - 1] == "PUNCT" or upos[p] == "PUNCT":
                 continue
-            sc = [0.0] * (2 * len(marks))
-            for f in gap_features(p, lemmas, upos, deprels, heads, lo, hi, root):
-                for j, v in T.get(f, ()):
-                    sc[j] += v
+            feats = gap_features(p, lemmas, upos, deprels, heads, lo, hi, root)
             best, margin = None, 0.0
-            for k, b in enumerate(biases):
-                v = sc[2 * k + 1] + b - sc[2 * k]
+            for mark, W, b in models:
+                v = b
+                for f in feats:
+                    w = W.get(f)
+                    if w:
+                        v += w.get("1", 0.0) - w.get("0", 0.0)
                 if v > margin:
-                    best, margin = marks[k], v
+                    best, margin = mark, v
             if best is not None:
                 out.append((p, best))
         return out
