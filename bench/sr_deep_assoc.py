@@ -205,7 +205,7 @@ def swap(args) -> None:
     from wo.sr.realizer import Realizer
     from wo.sr.t1 import read_references, read_t1
     from wo.sr.train import FILL_GRID
-    from wo.sr.tune import dev_bleu
+    from wo.sr.tune import dev_grid
 
     d = os.path.join(SHARED, "corpora", "sr19-en_partut")
     dev = read_t1(f"{d}/T2-en_partut-ud-dev.conllu")
@@ -213,10 +213,7 @@ def swap(args) -> None:
     r = Realizer(Model.load(args.base))
     comp = Realizer(Model.load(args.model)).stage("completion").completer
     r.stage("completion").completer = comp
-    grid = {}
-    for fill in FILL_GRID if args.grid else (comp.fill,):
-        comp.fill = fill
-        grid[fill] = dev_bleu(r, dev, refs)
+    grid = dev_grid(r, dev, refs, FILL_GRID if args.grid else (comp.fill,), lambda f: setattr(comp, "fill", f))
     print(json.dumps({"base": args.base, "completion": args.model, "dev_bleu": grid, "best": max(grid.values())}))
 
 
@@ -233,7 +230,7 @@ def refit(args) -> None:
     from wo.sr.realizer import Realizer
     from wo.sr.t1 import read_references, read_t1
     from wo.sr.train import FILL_GRID
-    from wo.sr.tune import dev_bleu
+    from wo.sr.tune import dev_grid
 
     d = os.path.join(SHARED, "corpora", "sr19-en_partut")
     train, ud = read_t1(f"{d}/T2-en_partut-ud-train.conllu"), read_conllu(f"{d}/UD-en_partut-ud-train.conllu")
@@ -252,10 +249,7 @@ def refit(args) -> None:
     refs = read_references(f"{d}/UD-en_partut-ud-dev.conllu")
     r = Realizer(Model.load(args.base))
     r.stage("completion").completer = comp
-    grid = {}
-    for fill in FILL_GRID:
-        comp.fill = fill
-        grid[fill] = dev_bleu(r, dev, refs)
+    grid = dev_grid(r, dev, refs, FILL_GRID, lambda f: setattr(comp, "fill", f))
     print(json.dumps({"base": args.base, "seed": args.seed, "assoc": args.assoc and assoc.source, "fit_seconds":
                       round(secs, 1), "dev_bleu": grid, "best": max(grid.values())}))
 

@@ -682,6 +682,15 @@ class PunctuationStage(Stage):
             out.append(t)
         state.order = out
 
+    def set_bias(self, mark: str, bias: float) -> None:
+        """The bias of ``mark`` (one of the model's marks): the stage's own ``bias`` for the
+        first (the comma, which ``--set punctuation.bias`` sets), the model's for the others.
+        Raises KeyError for a mark the model does not insert."""
+        if mark == self.model.mark:
+            self.bias = float(bias)
+        else:
+            self.model.set_bias(mark, float(bias))
+
     def to_json(self) -> dict:
         d = self.model.to_json() if self.model is not None else {}
         return {"stage": self.name, **d, "bias": self.bias}

@@ -548,14 +548,11 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
         rec["tuning_seconds"] = round(time.perf_counter() - t1, 1)
     if deep_dev:   # the fill bonus (recall against precision of the generated words), chosen on dev
         from .realizer import Realizer
-        from .tune import dev_bleu
+        from .tune import dev_grid
 
         r = Realizer(Model.load(out))
         comp = r.stage("completion").completer
-        grid = {}
-        for fill in FILL_GRID:
-            comp.fill = fill
-            grid[fill] = dev_bleu(r, deep_dev, refs)
+        grid = dev_grid(r, deep_dev, refs, FILL_GRID, lambda f: setattr(comp, "fill", f))
         best = max(grid, key=lambda f: (grid[f], -f))
         crec["fill"] = {"dev": {str(k): v for k, v in grid.items()}, "chosen": best}
         log(f"completion fill bonus: dev {grid} -> {best}")
@@ -564,21 +561,11 @@ def train_deep_model(train: Sequence[SRSentence], dev: Sequence[SRSentence], dev
         m.header["sr"]["stages"][0] = r.stage("completion").to_json()
         rec["dev_bleu_deep"] = grid[best]
         if pstage is not None:   # each mark's bias (more or fewer insertions), chosen on dev in turn
-            ps = r.stage("punctuation")
-            pm, prec = ps.model, {}
-            for mark in pm.marks:
-                grid = {}
-                for b in PUNCT_BIAS_GRID:
-                    if mark == pm.mark:
-                        ps.bias = b
-                    else:
-                        pm.set_bias(mark, b)
-                    grid[b] = dev_bleu(r, deep_dev, refs)
+            ps, prec = r.stage("punctuation"), {}
+            for mark in ps.model.marks:
+                grid = dev_grid(r, deep_dev, refs, PUNCT_BIAS_GRID, lambda b: ps.set_bias(mark, b))
                 best = max(grid, key=lambda b: (grid[b], -abs(b)))
-                if mark == pm.mark:
-                    ps.bias = pm.bias = best
-                else:
-                    pm.set_bias(mark, best)
+                ps.set_bias(mark, best)
                 prec[mark] = {"dev": {str(k): v for k, v in grid.items()}, "chosen": best}
                 rec["dev_bleu_deep"] = grid[best]
             log(f"punctuation biases: {prec}")

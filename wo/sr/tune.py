@@ -41,6 +41,17 @@ def dev_bleu(realizer, dev: Sequence, refs: Sequence[str]) -> float:
                           list(refs), bleu_only=True).bleu, 2)
 
 
+def dev_grid(realizer, dev: Sequence, refs: Sequence[str], values: Sequence, apply: Callable) -> dict:
+    """:func:`dev_bleu` of ``realizer`` at each of ``values`` (``apply(value)`` sets it on the
+    realizer's stages first): dict value -> BLEU, in the order of ``values``; the last value
+    stays applied.  The caller picks (ties broken its own way) and applies the winner."""
+    grid = {}
+    for v in values:
+        apply(v)
+        grid[v] = dev_bleu(realizer, dev, refs)
+    return grid
+
+
 def build_lm(trees: Sequence, view: str, out: str, log: Callable[[str], None] = lambda m: None) -> str:
     """An LM of ``view`` (:mod:`wo.lm.views`: ``words``, ``dep-mix``) over the training trees
     (:class:`wo.io.conllu.Sentence`, reference order with heads), order 4, n-grams seen once
